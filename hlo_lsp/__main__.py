@@ -1,0 +1,3 @@
+from hlo_lsp.cli import main
+
+raise SystemExit(main())

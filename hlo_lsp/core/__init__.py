@@ -1,0 +1,1 @@
+"""Protocol-agnostic core: readers, model, index, workspace. Never imports pygls or lsprotocol."""
