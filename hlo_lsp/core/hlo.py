@@ -1,0 +1,493 @@
+"""Fast reader for HLO module text as XLA prints it.
+
+Algorithm: instructions come from one regex scan of the whole text (the pattern starts with a literal newline,
+so the engine jumps between lines at memchr speed) that yields name, opcode and a simple operand list; lines
+with nested operand lists or old-style operands with shapes take the general per-line path. Structure (module
+header, tables, computation headers, closing braces) comes from the few lines that start in column 0; each
+computation then owns a contiguous range of the instruction array, found by bisection on offsets. Everything
+positional a request needs later (operand columns, attribute spans, metadata) is re-derived from the one line on
+demand (`hlo_line`). Lark (the grammar) validates; this reader indexes, reports lines it cannot read, and never
+raises.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gc
+import re
+from dataclasses import dataclass, field
+
+from hlo_lsp.core.diagnostics import Diagnostic, Range, error
+
+# General per-line form: `  ROOT %name = <shape> opcode(` — the shape is matched lazily up to the first
+# ` word(` (one space, so the match stays linear: each word is tried only from the single space before it).
+_INSTR = re.compile(r"\s*(ROOT\s+)?(%?)([^\s=%]+)\s*=\s*(?:(.*?) )??([a-z][a-z0-9_\-]*)\(")
+# The fast form, scanned over "\n" + text: an array shape is one token, a tuple shape runs to the first `) `
+# after which an opcode and `(` follow. Groups: 1 ROOT, 2 name, 3 opcode, 4 operand list (None when nested).
+_FAST_INSTR = re.compile(
+    r"\n[ \t]*(ROOT )?%?([^\s=%]+) = (?:[^\s(]+ |\(.*?\) )?([a-z][a-z0-9_\-]*)\((?:([^()\n]*)\))?"
+)
+_TOP_LINE = re.compile(r"\n([^ \t\n][^\n]*)")  # over "\n" + text: lines starting in column 0
+_COMP_HEADER = re.compile(r"(ENTRY\s+)?(%?)([^\s(%{]+)\s*(.*?)\{\s*$")
+_TABLE_ROW = re.compile(r"(\d+) (.*)$")
+_CALLED = re.compile(
+    r"\b(calls|to_apply|body|condition|true_computation|false_computation|branch_computations|"
+    r"called_computations|select|scatter|comparator)=(\{[^}]*\}|%?[^\s,{}]+)"
+)
+_CALLED_NAME = re.compile(r"%?([^\s,{}%]+)")
+# Machine-written modules mark every called computation `=%name` or `={%name, ...}`: finding those runs at
+# memchr speed. Text without any `%` (hand-written) takes the general pattern.
+_CALLED_PERCENT = re.compile(r"=\{?%")
+_CALLED_ANY = re.compile(
+    r"(?:calls|to_apply|body|condition|true_computation|false_computation|branch_computations|"
+    r"called_computations|select|scatter|comparator)="
+)
+_TAIL_ATTRS = re.compile(r", (?:metadata|backend_config|frontend_attributes|sharding|statistics)=")
+_COMMENT_INDEX = re.compile(r"/\*[^*]*\*/")
+_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+
+@dataclass(slots=True, eq=False)
+class Instruction:
+    """One instruction line. Columns are code points on ``line``; detail comes from `hlo_line` on demand."""
+
+    name: str
+    line: int
+    name_start: int
+    opcode: str
+    operands: tuple[str, ...]  # operand instruction names, without %
+    called: tuple[str, ...]  # called computation names, without %
+    is_root: bool
+    parameter_number: int | None = None
+
+    @property
+    def name_range(self) -> Range:
+        return Range(self.line, self.name_start, self.line, self.name_start + len(self.name))
+
+
+@dataclass(slots=True, eq=False)
+class Computation:
+    name: str
+    line: int
+    name_start: int
+    is_entry: bool
+    signature: str  # the header text between the name and `{`
+    end_line: int = -1  # the line of the closing brace (the last line read when it is missing)
+    instructions: range = range(0)  # indices into HloModule.instructions
+    root: int | None = None  # explicit ROOT, else the last instruction (XLA's rule)
+
+    @property
+    def name_range(self) -> Range:
+        return Range(self.line, self.name_start, self.line, self.name_start + len(self.name))
+
+
+@dataclass(slots=True, eq=False)
+class TableRow:
+    id: int
+    line: int
+    text: str  # the row after the id: a quoted name or `{key=value ...}`
+    text_start: int
+
+    def fields(self) -> dict[str, str]:
+        """``{file_name_id=1 line=55}`` rows as a dict; {} for quoted-name rows."""
+        t = self.text.strip()
+        if not t.startswith("{"):
+            return {}
+        out = {}
+        for part in t.strip("{}").split():
+            k, _, v = part.partition("=")
+            out[k] = v
+        return out
+
+    def string(self) -> str:
+        """The quoted name of a FileNames/FunctionNames row, unescaped; the raw text otherwise."""
+        t = self.text.strip()
+        if len(t) >= 2 and t[0] == '"' and t[-1] == '"':
+            return t[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        return t
+
+
+@dataclass(slots=True, eq=False)
+class HloModule:
+    """The index of one HLO text document."""
+
+    lines: list[str]
+    name: str | None = None
+    header_line: int | None = None
+    computations: list[Computation] = field(default_factory=list)
+    instructions: list[Instruction] = field(default_factory=list)
+    tables: dict[str, dict[int, TableRow]] = field(default_factory=dict)
+    table_lines: dict[str, int] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    by_name: dict[str, int] = field(default_factory=dict)  # first instruction of each name
+    computation_by_name: dict[str, int] = field(default_factory=dict)
+    _line_to_instr: dict[int, int] | None = None
+    _users: dict[str, list[int]] | None = None
+    _callers: dict[str, list[int]] | None = None
+    _comp_lines: list[int] | None = None
+
+    # -- lookups (each O(1) or O(log n) after a one-time O(n) build) -------------------------------------------
+
+    @property
+    def entry(self) -> Computation | None:
+        """The ENTRY computation, else the last one (XLA's rule for modules without ENTRY); None when empty."""
+        for c in self.computations:
+            if c.is_entry:
+                return c
+        return self.computations[-1] if self.computations else None
+
+    def computation_of(self, ins: Instruction) -> Computation | None:
+        """The computation holding ``ins``; None for an instruction outside every computation."""
+        return self.computation_at_line(ins.line)
+
+    def instruction(self, name: str, scope: Computation | None = None) -> Instruction | None:
+        """The instruction called ``name``, preferring one in ``scope`` when names repeat; None if undefined."""
+        i = self.by_name.get(name)
+        if i is None:
+            return None
+        ins = self.instructions[i]
+        if scope is not None and i not in scope.instructions:
+            for j in scope.instructions:
+                if self.instructions[j].name == name:
+                    return self.instructions[j]
+        return ins
+
+    def instruction_at_line(self, line: int) -> Instruction | None:
+        """The instruction defined on ``line``; None for any other line."""
+        if self._line_to_instr is None:
+            self._line_to_instr = {ins.line: i for i, ins in enumerate(self.instructions)}
+        i = self._line_to_instr.get(line)
+        return None if i is None else self.instructions[i]
+
+    def computation_at_line(self, line: int) -> Computation | None:
+        """The computation whose header..closing-brace span holds ``line``; None outside every computation."""
+        if self._comp_lines is None:
+            self._comp_lines = [c.line for c in self.computations]
+        i = bisect.bisect_right(self._comp_lines, line) - 1
+        if i < 0:
+            return None
+        c = self.computations[i]
+        return c if line <= c.end_line else None
+
+    def users(self, name: str) -> list[Instruction]:
+        """Instructions that take ``name`` as an operand, in document order; [] when unused."""
+        if self._users is None:
+            users: dict[str, list[int]] = {}
+            for i, ins in enumerate(self.instructions):
+                for op in ins.operands:
+                    lst = users.setdefault(op, [])
+                    if not lst or lst[-1] != i:
+                        lst.append(i)
+            self._users = users
+        return [self.instructions[i] for i in self._users.get(name, ())]
+
+    def callers(self, computation: str) -> list[Instruction]:
+        """Instructions that call ``computation`` (calls=, to_apply=, body=, ...); [] when none."""
+        if self._callers is None:
+            callers: dict[str, list[int]] = {}
+            for i, ins in enumerate(self.instructions):
+                for c in ins.called:
+                    callers.setdefault(c, []).append(i)
+            self._callers = callers
+        return [self.instructions[i] for i in self._callers.get(computation, ())]
+
+    def table_row(self, table: str, row_id: int) -> TableRow | None:
+        """Row ``row_id`` of FileNames/FunctionNames/FileLocations/StackFrames; None when absent."""
+        return self.tables.get(table, {}).get(row_id)
+
+
+def split_operands(seg: str) -> list[tuple[int, int]]:
+    """Spans (start, end) of the comma-separated items of an operand list, depth-aware over (), {} and []."""
+    spans = []
+    depth = 0
+    start = 0
+    if "(" not in seg and "{" not in seg:
+        pos = 0
+        for part in seg.split(","):
+            spans.append((pos, pos + len(part)))
+            pos += len(part) + 1
+        return spans if seg.strip() else []
+    for i, ch in enumerate(seg):
+        if ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            spans.append((start, i))
+            start = i + 1
+    spans.append((start, len(seg)))
+    return spans if seg.strip() else []
+
+
+def operand_name(item: str) -> tuple[str, int] | None:
+    """The operand name in one operand item (``f32[4]{0} %x`` or ``%x`` or ``x``) and its offset in ``item``;
+    None for an inline nested instruction or an empty item."""
+    s = item.rstrip()
+    if not s or s.endswith(")"):
+        return None
+    k = max(s.rfind(" "), s.rfind("/"))
+    tok_start = k + 1
+    tok = s[tok_start:]
+    if tok.startswith("%"):
+        tok = tok[1:]
+        tok_start += 1
+    if not tok or "[" in tok or "{" in tok:
+        return None
+    return tok, tok_start
+
+
+def find_close_paren(line: str, open_pos: int) -> int:
+    """Index of the ``)`` matching the ``(`` at ``open_pos`` (skipping strings); -1 when unbalanced."""
+    j = line.find(")", open_pos)
+    if j < 0:
+        return -1
+    seg = line[open_pos + 1 : j]
+    if "(" not in seg and '"' not in seg:
+        return j
+    depth = 0
+    in_str = False
+    i = open_pos
+    n = len(line)
+    while i < n:
+        ch = line[i]
+        if in_str:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _called_in(attrs: str) -> tuple[str, ...]:
+    m = _TAIL_ATTRS.search(attrs)
+    if m:
+        attrs = attrs[: m.start()]
+    if "=" not in attrs:
+        return ()
+    out = []
+    for m in _CALLED.finditer(attrs):
+        out.extend(n.group(1) for n in _CALLED_NAME.finditer(m.group(2)))
+    return tuple(out)
+
+
+def _read_instruction(line: str, m: re.Match, ln: int, diags: list[Diagnostic]) -> Instruction:
+    """Build the Instruction for an instruction line that `_INSTR` matched (the general path)."""
+    name = m.group(3)
+    opcode = m.group(5)
+    open_pos = m.end() - 1
+    param = None
+    operands: tuple[str, ...] = ()
+    if opcode == "parameter":
+        close = line.find(")", open_pos)
+        num = line[open_pos + 1 : close].strip() if close > 0 else ""
+        param = int(num) if num.isdigit() and len(num) < 10 else None
+    else:
+        close = find_close_paren(line, open_pos)
+        seg = line[open_pos + 1 : close] if close >= 0 else line[open_pos + 1 :]
+        if seg and opcode != "constant":
+            ops = []
+            for a, b in split_operands(seg):
+                r = operand_name(_COMMENT_INDEX.sub(lambda mm: " " * len(mm.group()), seg[a:b]))
+                if r is not None:
+                    ops.append(r[0])
+            operands = tuple(ops)
+    called: tuple[str, ...] = ()
+    if close < 0:
+        diags.append(error(Range(ln, open_pos, ln, len(line)), "syntax-error",
+                           f"unbalanced parentheses: the operand list of `{name}` is never closed"))
+    elif "=" in line[close + 1 :]:
+        called = _called_in(line[close + 1 :])
+    return Instruction(name, ln, m.start(3), opcode, operands, called, m.group(1) is not None, param)
+
+
+def _scan_instructions(scan: str, lines: list[str], diags: list[Diagnostic]) -> tuple[list[int], list[Instruction]]:
+    """Offsets (in ``scan`` = "\\n" + text: the offset of the newline before the line) and Instructions of every
+    instruction line, in document order."""
+    offsets: list[int] = []
+    instrs: list[Instruction] = []
+    add_off = offsets.append
+    add = instrs.append
+    count = scan.count
+    ln = -1
+    prev = 0
+    for m in _FAST_INSTR.finditer(scan):
+        start = m.start()
+        ln += count("\n", prev, start + 1)
+        prev = start + 1
+        root, name, opcode, seg = m.groups()
+        param = None
+        if seg is None or (("[" in seg or "/" in seg) and opcode != "constant"):
+            line = lines[ln]
+            mm = _INSTR.match(line)
+            if mm is not None:
+                add_off(start)
+                add(_read_instruction(line, mm, ln, diags))
+            continue
+        if opcode == "constant" or not seg:
+            operands: tuple[str, ...] = ()
+        elif opcode == "parameter":
+            operands = ()
+            seg = seg.strip()
+            param = int(seg) if seg.isdigit() and len(seg) < 10 else None
+        elif seg.count(" ") != seg.count(", "):
+            operands = tuple(x.split()[-1].lstrip("%") for x in seg.split(", ") if x.split())
+        else:
+            operands = tuple(seg.replace("%", "").split(", "))
+        add_off(start)
+        add(Instruction(name, ln, m.start(2) - start - 1, opcode, operands, (), root is not None, param))
+    return offsets, instrs
+
+
+def _attach_called(scan: str, offsets: list[int], instrs: list[Instruction], lines: list[str]) -> None:
+    """Fill ``called`` for the (few) instructions whose line names a computation attribute."""
+    finder = _CALLED_PERCENT if "%" in scan else _CALLED_ANY
+    last = -1
+    for m in finder.finditer(scan):
+        k = bisect.bisect_right(offsets, m.start()) - 1
+        if k < 0 or k == last:
+            continue
+        last = k
+        ins = instrs[k]
+        line = lines[ins.line]
+        open_pos = line.find("(", ins.name_start + len(ins.name))
+        close = find_close_paren(line, open_pos) if open_pos >= 0 else -1
+        if close >= 0:
+            ins.called = _called_in(line[close + 1 :])
+
+
+def read_hlo(text: str) -> HloModule:
+    """Index HLO module text; never raises. Lines it cannot read become ``syntax-error`` diagnostics."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    mod = HloModule(lines=lines)
+    scan = "\n" + text
+    enabled = gc.isenabled()
+    gc.disable()  # ~10^5 small objects: generational collections would cost a third of the time
+    try:
+        offsets, instrs = _scan_instructions(scan, lines, mod.diagnostics)
+        _attach_called(scan, offsets, instrs, lines)
+        _read_structure(mod, scan, offsets, instrs)
+    finally:
+        if enabled:
+            gc.enable()
+    return mod
+
+
+def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: list[Instruction]) -> None:
+    """Read the column-0 lines (header, tables, computation headers, braces) and give each computation its
+    contiguous slice of the instruction array."""
+    lines = mod.lines
+    diags = mod.diagnostics
+    comps = mod.computations
+    spans: list[tuple[int, int]] = []  # per computation: (offset of header line, offset of its closing line)
+    cur: Computation | None = None
+    cur_off = 0
+    table: dict[int, TableRow] | None = None
+    table_next = -1  # the line a row must be on to continue the current table
+    ln = -1
+    prev = 0
+    for m in _TOP_LINE.finditer(scan):
+        off = m.start()
+        ln += scan.count("\n", prev, off + 1)
+        prev = off + 1
+        line = m.group(1)
+        if line.startswith("//"):
+            continue
+        if cur is not None:
+            if line[0] == "}":
+                cur.end_line = ln
+                spans.append((cur_off, off))
+                cur = None
+                continue
+            if not _COMP_HEADER.match(line) or _INSTR.match(line):
+                continue  # an unindented instruction (scanned already) or an unreadable line (found below)
+            diags.append(error(cur.name_range, "unclosed-computation", f"computation `{cur.name}` has no closing `}}`"))
+            cur.end_line = ln - 1
+            spans.append((cur_off, off))
+            cur = None
+        if table is not None and ln == table_next:
+            t = _TABLE_ROW.match(line)
+            if t:
+                rid = int(t.group(1)) if len(t.group(1)) < 19 else -1
+                table[rid] = TableRow(rid, ln, t.group(2), t.start(2))
+                table_next = ln + 1
+                continue
+        table = None
+        if line.startswith("HloModule"):
+            nm = re.match(r"\s+([^\s,]+)", line[9:])
+            mod.name = nm.group(1) if nm else None
+            mod.header_line = ln
+            continue
+        stripped = line.strip()
+        if stripped in _TABLES:
+            table = mod.tables.setdefault(stripped, {})
+            mod.table_lines[stripped] = ln
+            table_next = ln + 1
+            continue
+        h = _COMP_HEADER.match(line)
+        if h and not _INSTR.match(line):
+            cur = Computation(h.group(3), ln, h.start(3), h.group(1) is not None, h.group(4).strip())
+            cur_off = off
+            mod.computation_by_name.setdefault(cur.name, len(comps))
+            comps.append(cur)
+            continue
+        if not _INSTR.match(line):
+            diags.append(error(Range(ln, 0, ln, len(line.rstrip())), "syntax-error",
+                               "unexpected text outside any computation: expected `HloModule`, a table, "
+                               "or a computation header"))
+    if cur is not None:
+        diags.append(error(cur.name_range, "unclosed-computation", f"computation `{cur.name}` has no closing `}}`"))
+        cur.end_line = len(lines) - 1
+        spans.append((cur_off, len(scan)))
+    # each computation owns the scanned instructions between its header and its closing line
+    kept: list[Instruction] = []
+    covered = 0
+    for c, (a, b) in zip(comps, spans):
+        lo = bisect.bisect_right(offsets, a)
+        hi = bisect.bisect_left(offsets, b)
+        base = len(kept)
+        kept.extend(instrs[lo:hi])
+        covered += hi - lo
+        c.instructions = range(base, len(kept))
+        for i in c.instructions:
+            if kept[i].is_root:
+                c.root = i
+        if c.root is None and c.instructions:
+            c.root = c.instructions[-1]
+        if c.end_line - c.line - 1 != len(c.instructions):
+            _report_unread_lines(mod, c, kept)
+    if covered != len(instrs):
+        inside = {id(x) for x in kept}
+        for ins in instrs:
+            if id(ins) not in inside:
+                diags.append(error(ins.name_range, "syntax-error", f"instruction `{ins.name}` is outside any computation"))
+    mod.instructions = kept
+    by_name: dict[str, int] = {}
+    for i in range(len(kept) - 1, -1, -1):
+        by_name[kept[i].name] = i
+    mod.by_name = by_name
+
+
+def _report_unread_lines(mod: HloModule, comp: Computation, instrs: list[Instruction]) -> None:
+    """Report the lines of a computation that are neither instructions, blank lines nor comments."""
+    have = {instrs[i].line for i in comp.instructions}
+    for ln in range(comp.line + 1, min(comp.end_line + 1, len(mod.lines))):
+        text = mod.lines[ln]
+        s = text.strip()
+        if ln in have or not s or s.startswith("//") or s == "}" or text[:1] == "}":
+            continue
+        col = len(text) - len(text.lstrip())
+        mod.diagnostics.append(error(Range(ln, col, ln, len(text.rstrip())), "syntax-error",
+                                     "cannot read this line as an instruction: expected `name = shape opcode(operands)`"))
