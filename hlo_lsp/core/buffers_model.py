@@ -1,0 +1,218 @@
+"""The model of one buffer-assignment document (any of XLA's buffer files), as `read_buffers` fills it.
+
+Every record keeps the zero-based line it was read from and the exact `Range` of its name, so hover and
+go-to-definition can point back into the text. Value identities use the canonical key of
+`hlo_lsp.core.occurrences.value_key` (``fusion.10{0}``, ``x.5{}``) whatever form the file printed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from hlo_lsp.core.diagnostics import Diagnostic, Range
+from hlo_lsp.core.occurrences import Occurrence
+
+KINDS = ("single", "assignment", "values", "live-range", "memory-report")
+
+
+@dataclass(slots=True)
+class Assignment:
+    """One ``value: <id name @color> (size=..,offset=..): shape`` line of an allocation."""
+
+    value_id: int
+    name: str  # as printed: ``fusion.10{0}`` or ``x.5``
+    key: str  # canonical value key: ``fusion.10{0}`` or ``x.5{}``
+    instruction: str
+    index: tuple[int, ...] | None  # None when printed without braces (a non-tuple instruction)
+    phi: bool
+    color: int | None  # the ``@N`` memory color, None when not printed
+    size: int
+    offset: int
+    shape: str
+    allocation: int
+    line: int
+    range: Range  # of the printed name
+
+
+@dataclass(slots=True)
+class Allocation:
+    """One ``allocation N: ...:`` header with its assigned values."""
+
+    index: int
+    size: int
+    line: int
+    range: Range  # of the ``allocation N`` token
+    header: str
+    address: str | None = None  # ``0x7f56c8061d90`` in old dumps
+    color: int = 0
+    parameter: int | None = None
+    parameter_shape: str | None = None
+    parameter_shape_index: tuple[int, ...] | None = None
+    output_shape: str | None = None
+    constant: bool = False
+    thread_local: bool = False
+    maybe_live_out: bool = False
+    preallocated_temp: bool = False
+    assignments: list[Assignment] = field(default_factory=list)
+
+    @property
+    def is_parameter(self) -> bool:
+        return self.parameter is not None
+
+    def kinds(self) -> list[str]:
+        """The flags as XLA prints them, in its order (``parameter 2``, ``maybe-live-out``...)."""
+        out = []
+        if self.color:
+            out.append(f"color {self.color}")
+        if self.parameter is not None:
+            out.append(f"parameter {self.parameter}")
+        if self.output_shape is not None:
+            out.append("output")
+        for flag, label in (
+            (self.constant, "constant"),
+            (self.thread_local, "thread-local"),
+            (self.maybe_live_out, "maybe-live-out"),
+            (self.preallocated_temp, "preallocated-temp"),
+        ):
+            if flag:
+                out.append(label)
+        return out
+
+
+class Position(NamedTuple):
+    """An HloPosition under ``positions:``: instruction and shape index (None when printed without)."""
+
+    instruction: str
+    index: tuple[int, ...] | None
+    range: Range  # of the instruction name
+
+
+class Use(NamedTuple):
+    """An HloUse under ``uses:``: ``name, operand N {index}``."""
+
+    instruction: str
+    operand: int
+    index: tuple[int, ...] | None
+    range: Range
+
+
+@dataclass(slots=True)
+class UsedValue:
+    """One value of the ``Used values:`` section (old single file or ``-buffer-assignment-values.txt``)."""
+
+    value_id: int
+    name: str
+    key: str
+    instruction: str
+    index: tuple[int, ...] | None
+    phi: bool
+    color: int | None
+    line: int
+    range: Range
+    positions: list[Position] = field(default_factory=list)
+    uses: list[Use] = field(default_factory=list)
+    from_instruction: str | None = None  # the instruction text after ``from instruction:``
+    from_instruction_line: int | None = None
+
+
+class SequenceStep(NamedTuple):
+    """``N:name`` of ``InstructionSequence:``."""
+
+    step: int
+    name: str
+    line: int
+    range: Range
+
+
+@dataclass(slots=True)
+class LiveRange:
+    """``name{index}:start-end`` of ``BufferLiveRange:``."""
+
+    key: str
+    name: str
+    instruction: str
+    index: tuple[int, ...] | None
+    start: int
+    end: int
+    line: int
+    range: Range
+
+
+@dataclass(slots=True)
+class PeakEntry:
+    """A line of ``Live ranges at N (peak):``. Current dumps print values (``x.5{}``, ``key`` set); old dumps print
+    bare instruction names (``key`` None)."""
+
+    name: str
+    key: str | None
+    instruction: str
+    bytes: int
+    cumulative: int | None
+    line: int
+    range: Range
+
+
+@dataclass(slots=True)
+class StackNode:
+    """A node of the ``Stack trace breakdown for peak usage`` tree; ``parent`` indexes `BufferDoc.stack_trace`."""
+
+    name: str
+    depth: int
+    percent: float
+    total: int
+    current: int
+    remaining: int
+    parent: int | None
+    line: int
+    range: Range
+
+
+@dataclass(slots=True)
+class MemoryRow:
+    """A row of a memory-usage-report table (one distinct slice of an allocation)."""
+
+    cumulative: str  # human size as printed
+    percent: int
+    size_text: str
+    offset: int
+    n_values: int
+    shapes: str
+    line: int
+
+
+@dataclass(slots=True)
+class MemoryTable:
+    """One table of ``-memory-usage-report.txt`` (one allocation), with its memory space's header facts."""
+
+    color: int
+    memory_space: str
+    total_bytes: int | None
+    line: int
+    rows: list[MemoryRow] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class BufferDoc:
+    kind: str
+    allocations: list[Allocation] = field(default_factory=list)
+    total_bytes_used: int | None = None
+    total_bytes_used_line: int | None = None
+    used_values: list[UsedValue] = field(default_factory=list)
+    live_range_available: bool | None = None  # False for ``HloLiveRange not available ...``
+    live_range_max: int | None = None
+    live_range_line: int | None = None
+    sequence: list[SequenceStep] = field(default_factory=list)
+    live_ranges: list[LiveRange] = field(default_factory=list)
+    peak_step: int | None = None
+    peak_line: int | None = None
+    peak_entries: list[PeakEntry] = field(default_factory=list)
+    peak_breakdown_total: int | None = None
+    stack_trace: list[StackNode] = field(default_factory=list)
+    memory_report: list[MemoryTable] = field(default_factory=list)
+    occurrences: list[Occurrence] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def assignments(self) -> list[Assignment]:
+        """Every value line of every allocation, in document order."""
+        return [a for alloc in self.allocations for a in alloc.assignments]

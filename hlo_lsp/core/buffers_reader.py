@@ -1,0 +1,712 @@
+"""Reader for XLA's buffer-assignment dumps: the old single file and each file of the current split set.
+
+Algorithm: one pass over the lines with a small section state machine. A line's first characters pick the
+handler (top-level headers start in column 0, allocation values with `` value:``, used-value parts with one
+space, list items with two or four spaces), and each handler is one precompiled, anchored regex without
+nested quantifiers, so a line costs O(its length) and a garbled line can never make the reader backtrack.
+Any line no handler accepts becomes an error `Diagnostic` over that line's text and reading goes on with the
+next line; an unexpected exception inside a handler is caught the same way, so `read_buffers` never raises.
+
+Sections (all files use the same machinery, so the old single file is just all sections in one document):
+``BufferAssignment:`` + ``allocation N: ...:`` + `` value: ...`` (the `-buffer-assignment.txt` listing),
+``Total bytes used:`` + ``Used values:`` + ``<id name @c>`` blocks (`-buffer-assignment-values.txt`),
+``HloLiveRange (max N):`` with ``InstructionSequence:``, ``BufferLiveRange:``, ``Live ranges at N (peak):``
+and the ``Stack trace breakdown`` tree (`-live-range.txt`), and ``Memory Space:`` + tables
+(`-memory-usage-report.txt`). Formats follow xla/service/buffer_assignment.cc, hlo_value.cc and
+hlo_live_range.cc, checked against the seeds and the jax-cpu corpus.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+
+from hlo_lsp.core.buffers_model import (
+    Allocation,
+    Assignment,
+    BufferDoc,
+    LiveRange,
+    MemoryRow,
+    MemoryTable,
+    PeakEntry,
+    Position,
+    SequenceStep,
+    StackNode,
+    Use,
+    UsedValue,
+)
+from hlo_lsp.core.diagnostics import Diagnostic, Range, error, info
+from hlo_lsp.core.occurrences import Occurrence
+from hlo_lsp.core.shapes import human_size
+
+_NAME = r"[^\s{}<>:,=()]+"
+_INDEX = r"\{[0-9,]*\}"
+_ALLOC = re.compile(r"allocation (\d+): (?:(0x[0-9a-fA-F]+|\(nil\)), )?size (\d+)")
+# The whole header in XLA's fixed property order (BufferAllocation::ToShortString); other orders and errors
+# go through the property scanner in `_Reader.allocation`.
+_ALLOC_FULL = re.compile(
+    r"allocation (\d+): (?:(0x[0-9a-fA-F]+|\(nil\)), )?size (\d+)(?:, color (\d+))?"
+    r"(?:, parameter (\d+)(?:, shape \|([^|]*)\|)?(?: at ShapeIndex \{([0-9,]*)\})?)?"
+    r"(?:, output shape is \|([^|]*)\|)?(, constant)?(, thread-local)?(, maybe-live-out)?(, preallocated-temp)?:\Z"
+)
+_VALUE = re.compile(
+    rf" value: <(\d+) ({_NAME})({_INDEX})?( \(phi\))?(?: @(\d+))?> \(size=(\d+),offset=(\d+)\): (\S.*)\Z"
+)
+_TOTAL = re.compile(r"Total bytes used: (\d+) \(([^()]*)\)\Z")
+_HEADER = re.compile(rf"<(\d+) ({_NAME})({_INDEX})?( \(phi\))?(?: @(\d+))?>\Z")
+_POSITION = re.compile(rf"  ({_NAME})(?: ({_INDEX}))?\Z")
+_USE = re.compile(rf"  ({_NAME}), operand (\d+)(?: ({_INDEX}))?\Z")
+_FROM = re.compile(rf" from instruction: ?(%?)({_NAME})")
+_LR_HEADER = re.compile(r"HloLiveRange \(max (-?\d+)\):\Z")
+_SEQ = re.compile(rf"    (\d+):({_NAME})\Z")
+_LR = re.compile(rf"    ({_NAME})({_INDEX})?:(-?\d+)-(-?\d+)\Z")
+_PEAK_HEADER = re.compile(r"  Live ranges at (-?\d+) \(peak\):\Z")
+_PEAK = re.compile(rf"    ({_NAME})({_INDEX})?: (\d+) bytes(?: \(cumulative: (\d+) bytes\))?\Z")
+_STACK_HEADER = re.compile(r"  Stack trace breakdown for peak usage: ([\d ]+) bytes\Z")
+_STACK_TAIL = re.compile(
+    r" \((\d+(?:\.\d+)?)%, total: ([\d ]+) bytes, current: ([\d ]+) bytes, remaining: ([\d ]+) bytes\)\Z"
+)
+_MEM_SPACE = re.compile(r"Memory Space: ([^()]*) \(color=(\d+)\)\Z")
+_MEM_TOTAL = re.compile(r"Total bytes: (\d+) \(([^()]*)\)\Z")
+_MEM_HEADER = re.compile(r"\s*cumulative_size;\s+size;\s+offset;\s+used_by_n_values;\s+shapes_list\Z")
+_MEM_CUM = re.compile(r"\s*([0-9.]+[KMGTPE]?i?B)\(\s*(\d+)%\)\Z")
+_MEM_SIZE = re.compile(r"\s*([0-9.]+[KMGTPE]?i?B)\Z")
+_MEM_INT = re.compile(r"\s*(\d+)\Z")
+_MEM_REST = re.compile(r"\s*The rest \d+ (?:values|allocations) are less than")
+_TREE_CHARS = " │├└─"
+_new = tuple.__new__  # builds NamedTuples without their Python-level __new__ (hot path)
+
+CODE_SYNTAX = "buffers.syntax"
+CODE_STRUCTURE = "buffers.structure"
+CODE_TOTAL = "buffers.total"
+CODE_INTERNAL = "buffers.internal"
+
+
+def _index(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    inner = text[1:-1]
+    return tuple(int(p) for p in inner.split(",")) if inner else ()
+
+
+def _key(instruction: str, index_text: str | None) -> str:
+    return instruction + (index_text if index_text is not None else "{}")
+
+
+def _spaced_int(text: str) -> int:
+    return int(text.replace(" ", ""))
+
+
+class _Reader:
+    def __init__(self, text: str, kind_hint: str | None):
+        self.lines = text.split("\n")
+        self.doc = BufferDoc(kind=kind_hint or "")
+        self.kind_hint = kind_hint
+        self.section: str | None = None  # alloc | used | seq | lr | peak | stack | mem | lr-none
+        self.sub: str | None = None  # positions | uses (inside a used value)
+        self.alloc: Allocation | None = None
+        self.value: UsedValue | None = None
+        self.table: MemoryTable | None = None
+        self.space: tuple[int, str, int | None] | None = None
+        self.stack_parents: list[int] = []
+        self.value_role = "def"
+        self.saw = set()
+        self.occ = self.doc.occurrences
+
+    # ------------------------------------------------------------------ diagnostics
+    def err(self, ln: int, start: int, end: int, message: str, code: str = CODE_SYNTAX) -> None:
+        line = self.lines[ln].rstrip("\r")
+        end = max(min(end, len(line)), 0)
+        start = min(start, end)
+        if start == end and line:
+            start, end = 0, len(line)
+        self.doc.diagnostics.append(error(Range(ln, start, ln, end), code, message))
+
+    def bad_line(self, ln: int, line: str, what: str) -> None:
+        stripped = len(line) - len(line.lstrip(" "))
+        self.err(ln, stripped, len(line), f"unrecognised line: expected {what}")
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> BufferDoc:
+        doc = self.doc
+        lines = self.lines
+        if any(line.endswith("\r") for line in lines):
+            lines = self.lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        occ = self.occ
+        new = _new
+        pos_match = _POSITION.match
+        use_match = _USE.match
+        header_match = _HEADER.match
+        value_match = _VALUE.match
+        for ln, line in enumerate(lines):
+            if not line:
+                continue
+            try:
+                # Fast paths for the lines that make up nearly all of a large file: the items under a used
+                # value's `positions:`/`uses:` and the value headers. Anything else goes to the full handlers.
+                c = line[0]
+                if c == " ":
+                    if self.section == "used":
+                        v = self.value
+                        if v is not None and line[1] == " ":
+                            sub = self.sub
+                            if sub == "positions":
+                                m = pos_match(line)
+                                if m is not None:
+                                    name, itext = m.group(1, 2)
+                                    e = m.end(1)
+                                    v.positions.append(new(Position, (name, _index(itext) if itext else None,
+                                                                      new(Range, (ln, 2, ln, e)))))
+                                    occ.append(new(Occurrence, (ln, 2, e, "instruction", name, "use")))
+                                    continue
+                            elif sub == "uses" and line != "  (none)":
+                                m = use_match(line)
+                                if m is not None:
+                                    name, opnd, itext = m.group(1, 2, 3)
+                                    e = m.end(1)
+                                    v.uses.append(new(Use, (name, int(opnd), _index(itext) if itext else None,
+                                                            new(Range, (ln, 2, ln, e)))))
+                                    occ.append(new(Occurrence, (ln, 2, e, "instruction", name, "use")))
+                                    continue
+                        elif v is not None and line == " uses:":
+                            self.sub = "uses"
+                            continue
+                        elif v is not None and line == " positions:":
+                            self.sub = "positions"
+                            continue
+                    elif self.section == "alloc" and self.alloc is not None:
+                        m = value_match(line)
+                        if m is not None:
+                            vid, instr, itext, phi, color, size, offset, shape = m.groups()
+                            s = m.start(2)
+                            e = m.end(3) if itext is not None else m.end(2)
+                            key = instr + itext if itext is not None else instr + "{}"
+                            alloc = self.alloc
+                            alloc.assignments.append(Assignment(
+                                int(vid), line[s:e], key, instr, _index(itext) if itext else None, phi is not None,
+                                int(color) if color is not None else None, int(size), int(offset), shape,
+                                alloc.index, ln, new(Range, (ln, s, ln, e))))
+                            occ.append(new(Occurrence, (ln, s, e, "value", key, "def")))
+                            continue
+                    self.indented(ln, line)
+                elif c == "<" and self.section == "used":
+                    if self.value is not None and self.value.from_instruction is None:
+                        self.finish_value()
+                    m = header_match(line)
+                    if m is None:
+                        self.bad_line(ln, line, "`<id name @color>`")
+                        self.value = None
+                        continue
+                    instr, itext, color = m.group(2, 3, 5)
+                    s = m.start(2)
+                    e = m.end(3) if itext is not None else m.end(2)
+                    key = instr + itext if itext is not None else instr + "{}"
+                    rng = new(Range, (ln, s, ln, e))
+                    v = UsedValue(int(m.group(1)), line[s:e], key, instr, _index(itext) if itext else None,
+                                  m.group(4) is not None, int(color) if color is not None else None, ln, rng)
+                    doc.used_values.append(v)
+                    occ.append(new(Occurrence, (ln, s, e, "value", key, "use")))
+                    self.value = v
+                    self.sub = None
+                else:
+                    self.top(ln, line)
+            except Exception as exc:  # a reader bug must not take the server down: report it on the line
+                self.err(ln, 0, len(line), f"internal reader error: {type(exc).__name__}: {exc}", CODE_INTERNAL)
+        self.finish_value()
+        self.finish_alloc()
+        self.finish()
+        return doc
+
+    def top(self, ln: int, line: str) -> None:
+        doc = self.doc
+        if line.isspace():
+            return
+        c = line[0]
+        if c == "<":
+            if self.section != "used":
+                self.err(ln, 0, len(line), "a value header outside `Used values:`", CODE_STRUCTURE)
+            self.used_header(ln, line)
+            return
+        if c == "a" and line.startswith("allocation "):
+            self.allocation(ln, line)
+            return
+        self.finish_value()
+        self.finish_alloc()
+        if line == "BufferAssignment:":
+            self.section = "alloc"
+            self.saw.add("assignment")
+        elif line.startswith("Total bytes used:"):
+            m = _TOTAL.match(line)
+            if m is None:
+                self.bad_line(ln, line, "`Total bytes used: N (size)`")
+                return
+            doc.total_bytes_used = int(m.group(1))
+            doc.total_bytes_used_line = ln
+            self.saw.add("values")
+            if human_size(doc.total_bytes_used) != m.group(2):
+                self.err(ln, m.start(2), m.end(2),
+                         f"{m.group(2)} does not match {doc.total_bytes_used} bytes ({human_size(doc.total_bytes_used)})",
+                         CODE_TOTAL)
+            self.section = None
+        elif line == "Used values:":
+            self.section = "used"
+            self.saw.add("values")
+            self.value_role = "use"
+        elif line.startswith("HloLiveRange"):
+            self.saw.add("live-range")
+            self.value_role = "use"
+            m = _LR_HEADER.match(line)
+            if m is not None:
+                doc.live_range_max = int(m.group(1))
+                doc.live_range_line = ln
+                doc.live_range_available = True
+                self.section = "lr-top"
+            elif line.startswith("HloLiveRange not available"):
+                doc.live_range_available = False
+                doc.live_range_line = ln
+                self.section = "lr-none"
+            else:
+                self.bad_line(ln, line, "`HloLiveRange (max N):`")
+        elif line.startswith("Memory Space:"):
+            self.saw.add("memory-report")
+            m = _MEM_SPACE.match(line)
+            if m is None:
+                self.bad_line(ln, line, "`Memory Space: NAME (color=N)`")
+                return
+            self.space = (int(m.group(2)), m.group(1), None)
+            self.section = "mem"
+            self.table = None
+        elif line.startswith("Total bytes:"):
+            m = _MEM_TOTAL.match(line)
+            if m is None or self.section != "mem" or self.space is None:
+                self.bad_line(ln, line, "`Total bytes: N (size)` after `Memory Space:`")
+                return
+            self.space = (self.space[0], self.space[1], int(m.group(1)))
+            if human_size(int(m.group(1))) != m.group(2):
+                self.err(ln, m.start(2), m.end(2), f"{m.group(2)} does not match {m.group(1)} bytes", CODE_TOTAL)
+        else:
+            self.bad_line(ln, line, "a section header (`BufferAssignment:`, `Used values:`, `HloLiveRange`, ...)")
+
+    def indented(self, ln: int, line: str) -> None:
+        if line.isspace():
+            return
+        s = self.section
+        if s == "alloc":
+            self.alloc_value(ln, line)
+        elif s == "used":
+            self.used_part(ln, line)
+        elif s is not None and s.startswith("lr") or s in ("seq", "lrs", "peak", "stack"):
+            self.live_range_line(ln, line)
+        elif s == "mem":
+            self.mem_line(ln, line)
+        else:
+            self.bad_line(ln, line, "a section header before indented lines")
+
+    # ------------------------------------------------------------------ allocations
+    def allocation(self, ln: int, line: str) -> None:
+        self.finish_value()
+        self.finish_alloc()
+        if self.section not in ("alloc",):
+            self.err(ln, 0, len(line), "an allocation outside the `BufferAssignment:` listing", CODE_STRUCTURE)
+        self.section = "alloc"
+        self.saw.add("assignment")
+        m = _ALLOC.match(line)
+        if m is None or not line.endswith(":"):
+            self.bad_line(ln, line, "`allocation N: size S, ...:`")
+            return
+        idx = int(m.group(1))
+        rng = Range(ln, 0, ln, m.end(1))
+        alloc = Allocation(index=idx, size=int(m.group(3)), line=ln, range=rng, header=line, address=m.group(2))
+        f = _ALLOC_FULL.match(line)
+        if f is not None:
+            _, _, _, color, param, pshape, pindex, oshape, const, tl, mlo, temp = f.groups()
+            if color is not None:
+                alloc.color = int(color)
+            if param is not None:
+                alloc.parameter = int(param)
+                alloc.parameter_shape = pshape
+                if pindex is not None:
+                    alloc.parameter_shape_index = tuple(int(p) for p in pindex.split(",")) if pindex else ()
+            alloc.output_shape = oshape
+            alloc.constant = const is not None
+            alloc.thread_local = tl is not None
+            alloc.maybe_live_out = mlo is not None
+            alloc.preallocated_temp = temp is not None
+            rest = ""
+        else:
+            rest = line[m.end() : -1]
+        base = m.end()
+        pos = 0
+        n = len(rest)
+        while pos < n:
+            if not rest.startswith(", ", pos):
+                self.err(ln, base + pos, len(line), "expected `, ` between allocation properties")
+                break
+            pos += 2
+            start = pos
+            if rest.startswith("color ", pos):
+                j = pos + 6
+                k = j
+                while k < n and rest[k].isdigit():
+                    k += 1
+                if k == j:
+                    self.err(ln, base + start, base + k, "expected a color number")
+                    break
+                alloc.color = int(rest[j:k])
+                pos = k
+            elif rest.startswith("parameter ", pos):
+                j = pos + 10
+                k = j
+                while k < n and rest[k].isdigit():
+                    k += 1
+                if k == j:
+                    self.err(ln, base + start, base + k, "expected a parameter number")
+                    break
+                alloc.parameter = int(rest[j:k])
+                pos = k
+                if rest.startswith(", shape |", pos):
+                    e = rest.find("|", pos + 9)
+                    if e < 0:
+                        self.err(ln, base + pos, len(line), "unterminated `shape |...|`")
+                        break
+                    alloc.parameter_shape = rest[pos + 9 : e]
+                    pos = e + 1
+                if rest.startswith(" at ShapeIndex {", pos):
+                    e = rest.find("}", pos + 16)
+                    if e < 0:
+                        self.err(ln, base + pos, len(line), "unterminated shape index")
+                        break
+                    try:
+                        alloc.parameter_shape_index = _index(rest[pos + 15 : e + 1])
+                    except ValueError:
+                        self.err(ln, base + pos + 15, base + e + 1, "bad shape index")
+                    pos = e + 1
+            elif rest.startswith("output shape is |", pos):
+                e = rest.find("|", pos + 17)
+                if e < 0:
+                    self.err(ln, base + pos, len(line), "unterminated `output shape is |...|`")
+                    break
+                alloc.output_shape = rest[pos + 17 : e]
+                pos = e + 1
+            else:
+                e = rest.find(",", pos)
+                e = n if e < 0 else e
+                word = rest[pos:e]
+                if word == "constant":
+                    alloc.constant = True
+                elif word == "thread-local":
+                    alloc.thread_local = True
+                elif word == "maybe-live-out":
+                    alloc.maybe_live_out = True
+                elif word == "preallocated-temp":
+                    alloc.preallocated_temp = True
+                else:
+                    self.err(ln, base + pos, base + e, f"unknown allocation property {word!r}")
+                pos = e
+        self.doc.allocations.append(alloc)
+        self.occ.append(_new(Occurrence, (ln, 0, m.end(1), "allocation", m.group(1), "def")))
+        self.alloc = alloc
+
+    def alloc_value(self, ln: int, line: str) -> None:
+        m = _VALUE.match(line)
+        if m is None:
+            self.bad_line(ln, line, "` value: <id name @color> (size=S,offset=O): shape`")
+            return
+        alloc = self.alloc
+        if alloc is None:
+            self.err(ln, 0, len(line), "a value line before any `allocation N:`", CODE_STRUCTURE)
+            return
+        instr, itext = m.group(2), m.group(3)
+        s, e = m.start(2), (m.end(3) if itext is not None else m.end(2))
+        key = _key(instr, itext)
+        color = m.group(5)
+        a = Assignment(
+            value_id=int(m.group(1)), name=line[s:e], key=key, instruction=instr, index=_index(itext),
+            phi=m.group(4) is not None, color=int(color) if color is not None else None,
+            size=int(m.group(6)), offset=int(m.group(7)), shape=m.group(8), allocation=alloc.index,
+            line=ln, range=_new(Range, (ln, s, ln, e)),
+        )
+        alloc.assignments.append(a)
+        self.occ.append(_new(Occurrence, (ln, s, e, "value", key, "def")))
+
+    def finish_alloc(self) -> None:
+        alloc = self.alloc
+        if alloc is not None and not alloc.assignments:
+            r = alloc.range
+            self.err(r.start_line, 0, len(alloc.header), f"allocation {alloc.index} lists no values", CODE_STRUCTURE)
+        self.alloc = None
+
+    # ------------------------------------------------------------------ used values
+    def used_header(self, ln: int, line: str) -> None:
+        self.finish_value()
+        m = _HEADER.match(line)
+        if m is None:
+            self.bad_line(ln, line, "`<id name @color>`")
+            return
+        instr, itext = m.group(2), m.group(3)
+        s, e = m.start(2), (m.end(3) if itext is not None else m.end(2))
+        key = _key(instr, itext)
+        color = m.group(5)
+        v = UsedValue(
+            value_id=int(m.group(1)), name=line[s:e], key=key, instruction=instr, index=_index(itext),
+            phi=m.group(4) is not None, color=int(color) if color is not None else None,
+            line=ln, range=_new(Range, (ln, s, ln, e)),
+        )
+        self.doc.used_values.append(v)
+        self.occ.append(_new(Occurrence, (ln, s, e, "value", key, "use")))
+        self.value = v
+        self.sub = None
+
+    def used_part(self, ln: int, line: str) -> None:
+        v = self.value
+        if v is None:
+            self.err(ln, 0, len(line), "a value part before any `<id name @color>` header", CODE_STRUCTURE)
+            return
+        if line[1] != " ":
+            if line == " positions:":
+                self.sub = "positions"
+            elif line == " uses:":
+                self.sub = "uses"
+            elif line.startswith(" from instruction:"):
+                m = _FROM.match(line)
+                if m is None:
+                    self.bad_line(ln, line, "` from instruction: %name = ...`")
+                    return
+                v.from_instruction = line[19:] if line[18:19] == " " else line[18:]
+                v.from_instruction_line = ln
+                self.occ.append(_new(Occurrence, (ln, m.start(2), m.end(2), "instruction", m.group(2), "use")))
+                self.sub = "done"
+            else:
+                self.bad_line(ln, line, "` positions:`, ` uses:` or ` from instruction:`")
+            return
+        sub = self.sub
+        if sub == "positions":
+            m = _POSITION.match(line)
+            if m is None:
+                self.bad_line(ln, line, "a position `  name {index}`")
+                return
+            name, itext = m.group(1, 2)
+            e = m.end(1)
+            v.positions.append(_new(Position, (name, _index(itext) if itext else None, _new(Range, (ln, 2, ln, e)))))
+            self.occ.append(_new(Occurrence, (ln, 2, e, "instruction", name, "use")))
+        elif sub == "uses":
+            if line == "  (none)":
+                return
+            m = _USE.match(line)
+            if m is None:
+                self.bad_line(ln, line, "a use `  name, operand N {index}`")
+                return
+            name, opnd, itext = m.group(1, 2, 3)
+            e = m.end(1)
+            v.uses.append(_new(Use, (name, int(opnd), _index(itext) if itext else None, _new(Range, (ln, 2, ln, e)))))
+            self.occ.append(_new(Occurrence, (ln, 2, e, "instruction", name, "use")))
+        else:
+            self.bad_line(ln, line, "` positions:` or ` uses:` before list items")
+
+    def finish_value(self) -> None:
+        v = self.value
+        if v is not None and v.from_instruction is None:
+            self.err(v.line, v.range.start_col, v.range.end_col,
+                     f"value {v.name} ends before its ` from instruction:` line", CODE_STRUCTURE)
+        self.value = None
+        self.sub = None
+
+    # ------------------------------------------------------------------ live ranges
+    def live_range_line(self, ln: int, line: str) -> None:
+        doc = self.doc
+        if self.section == "lr-none":
+            self.bad_line(ln, line, "nothing after `HloLiveRange not available`")
+            return
+        if not line.startswith("    "):
+            if line == "  InstructionSequence:":
+                self.section = "seq"
+            elif line == "  BufferLiveRange:":
+                self.section = "lrs"
+            elif line.startswith("  Live ranges at "):
+                m = _PEAK_HEADER.match(line)
+                if m is None:
+                    self.bad_line(ln, line, "`  Live ranges at N (peak):`")
+                    return
+                doc.peak_step = int(m.group(1))
+                doc.peak_line = ln
+                self.section = "peak"
+            elif line.startswith("  Stack trace breakdown"):
+                m = _STACK_HEADER.match(line)
+                if m is None:
+                    self.bad_line(ln, line, "`  Stack trace breakdown for peak usage: N bytes`")
+                    return
+                doc.peak_breakdown_total = _spaced_int(m.group(1))
+                self.section = "stack"
+                self.stack_parents = []
+            else:
+                self.bad_line(ln, line, "a live-range subsection header")
+            return
+        s = self.section
+        if s == "seq":
+            m = _SEQ.match(line)
+            if m is None:
+                self.bad_line(ln, line, "`    N:instruction`")
+                return
+            r = _new(Range, (ln, m.start(2), ln, m.end(2)))
+            doc.sequence.append(SequenceStep(int(m.group(1)), m.group(2), ln, r))
+            doc.occurrences.append(_new(Occurrence, (ln, m.start(2), m.end(2), "instruction", m.group(2), "use")))
+        elif s == "lrs":
+            m = _LR.match(line)
+            if m is None:
+                self.bad_line(ln, line, "`    name{index}:start-end`")
+                return
+            instr, itext = m.group(1), m.group(2)
+            e = m.end(2) if itext is not None else m.end(1)
+            key = _key(instr, itext)
+            doc.live_ranges.append(LiveRange(key, line[4:e], instr, _index(itext), int(m.group(3)), int(m.group(4)),
+                                             ln, _new(Range, (ln, 4, ln, e))))
+            doc.occurrences.append(_new(Occurrence, (ln, 4, e, "value", key, "use")))
+        elif s == "peak":
+            m = _PEAK.match(line)
+            if m is None:
+                self.bad_line(ln, line, "`    name{index}: N bytes (cumulative: N bytes)`")
+                return
+            instr, itext = m.group(1), m.group(2)
+            e = m.end(2) if itext is not None else m.end(1)
+            key = _key(instr, itext) if itext is not None else None
+            cum = m.group(4)
+            doc.peak_entries.append(PeakEntry(line[4:e], key, instr, int(m.group(3)),
+                                              int(cum) if cum is not None else None, ln, _new(Range, (ln, 4, ln, e))))
+            if key is not None:
+                doc.occurrences.append(_new(Occurrence, (ln, 4, e, "value", key, "use")))
+            else:
+                doc.occurrences.append(_new(Occurrence, (ln, 4, e, "instruction", instr, "use")))
+        elif s == "stack":
+            self.stack_line(ln, line)
+        else:
+            self.bad_line(ln, line, "a live-range subsection header before its items")
+
+    def stack_line(self, ln: int, line: str) -> None:
+        col = 0
+        n = len(line)
+        while col < n and line[col] in _TREE_CHARS:
+            col += 1
+        m = _STACK_TAIL.search(line, col)
+        if m is None or m.start() <= col:
+            self.bad_line(ln, line, "a stack-trace node `name (P%, total: N bytes, current: N bytes, remaining: N bytes)`")
+            return
+        depth = 0 if col <= 4 else max(1, (col - 6) // 4)
+        parents = self.stack_parents
+        del parents[depth:]
+        parent = parents[-1] if parents and depth > 0 else None
+        nodes = self.doc.stack_trace
+        nodes.append(StackNode(line[col : m.start()], depth, float(m.group(1)), _spaced_int(m.group(2)),
+                               _spaced_int(m.group(3)), _spaced_int(m.group(4)), parent, ln,
+                               _new(Range, (ln, col, ln, m.start()))))
+        while len(parents) < depth:
+            parents.append(parent if parent is not None else len(nodes) - 1)
+        parents.append(len(nodes) - 1)
+
+    # ------------------------------------------------------------------ memory-usage report
+    def mem_line(self, ln: int, line: str) -> None:
+        if _MEM_HEADER.match(line):
+            sp = self.space or (0, "", None)
+            self.table = MemoryTable(color=sp[0], memory_space=sp[1], total_bytes=sp[2], line=ln)
+            self.doc.memory_report.append(self.table)
+            return
+        stripped = line.strip()
+        if stripped and stripped.strip("-") == "":
+            return
+        if _MEM_REST.match(line):
+            return
+        parts = line.split(";", 4)
+        if len(parts) != 5 or self.table is None:
+            self.bad_line(ln, line, "a report row `cumulative(P%); size; offset; n_values; shapes`")
+            return
+        mc = _MEM_CUM.match(parts[0])
+        ms = _MEM_SIZE.match(parts[1])
+        mo = _MEM_INT.match(parts[2])
+        mn = _MEM_INT.match(parts[3])
+        if mc is None or ms is None or mo is None or mn is None:
+            self.bad_line(ln, line, "a report row `cumulative(P%); size; offset; n_values; shapes`")
+            return
+        self.table.rows.append(MemoryRow(mc.group(1), int(mc.group(2)), ms.group(1), int(mo.group(1)),
+                                         int(mn.group(1)), parts[4].strip(), ln))
+
+    # ------------------------------------------------------------------ end of document
+    def finish(self) -> None:
+        doc = self.doc
+        saw = self.saw
+        if not doc.kind:
+            if "assignment" in saw and ("values" in saw or "live-range" in saw):
+                doc.kind = "single"
+            elif "assignment" in saw:
+                doc.kind = "assignment"
+            elif "values" in saw:
+                doc.kind = "values"
+            elif "live-range" in saw:
+                doc.kind = "live-range"
+            elif "memory-report" in saw:
+                doc.kind = "memory-report"
+            else:
+                doc.kind = "assignment"
+        if not saw:
+            last = max(len(self.lines) - 1, 0)
+            doc.diagnostics.append(error(Range(0, 0, 0, len(self.lines[0]) if self.lines else 0), CODE_STRUCTURE,
+                                         "no buffer-assignment section found (empty or not an XLA buffer dump)"))
+            del last
+        if doc.kind == "single" and doc.allocations and doc.total_bytes_used is not None:
+            total = sum(a.size for a in doc.allocations)
+            if total != doc.total_bytes_used:
+                ln = doc.total_bytes_used_line or 0
+                self.err(ln, 0, len(self.lines[ln]),
+                         f"Total bytes used {doc.total_bytes_used} differs from the sum of allocation sizes {total}",
+                         CODE_TOTAL)
+        if doc.live_range_available and doc.live_range_max is not None and doc.sequence:
+            want = doc.live_range_max
+            if len(doc.sequence) != want:
+                ln = doc.sequence[-1].line
+                self.err(ln, 0, len(self.lines[ln]),
+                         f"InstructionSequence has {len(doc.sequence)} steps but the header says max {want}",
+                         CODE_STRUCTURE)
+        if doc.live_range_available is False:
+            ln = doc.live_range_line or 0
+            doc.diagnostics.append(info(Range(ln, 0, ln, len(self.lines[ln])), "buffers.no-live-range",
+                                        "XLA wrote no live ranges for this module"))
+
+
+def read_buffers(text: str, kind_hint: str | None = None) -> BufferDoc:
+    """Read any XLA buffer dump (old single file or one split file) into a `BufferDoc`; never raises.
+
+    ``kind_hint`` ('single'|'assignment'|'values'|'live-range'|'memory-report', e.g. from the file name) sets
+    ``doc.kind``; without it the kind follows the sections found. Problems are in ``doc.diagnostics``."""
+    if not isinstance(text, str):
+        doc = BufferDoc(kind=kind_hint or "assignment")
+        doc.diagnostics.append(error(Range(0, 0, 0, 0), CODE_INTERNAL, "buffer reader was given no text"))
+        return doc
+    # The reader allocates hundreds of thousands of small tuples that never form cycles; pausing the cyclic
+    # garbage collector while it runs saves most of the time it would spend rescanning them.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Reader(text, kind_hint).run()
+    except Exception as exc:  # pragma: no cover - a last resort; the per-line guard should catch everything
+        doc = BufferDoc(kind=kind_hint or "assignment")
+        doc.diagnostics.append(error(Range(0, 0, 0, 0), CODE_INTERNAL, f"internal reader error: {exc!r}"))
+        return doc
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def kind_from_path(path: str) -> str | None:
+    """The document kind a dump file's name implies; None when the name is not a split-set name."""
+    for suffix, kind in SUFFIX_KINDS:
+        if path.endswith(suffix):
+            return kind
+    return None
+
+
+SUFFIX_KINDS = (
+    ("-buffer-assignment-values.txt", "values"),
+    ("-buffer-assignment.txt", "assignment"),
+    ("-live-range.txt", "live-range"),
+    ("-memory-usage-report.txt", "memory-report"),
+)
+
+__all__ = ["read_buffers", "kind_from_path", "SUFFIX_KINDS", "Diagnostic"]
