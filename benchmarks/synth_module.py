@@ -31,7 +31,6 @@ With ``--verify`` (or ``--verify-if-available``) the result is parsed by XLA's o
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import sys
 from dataclasses import dataclass
@@ -255,6 +254,30 @@ def module_line(src_line: str, entry: EntryTemplate, copies: int) -> str:
     return ", ".join(out)
 
 
+def copies_for_size(module: SourceModule, entry: EntryTemplate,
+                    others: list[tuple[list[str], list[str]]], target_bytes: float) -> int:
+    """Return the number of copies that makes the output about ``target_bytes`` long (at least 1).
+
+    Copy ``k`` costs its template text, ``len(".k<k>")`` per renamed reference, and its share of the
+    ENTRY signature, the ROOT tuple and the regenerated module line.
+    """
+    templates = [t for pair in others for t in pair] + entry.body
+    text_bytes = sum(len(piece) for t in templates for piece in t)
+    references = sum(len(t) - 1 for t in templates)
+    params = sum(len(name) + len(shape) + 4 for _, name, shape in entry.params)
+    root = len(entry.root_shape) + 2
+    shared = params + len(entry.params) * 7 + 3 * root + len(entry.root_name) + 4
+    total = len(module.module_line) + len(module.tables) + 200
+    copies = 0
+    while True:
+        suffix = len(f".k{copies}")
+        cost = text_bytes + references * suffix + shared + len(entry.params) * suffix
+        if copies and total + cost > target_bytes:
+            return copies
+        total += cost
+        copies += 1
+
+
 def synthesize(src_text: str, out_path: Path, size_mb: float) -> int:
     """Write the synthetic module of about ``size_mb`` MB to ``out_path``; return the number of copies."""
     module = split_module(src_text)
@@ -265,11 +288,7 @@ def synthesize(src_text: str, out_path: Path, size_mb: float) -> int:
         (_template(c.lines[0], names, True), _template("\n".join(c.lines[1:]) + "\n\n", names, False))
         for c in module.computations if not c.is_entry
     ]
-    per_copy = sum(len("".join(h)) + len("".join(b)) for h, b in others)
-    per_copy += sum(len("".join(seg)) for seg in entry.body)
-    per_copy += len(entry.params) * 40 + len(entry.root_shape) * 2
-    fixed = len(src_text) - per_copy
-    copies = max(1, math.ceil((size_mb * 1_000_000 - max(fixed, 0)) / per_copy))
+    copies = copies_for_size(module, entry, others, size_mb * 1_000_000)
     for fixed_name in (entry_comp.name, SYNTH_ROOT_NAME):
         m = re.fullmatch(r"(.*)\.k([1-9]\d*|0)", fixed_name)
         if m and m.group(1) in names and int(m.group(2)) < copies:
