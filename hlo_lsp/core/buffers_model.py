@@ -114,6 +114,7 @@ class UsedValue:
     uses: list[Use] = field(default_factory=list)
     from_instruction: str | None = None  # the instruction text after ``from instruction:``
     from_instruction_line: int | None = None
+    from_instruction_range: Range | None = None  # of the instruction name after ``from instruction: %``
 
 
 class SequenceStep(NamedTuple):

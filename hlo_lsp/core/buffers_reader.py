@@ -474,6 +474,7 @@ class _Reader:
                     return
                 v.from_instruction = line[19:] if line[18:19] == " " else line[18:]
                 v.from_instruction_line = ln
+                v.from_instruction_range = _new(Range, (ln, m.start(2), ln, m.end(2)))
                 self.occ.append(_new(Occurrence, (ln, m.start(2), m.end(2), "instruction", m.group(2), "use")))
                 self.sub = "done"
             else:

@@ -1,0 +1,265 @@
+"""One module's buffer facts joined across its dump files (or read from one old single file).
+
+Algorithm: `BufferSet.from_docs` walks the documents once each, in a fixed kind order (assignment listing,
+used values, live ranges, peak list, memory report), and merges every fact into one `BufferValue` per
+canonical value key (``fusion.10{0}``, ``x.5{}``) with dict lookups, so the join is linear in the number of
+facts and every later lookup is O(1). Each fact keeps a `Source` (document kind, line, range) so the IDE can
+jump from a value to where each file mentions it. Facts that disagree between files (a value id that differs,
+a value with a live range but no allocation) become `problems`, never exceptions.
+
+`split_siblings(path)` finds the files of one module's split set by exact stem in the file's own folder:
+``<stem>-buffer-assignment.txt``, ``-buffer-assignment-values.txt``, ``-live-range.txt`` and
+``-memory-usage-report.txt`` belong to ``<stem>.txt`` (the after-optimizations module text).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from hlo_lsp.core.buffers_model import (
+    Allocation,
+    BufferDoc,
+    MemoryTable,
+    PeakEntry,
+    Position,
+    SequenceStep,
+    Use,
+)
+from hlo_lsp.core.diagnostics import Diagnostic, Range, warning
+
+#: File-name suffix of each split-set kind (the module text itself is kind ``"module"``).
+SPLIT_SUFFIXES: dict[str, str] = {
+    "values": "-buffer-assignment-values.txt",
+    "assignment": "-buffer-assignment.txt",
+    "live-range": "-live-range.txt",
+    "memory-report": "-memory-usage-report.txt",
+}
+_KIND_ORDER = {"single": 0, "assignment": 0, "values": 1, "live-range": 2, "memory-report": 3}
+
+
+class Source(NamedTuple):
+    """Where a fact was read: the document's kind (``single``, ``assignment``, ...), zero-based line, name range."""
+
+    kind: str
+    line: int
+    range: Range
+
+
+@dataclass(slots=True)
+class BufferValue:
+    """Everything the module's buffer files say about one HloValue. Fields a file did not give stay None/empty."""
+
+    key: str
+    instruction: str
+    index: tuple[int, ...] | None
+    value_id: int | None = None
+    name: str | None = None  # as the assignment listing printed it
+    phi: bool = False
+    color: int | None = None
+    allocation: int | None = None
+    offset: int | None = None
+    size: int | None = None
+    shape: str | None = None
+    assignment_at: Source | None = None
+    live_range: tuple[int, int] | None = None
+    live_range_at: Source | None = None
+    positions: list[Position] = field(default_factory=list)
+    uses: list[Use] = field(default_factory=list)
+    used_at: Source | None = None
+    from_instruction: str | None = None
+    from_instruction_at: Source | None = None
+    peak_bytes: int | None = None
+    peak_at: Source | None = None
+
+
+@dataclass(slots=True)
+class BufferSet:
+    values_by_key: dict[str, BufferValue] = field(default_factory=dict)
+    values_by_id: dict[int, BufferValue] = field(default_factory=dict)
+    allocations: list[Allocation] = field(default_factory=list)
+    allocation_at: dict[int, Source] = field(default_factory=dict)
+    sequence: list[SequenceStep] = field(default_factory=list)
+    sequence_at: str | None = None  # kind of the document holding the sequence
+    peak_step: int | None = None
+    peak_entries: list[PeakEntry] = field(default_factory=list)
+    peak_at: Source | None = None
+    total_bytes_used: int | None = None
+    total_at: Source | None = None
+    live_range_max: int | None = None
+    memory_report: list[MemoryTable] = field(default_factory=list)
+    docs: dict[str, BufferDoc] = field(default_factory=dict)
+    problems: list[tuple[str, Diagnostic]] = field(default_factory=list)  # (document kind, diagnostic)
+    _by_instruction: dict[str, list[BufferValue]] = field(default_factory=dict)
+    _step_of: dict[str, int] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ lookups (O(1))
+    def value(self, key: str) -> BufferValue | None:
+        """The value with canonical key ``key`` (``x.5{}``); None when no file names it."""
+        return self.values_by_key.get(key)
+
+    def values_of(self, instruction: str) -> list[BufferValue]:
+        """The values an instruction defines, in key order of first appearance; [] when none."""
+        return self._by_instruction.get(instruction, [])
+
+    def step_of(self, instruction: str) -> int | None:
+        """The instruction's position in the schedule (``InstructionSequence``); None when not scheduled here."""
+        return self._step_of.get(instruction)
+
+    def allocation(self, index: int) -> Allocation | None:
+        """Allocation ``index``; None when the listing has no such allocation."""
+        if 0 <= index < len(self.allocations) and self.allocations[index].index == index:
+            return self.allocations[index]
+        for a in self.allocations:
+            if a.index == index:
+                return a
+        return None
+
+    # ------------------------------------------------------------------ building
+    def _get(self, key: str, instruction: str, index: tuple[int, ...] | None) -> BufferValue:
+        v = self.values_by_key.get(key)
+        if v is None:
+            v = BufferValue(key=key, instruction=instruction, index=index)
+            self.values_by_key[key] = v
+            self._by_instruction.setdefault(instruction, []).append(v)
+        elif v.index is None and index is not None:
+            v.index = index
+        return v
+
+    def _set_id(self, v: BufferValue, value_id: int, kind: str, rng: Range) -> None:
+        if v.value_id is None:
+            v.value_id = value_id
+            self.values_by_id.setdefault(value_id, v)
+        elif v.value_id != value_id:
+            self.problems.append((kind, warning(rng, "bufferset.id-mismatch",
+                                                f"{v.key} has id {value_id} here but {v.value_id} elsewhere")))
+
+    @classmethod
+    def from_docs(cls, docs: list[BufferDoc]) -> "BufferSet":
+        """Join one old single file, or the split files of one module (any subset, any order)."""
+        bs = cls()
+        for doc in sorted(docs, key=lambda d: _KIND_ORDER.get(d.kind, 9)):
+            kind = doc.kind
+            bs.docs.setdefault(kind, doc)
+            for alloc in doc.allocations:
+                bs.allocations.append(alloc)
+                bs.allocation_at[alloc.index] = Source(kind, alloc.line, alloc.range)
+                for a in alloc.assignments:
+                    v = bs._get(a.key, a.instruction, a.index)
+                    bs._set_id(v, a.value_id, kind, a.range)
+                    v.name, v.phi, v.color = a.name, a.phi, a.color
+                    v.allocation, v.offset, v.size, v.shape = a.allocation, a.offset, a.size, a.shape
+                    v.assignment_at = Source(kind, a.line, a.range)
+            if doc.total_bytes_used is not None:
+                bs.total_bytes_used = doc.total_bytes_used
+                ln = doc.total_bytes_used_line or 0
+                bs.total_at = Source(kind, ln, Range(ln, 0, ln, 0))
+            for u in doc.used_values:
+                v = bs._get(u.key, u.instruction, u.index)
+                bs._set_id(v, u.value_id, kind, u.range)
+                v.phi = v.phi or u.phi
+                if v.color is None:
+                    v.color = u.color
+                v.positions, v.uses = u.positions, u.uses
+                v.used_at = Source(kind, u.line, u.range)
+                v.from_instruction = u.from_instruction
+                if u.from_instruction_line is not None:
+                    ln = u.from_instruction_line
+                    v.from_instruction_at = Source(kind, ln, u.from_instruction_range or Range(ln, 0, ln, 0))
+            if doc.live_range_max is not None:
+                bs.live_range_max = doc.live_range_max
+            if doc.sequence:
+                bs.sequence = doc.sequence
+                bs.sequence_at = kind
+                bs._step_of = {s.name: s.step for s in doc.sequence}
+            for lr in doc.live_ranges:
+                v = bs._get(lr.key, lr.instruction, lr.index)
+                v.live_range = (lr.start, lr.end)
+                v.live_range_at = Source(kind, lr.line, lr.range)
+            if doc.peak_step is not None:
+                bs.peak_step = doc.peak_step
+                ln = doc.peak_line or 0
+                bs.peak_at = Source(kind, ln, Range(ln, 0, ln, 0))
+                bs.peak_entries = doc.peak_entries
+                for p in doc.peak_entries:
+                    if p.key is not None:
+                        v = bs._get(p.key, p.instruction, None)
+                        v.peak_bytes = p.bytes
+                        v.peak_at = Source(kind, p.line, p.range)
+            if doc.memory_report:
+                bs.memory_report = doc.memory_report
+        if bs.allocations:
+            for v in bs.values_by_key.values():
+                if v.allocation is None and v.live_range_at is not None:
+                    at = v.live_range_at
+                    bs.problems.append((at.kind, warning(at.range, "bufferset.no-allocation",
+                                                         f"{v.key} has a live range but no allocation")))
+        return bs
+
+
+# ---------------------------------------------------------------------------------------- split sets
+
+def split_stem(name: str) -> tuple[str, str] | None:
+    """(stem, kind) of a dump file name: ``m-live-range.txt`` -> (``m``, ``live-range``), ``m.txt`` -> (``m``,
+    ``module``); None when the name ends in neither."""
+    for kind, suffix in SPLIT_SUFFIXES.items():
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)], kind
+    if name.endswith(".txt") and len(name) > 4:
+        return name[:-4], "module"
+    return None
+
+
+def _inside(path: Path, folder_real: str) -> bool:
+    """True when ``path`` is a regular file whose real location is directly in ``folder_real``."""
+    try:
+        if not path.is_file():
+            return False
+        return os.path.dirname(os.path.realpath(path)) == folder_real
+    except OSError:
+        return False
+
+
+def split_siblings(path: str | os.PathLike) -> dict[str, Path]:
+    """The existing files of ``path``'s split set, by kind (``module``, ``assignment``, ``values``,
+    ``live-range``, ``memory-report``), looked up by exact stem in ``path``'s own folder only; a symlink whose
+    target lies outside that folder is left out. {} when the name is not a dump file name."""
+    p = Path(path)
+    parsed = split_stem(p.name)
+    if parsed is None:
+        return {}
+    stem = parsed[0]
+    folder = p.parent
+    try:
+        folder_real = os.path.realpath(folder)
+    except OSError:
+        return {}
+    out: dict[str, Path] = {}
+    candidates = {"module": stem + ".txt", **{k: stem + s for k, s in SPLIT_SUFFIXES.items()}}
+    for kind, name in candidates.items():
+        c = folder / name
+        if _inside(c, folder_real):
+            out[kind] = c
+    return out
+
+
+def split_sets(folder: str | os.PathLike) -> dict[str, dict[str, Path]]:
+    """Every split set in one folder (not its subfolders): stem -> kind -> path, for stems with at least one
+    buffer file; {} when none or the folder cannot be listed."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return {}
+    stems: set[str] = set()
+    for name in names:
+        parsed = split_stem(name)
+        if parsed is not None and parsed[1] != "module":
+            stems.add(parsed[0])
+    out: dict[str, dict[str, Path]] = {}
+    for stem in sorted(stems):
+        sib = split_siblings(Path(folder) / (stem + SPLIT_SUFFIXES["assignment"]))
+        if any(k != "module" for k in sib):
+            out[stem] = sib
+    return out
