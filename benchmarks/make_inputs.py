@@ -19,7 +19,8 @@ Steps (all by default, in this order; each one is skipped when its output is alr
 ``manyfiles``
     ``<out>/manyfiles/``: a dump folder made with ``--xla_dump_hlo_pass_re=.*`` (one HLO text file per
     pass that changed a module) for a small program that jits a few hundred variants of small functions,
-    giving thousands of files; the step fails if fewer than ``--min-files`` files were written.
+    giving thousands of files; the step fails if fewer than ``--min-files`` files (at any depth) were
+    written.
 
 Every step writes into ``<name>.partial`` and renames it when complete, so an interrupted run is redone
 rather than mistaken for a finished one. Nothing is written into the repository or into /work/shared.
@@ -196,22 +197,28 @@ def make_synth(out: Path, venv: Path) -> None:
         partial.rename(final)
 
 
+def count_files(folder: Path) -> tuple[int, int]:
+    """Return (files under ``folder`` at any depth, of which HLO ``*.txt`` at its top level)."""
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    return len(files), sum(1 for p in files if p.parent == folder and p.suffix == ".txt")
+
+
 def make_manyfiles(out: Path, venv: Path, min_files: int) -> None:
     """Dump the many-variants program pass by pass into ``<out>/manyfiles`` unless it exists."""
     final = out / "manyfiles"
     if final.is_dir():
-        log(f"manyfiles: {final} exists ({sum(1 for _ in final.iterdir())} files), skipped")
+        log(f"manyfiles: {final} exists (%d files, %d HLO text), skipped" % count_files(final))
         return
     partial = _fresh_partial(final)
     program = out / "manyfiles_program.py"
     program.write_text(MANYFILES_PROGRAM, encoding="utf-8")
     log(f"manyfiles: dumping every pass of {len(MANYFILES_SIZES) * 10} jitted variants")
     _run_dump(venv, program, [str(n) for n in MANYFILES_SIZES], partial, "--xla_dump_hlo_pass_re=.*")
-    count = sum(1 for _ in partial.iterdir())
+    count, hlo_text = count_files(partial)
     if count < min_files:
         raise SystemExit(f"error: manyfiles has {count} files, fewer than {min_files}; left in {partial}")
     partial.rename(final)
-    log(f"manyfiles: {count} files")
+    log(f"manyfiles: {count} files, {hlo_text} of them HLO text")
 
 
 def main(argv: list[str] | None = None) -> int:

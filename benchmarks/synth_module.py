@@ -339,7 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.out.resolve() == args.src.resolve():
         ap.error("OUT must differ from SRC")
-    copies = synthesize(args.src.read_text(encoding="utf-8"), args.out, args.size_mb)
+    try:
+        copies = synthesize(args.src.read_text(encoding="utf-8"), args.out, args.size_mb)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     size = args.out.stat().st_size
     print(f"{args.out}: {size / 1e6:.1f} MB, {copies} copies of {args.src.name}")
     if args.verify or args.verify_if_available:
