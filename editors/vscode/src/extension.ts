@@ -1,0 +1,280 @@
+/**
+ * The VS Code side of hlo-lsp: language switching for plainly named dumps, and a language client that starts
+ * the Python server (`hlo-lsp`, or `python -m hlo_lsp`) when the first HLO or buffer-assignment document opens.
+ *
+ * The extension activates on `plaintext` too (real dumps are often `<hash>.txt`, and VS Code ranks the `.txt`
+ * extension above `firstLine`), but it starts no server for a text file that is not a dump.
+ */
+import * as cp from 'node:child_process';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { INSTALL_HINT, Probes, resolveServerCommand, which } from './serverCommand';
+import { SNIFF_LINES, sniffLanguage } from './sniff';
+
+const LANGUAGES = ['hlo', 'hlo-buffers'];
+/** Commands the extension registers itself; the client must not register them again from the server's list. */
+const OWN_COMMANDS = new Set(['hlo.restartServer', 'hlo.showMemoryTimeline']);
+const SNIFF_SCHEMES = new Set(['file', 'untitled', 'vscode-remote']);
+
+let client: LanguageClient | undefined;
+let starting: Promise<void> | undefined;
+let output: vscode.LogOutputChannel;
+let status: vscode.LanguageStatusItem;
+/** Documents switched once already: if the user sets them back to plain text, leave them so. */
+const switched = new Set<string>();
+
+export function activate(context: vscode.ExtensionContext): void {
+  output = vscode.window.createOutputChannel('HLO Language Server', { log: true });
+  status = vscode.languages.createLanguageStatusItem('hlo.server', LANGUAGES.map((language) => ({ language })));
+  status.name = 'HLO language server';
+  status.command = { title: 'Restart', command: 'hlo.restartServer' };
+  setStatus('idle');
+  context.subscriptions.push(
+    output,
+    status,
+    vscode.workspace.onDidOpenTextDocument((doc) => onDocument(doc)),
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.document.isUntitled && e.document.languageId === 'plaintext') sniff(e.document);
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('hlo.server.command')) void restart();
+    }),
+    vscode.commands.registerCommand('hlo.restartServer', () => restart()),
+    vscode.commands.registerCommand('hlo.showMemoryTimeline', () => showMemoryTimeline()),
+  );
+  for (const doc of vscode.workspace.textDocuments) onDocument(doc);
+}
+
+export async function deactivate(): Promise<void> {
+  await stopClient();
+}
+
+function onDocument(doc: vscode.TextDocument): void {
+  if (doc.languageId === 'plaintext') sniff(doc);
+  else if (LANGUAGES.includes(doc.languageId)) void ensureClient();
+}
+
+/** Switches a plain-text document whose first non-blank line is a dump header to our language. */
+function sniff(doc: vscode.TextDocument): void {
+  const key = doc.uri.toString();
+  if (!SNIFF_SCHEMES.has(doc.uri.scheme) || switched.has(key)) return;
+  const lines: string[] = [];
+  for (let i = 0; i < Math.min(doc.lineCount, SNIFF_LINES); i++) lines.push(doc.lineAt(i).text);
+  const language = sniffLanguage(lines);
+  if (!language) return;
+  switched.add(key);
+  output.appendLine(`${path.basename(doc.uri.path)}: first line says ${language}; switching language`);
+  vscode.languages.setTextDocumentLanguage(doc, language).then(undefined, (e) => {
+    output.appendLine(`could not switch ${key} to ${language}: ${String(e)}`);
+  });
+}
+
+function ensureClient(): Promise<void> {
+  if (client) return Promise.resolve();
+  if (!starting) starting = startClient().finally(() => (starting = undefined));
+  return starting;
+}
+
+function settings(): Record<string, unknown> {
+  const config = vscode.workspace.getConfiguration('hlo');
+  return {
+    server: { command: config.get('server.command') },
+    inlayHints: { enabled: config.get<boolean>('inlayHints.enabled', true) },
+    codeLens: { enabled: config.get<boolean>('codeLens.enabled', true) },
+  };
+}
+
+function enabled(feature: 'inlayHints' | 'codeLens'): boolean {
+  return vscode.workspace.getConfiguration('hlo').get<boolean>(`${feature}.enabled`, true);
+}
+
+const probes: Probes = {
+  which: (name) => which(name),
+  pythonInterpreter,
+  canImportHloLsp: (python) =>
+    new Promise((resolve) => {
+      cp.execFile(python, ['-c', 'import hlo_lsp'], { timeout: 20000 }, (err) => resolve(!err));
+    }),
+};
+
+/** The Python extension's interpreter for the first workspace folder, or undefined without the extension. */
+async function pythonInterpreter(): Promise<string | undefined> {
+  const ext = vscode.extensions.getExtension('ms-python.python');
+  if (!ext) return undefined;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const api: any = ext.isActive ? ext.exports : await ext.activate();
+    const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const active = api?.environments?.getActiveEnvironmentPath?.(resource);
+    if (active?.path) {
+      const env = await api.environments.resolveEnvironment?.(active);
+      return env?.executable?.uri?.fsPath ?? active.path;
+    }
+    const exec: string[] | undefined = api?.settings?.getExecutionDetails?.(resource)?.execCommand;
+    return exec?.[0];
+  } catch (e) {
+    output.appendLine(`could not ask the Python extension for its interpreter: ${String(e)}`);
+    return undefined;
+  }
+}
+
+async function startClient(): Promise<void> {
+  const resolved = await resolveServerCommand(vscode.workspace.getConfiguration('hlo').get('server.command'), probes);
+  if (resolved.kind === 'missing') {
+    setStatus('missing');
+    output.appendLine(resolved.message);
+    void showMissing(resolved.message);
+    return;
+  }
+  output.appendLine(`starting: ${[resolved.command, ...resolved.args].join(' ')} (from ${resolved.source})`);
+  const serverOptions: ServerOptions = {
+    command: resolved.command,
+    args: resolved.args,
+    transport: TransportKind.stdio,
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: LANGUAGES.map((language) => ({ language })),
+    outputChannel: output,
+    initializationOptions: settings(),
+    synchronize: {
+      configurationSection: 'hlo',
+      fileEvents: vscode.workspace.createFileSystemWatcher('**/*.{txt,hlo}'),
+    },
+    middleware: {
+      provideInlayHints: (doc, range, token, next) => (enabled('inlayHints') ? next(doc, range, token) : []),
+      provideCodeLenses: (doc, token, next) => (enabled('codeLens') ? next(doc, token) : []),
+    },
+  };
+  const next = new LanguageClient('hlo', 'HLO Language Server', serverOptions, clientOptions);
+  skipOwnCommands(next);
+  next.onDidChangeState((e) => setStatus(e.newState === State.Running ? 'running' : 'stopped'));
+  client = next;
+  try {
+    await next.start();
+  } catch (e) {
+    client = undefined;
+    setStatus('failed');
+    const message = `The HLO language server (${resolved.command}) did not start: ${errorText(e)}. ` +
+      `Install or update it with: ${INSTALL_HINT}.`;
+    output.appendLine(message);
+    void showMissing(message);
+  }
+}
+
+/**
+ * The client registers a VS Code command for each command the server lists in `executeCommandProvider`; the
+ * extension registers `hlo.showMemoryTimeline` itself (it shows the result), so a duplicate would throw.
+ */
+function skipOwnCommands(lc: LanguageClient): void {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const feature = (lc as any).getFeature?.(ExecuteCommandRequest.method);
+  if (!feature || typeof feature.register !== 'function') return;
+  const register = feature.register.bind(feature);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  feature.register = (data: any) => {
+    const commands: string[] = data?.registerOptions?.commands ?? [];
+    register({ ...data, registerOptions: { ...data.registerOptions, commands: commands.filter((c) => !OWN_COMMANDS.has(c)) } });
+  };
+}
+
+async function stopClient(): Promise<void> {
+  const old = client;
+  client = undefined;
+  if (!old) return;
+  try {
+    if (old.state === State.Running) await old.stop(5000);
+    await old.dispose();
+  } catch (e) {
+    output.appendLine(`stopping the server: ${errorText(e)}`);
+  }
+}
+
+async function restart(): Promise<void> {
+  if (starting) await starting;
+  await stopClient();
+  setStatus('idle');
+  const open = vscode.workspace.textDocuments.some((d) => LANGUAGES.includes(d.languageId));
+  if (open) await ensureClient();
+  if (client) vscode.window.setStatusBarMessage('HLO language server restarted', 3000);
+}
+
+async function showMissing(message: string): Promise<void> {
+  const copy = 'Copy install command';
+  const open = 'Open settings';
+  const choice = await vscode.window.showErrorMessage(message, copy, open);
+  if (choice === copy) await vscode.env.clipboard.writeText('pip install hlo-lsp');
+  else if (choice === open) await vscode.commands.executeCommand('workbench.action.openSettings', 'hlo.server.command');
+}
+
+/**
+ * Asks the server (`workspace/executeCommand` `hlo.showMemoryTimeline`, argument: the document URI) for an HTML
+ * chart and shows the file it names in a webview. A null answer or an error becomes a message, never a throw.
+ */
+async function showMemoryTimeline(): Promise<void> {
+  const doc = vscode.window.activeTextEditor?.document;
+  if (!doc || !LANGUAGES.includes(doc.languageId)) {
+    void vscode.window.showInformationMessage('Open an HLO module or a buffer-assignment dump first.');
+    return;
+  }
+  await ensureClient();
+  if (!client || client.state !== State.Running) {
+    void vscode.window.showWarningMessage('The HLO language server is not running, so it cannot draw a memory timeline.');
+    return;
+  }
+  let answer: unknown;
+  try {
+    answer = await client.sendRequest(ExecuteCommandRequest.type, {
+      command: 'hlo.showMemoryTimeline',
+      arguments: [doc.uri.toString()],
+    });
+  } catch (e) {
+    void vscode.window.showWarningMessage(`The server could not draw a memory timeline: ${errorText(e)}`);
+    return;
+  }
+  const target = typeof answer === 'string' ? answer : (answer as { uri?: unknown } | null)?.uri;
+  if (typeof target !== 'string' || target === '') {
+    void vscode.window.showInformationMessage(
+      `No memory timeline for ${path.basename(doc.uri.path)}: the server found no buffer assignment for it.`);
+    return;
+  }
+  try {
+    const uri = vscode.Uri.parse(target);
+    const html = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+    const panel = vscode.window.createWebviewPanel(
+      'hloMemoryTimeline',
+      `Memory: ${path.basename(doc.uri.path)}`,
+      vscode.ViewColumn.Beside,
+      { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(uri, '..')] },
+    );
+    panel.webview.html = html;
+  } catch (e) {
+    void vscode.window.showWarningMessage(`Could not open the memory timeline ${target}: ${errorText(e)}`);
+  }
+}
+
+function setStatus(state: 'idle' | 'running' | 'stopped' | 'missing' | 'failed'): void {
+  const text: Record<typeof state, string> = {
+    idle: 'hlo-lsp: not started',
+    running: 'hlo-lsp: running',
+    stopped: 'hlo-lsp: stopped',
+    missing: 'hlo-lsp: not installed',
+    failed: 'hlo-lsp: failed to start',
+  };
+  status.text = text[state];
+  status.severity = state === 'missing' || state === 'failed'
+    ? vscode.LanguageStatusSeverity.Error
+    : vscode.LanguageStatusSeverity.Information;
+  status.detail = state === 'missing' || state === 'failed' ? INSTALL_HINT : undefined;
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

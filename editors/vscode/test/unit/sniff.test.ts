@@ -1,0 +1,59 @@
+// First-line sniffing over every real dump in tests/data: the expected language comes from the file's name
+// (the corpus suffixes) or from what the body holds (seeds), never from the sniffer itself.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { sniffLanguage, SNIFF_LINES } from '../../src/sniff';
+
+const repo = path.resolve(__dirname, '../../../../..');
+const data = path.join(repo, 'tests/data');
+
+function expectedFromName(file: string, text: string): string | undefined {
+  const base = path.basename(file);
+  if (/-(buffer-assignment|buffer-assignment-values|live-range|memory-usage-report)\.txt$/.test(base)) return 'hlo-buffers';
+  if (/(before|after)_optimizations\.txt$/.test(base)) return 'hlo';
+  if (/^\s*allocation \d+: /m.test(text)) return 'hlo-buffers';
+  if (/^\s*ROOT %?[\w.\-]+ = /m.test(text)) return 'hlo';
+  return undefined;
+}
+
+function realDumps(): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.txt')) out.push(p);
+    }
+  };
+  walk(data);
+  return out.sort();
+}
+
+test('every real dump in tests/data is sniffed as its kind', () => {
+  const files = realDumps();
+  assert.ok(files.length >= 100, `expected the corpus copy in ${data}, found ${files.length} files`);
+  let checked = 0;
+  for (const file of files) {
+    const text = fs.readFileSync(file, 'utf8');
+    const want = expectedFromName(file, text);
+    if (!want) continue;
+    assert.equal(sniffLanguage(text.split('\n').slice(0, SNIFF_LINES)), want, path.relative(repo, file));
+    checked++;
+  }
+  assert.ok(checked >= 100, `checked ${checked}`);
+});
+
+test('the values file starts with a blank line and is still recognised', () => {
+  assert.equal(sniffLanguage(['', 'Total bytes used: 65669 (64.1KiB)', '']), 'hlo-buffers');
+  assert.equal(sniffLanguage(['\uFEFFHloModule m, is_scheduled=true']), 'hlo');
+});
+
+test('text that is not a dump is left alone', () => {
+  assert.equal(sniffLanguage([]), undefined);
+  assert.equal(sniffLanguage(['', '', '']), undefined);
+  assert.equal(sniffLanguage(['Some notes about HloModule ', 'BufferAssignment:']), undefined);
+  assert.equal(sniffLanguage(['HloModuleX']), undefined);
+  assert.equal(sniffLanguage(['', '', '', '', '', 'HloModule late']), undefined);
+});
