@@ -35,7 +35,7 @@ from hlo_lsp.core.buffers_model import (
     Use,
     UsedValue,
 )
-from hlo_lsp.core.diagnostics import Diagnostic, Range, error, info
+from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, error, info, warning
 from hlo_lsp.core.occurrences import Occurrence
 from hlo_lsp.core.shapes import human_size
 
@@ -111,6 +111,12 @@ class _Reader:
         self.stack_parents: list[int] = []
         self.value_role = "def"
         self.saw = set()
+        # After a block header that cannot be read, its indented lines are skipped silently (one error, not one
+        # per line); `mark` is the diagnostic count when the current block began, so structural checks only
+        # speak up for blocks whose lines all read cleanly.
+        self.skipping = False
+        self.mark = 0
+        self.lr_parts: set[str] = set()
         self.occ = self.doc.occurrences
 
     # ------------------------------------------------------------------ diagnostics
@@ -176,7 +182,7 @@ class _Reader:
                             continue
                     elif self.section == "alloc" and self.alloc is not None:
                         m = value_match(line)
-                        if m is not None:
+                        if m is not None and line[-1] in "]})":
                             vid, instr, itext, phi, color, size, offset, shape = m.groups()
                             s = m.start(2)
                             e = m.end(3) if itext is not None else m.end(2)
@@ -196,7 +202,10 @@ class _Reader:
                     if m is None:
                         self.bad_line(ln, line, "`<id name @color>`")
                         self.value = None
+                        self.skipping = True
                         continue
+                    self.skipping = False
+                    self.mark = len(doc.diagnostics)
                     instr, itext, color = m.group(2, 3, 5)
                     s = m.start(2)
                     e = m.end(3) if itext is not None else m.end(2)
@@ -221,6 +230,7 @@ class _Reader:
         doc = self.doc
         if line.isspace():
             return
+        self.skipping = False
         c = line[0]
         if c == "<":
             if self.section != "used":
@@ -290,6 +300,8 @@ class _Reader:
     def indented(self, ln: int, line: str) -> None:
         if line.isspace():
             return
+        if self.skipping and (self.section in ("alloc", "used") or line.startswith("    ")):
+            return
         s = self.section
         if s == "alloc":
             self.alloc_value(ln, line)
@@ -313,7 +325,9 @@ class _Reader:
         m = _ALLOC.match(line)
         if m is None or not line.endswith(":"):
             self.bad_line(ln, line, "`allocation N: size S, ...:`")
+            self.skipping = True
             return
+        self.mark = len(self.doc.diagnostics)
         idx = int(m.group(1))
         rng = Range(ln, 0, ln, m.end(1))
         alloc = Allocation(index=idx, size=int(m.group(3)), line=ln, range=rng, header=line, address=m.group(2))
@@ -412,6 +426,9 @@ class _Reader:
         if m is None:
             self.bad_line(ln, line, "` value: <id name @color> (size=S,offset=O): shape`")
             return
+        if line[-1] not in "]})":
+            self.err(ln, m.start(8), len(line), "the shape is cut short (truncated line?)")
+            return
         alloc = self.alloc
         if alloc is None:
             self.err(ln, 0, len(line), "a value line before any `allocation N:`", CODE_STRUCTURE)
@@ -431,7 +448,7 @@ class _Reader:
 
     def finish_alloc(self) -> None:
         alloc = self.alloc
-        if alloc is not None and not alloc.assignments:
+        if alloc is not None and not alloc.assignments and len(self.doc.diagnostics) == self.mark:
             r = alloc.range
             self.err(r.start_line, 0, len(alloc.header), f"allocation {alloc.index} lists no values", CODE_STRUCTURE)
         self.alloc = None
@@ -442,7 +459,9 @@ class _Reader:
         m = _HEADER.match(line)
         if m is None:
             self.bad_line(ln, line, "`<id name @color>`")
+            self.skipping = True
             return
+        self.mark = len(self.doc.diagnostics)
         instr, itext = m.group(2), m.group(3)
         s, e = m.start(2), (m.end(3) if itext is not None else m.end(2))
         key = _key(instr, itext)
@@ -506,7 +525,7 @@ class _Reader:
 
     def finish_value(self) -> None:
         v = self.value
-        if v is not None and v.from_instruction is None:
+        if v is not None and v.from_instruction is None and len(self.doc.diagnostics) == self.mark:
             self.err(v.line, v.range.start_col, v.range.end_col,
                      f"value {v.name} ends before its ` from instruction:` line", CODE_STRUCTURE)
         self.value = None
@@ -519,6 +538,8 @@ class _Reader:
             self.bad_line(ln, line, "nothing after `HloLiveRange not available`")
             return
         if not line.startswith("    "):
+            self.skipping = False
+            self.lr_parts.add(line.strip()[:12])
             if line == "  InstructionSequence:":
                 self.section = "seq"
             elif line == "  BufferLiveRange:":
@@ -527,6 +548,7 @@ class _Reader:
                 m = _PEAK_HEADER.match(line)
                 if m is None:
                     self.bad_line(ln, line, "`  Live ranges at N (peak):`")
+                    self.skipping = True
                     return
                 doc.peak_step = int(m.group(1))
                 doc.peak_line = ln
@@ -535,12 +557,14 @@ class _Reader:
                 m = _STACK_HEADER.match(line)
                 if m is None:
                     self.bad_line(ln, line, "`  Stack trace breakdown for peak usage: N bytes`")
+                    self.skipping = True
                     return
                 doc.peak_breakdown_total = _spaced_int(m.group(1))
                 self.section = "stack"
                 self.stack_parents = []
             else:
                 self.bad_line(ln, line, "a live-range subsection header")
+                self.skipping = True
             return
         s = self.section
         if s == "seq":
@@ -626,6 +650,10 @@ class _Reader:
         if mc is None or ms is None or mo is None or mn is None:
             self.bad_line(ln, line, "a report row `cumulative(P%); size; offset; n_values; shapes`")
             return
+        shapes = parts[4].strip()
+        if not shapes or shapes[-1] not in "])":
+            self.err(ln, len(line) - len(parts[4]), len(line), "the shapes list is cut short (truncated line?)")
+            return
         self.table.rows.append(MemoryRow(mc.group(1), int(mc.group(2)), ms.group(1), int(mo.group(1)),
                                          int(mn.group(1)), parts[4].strip(), ln))
 
@@ -658,13 +686,33 @@ class _Reader:
                 self.err(ln, 0, len(self.lines[ln]),
                          f"Total bytes used {doc.total_bytes_used} differs from the sum of allocation sizes {total}",
                          CODE_TOTAL)
-        if doc.live_range_available and doc.live_range_max is not None and doc.sequence:
+        if doc.live_range_available and doc.live_range_max is not None and doc.sequence and not doc.diagnostics:
             want = doc.live_range_max
             if len(doc.sequence) != want:
                 ln = doc.sequence[-1].line
                 self.err(ln, 0, len(self.lines[ln]),
                          f"InstructionSequence has {len(doc.sequence)} steps but the header says max {want}",
                          CODE_STRUCTURE)
+        clean = not any(d.severity >= Severity.ERROR for d in doc.diagnostics)
+        last = len(self.lines) - 1
+        while last > 0 and not self.lines[last].strip():
+            last -= 1
+        if clean and doc.live_range_available and doc.sequence:
+            missing = [h for h, key in (("BufferLiveRange:", "BufferLiveRa"), ("Live ranges at N (peak):", "Live ranges "))
+                       if key not in self.lr_parts]
+            if missing:
+                self.err(last, 0, len(self.lines[last]),
+                         f"the live-range dump ends before `{missing[0]}` (truncated file?)", CODE_STRUCTURE)
+        if clean and doc.stack_trace and doc.stack_trace[-1].remaining != 0:
+            node = doc.stack_trace[-1]
+            self.err(node.line, 0, len(self.lines[node.line]),
+                     f"the stack-trace breakdown ends with {node.remaining} bytes not shown (truncated file?)",
+                     CODE_STRUCTURE)
+        if self.lines and self.lines[-1].strip():
+            ln = len(self.lines) - 1
+            doc.diagnostics.append(warning(Range(ln, 0, ln, len(self.lines[ln])), "buffers.truncated",
+                                           "the file ends in the middle of a line (XLA ends dumps with a newline): "
+                                           "is it truncated?"))
         if doc.live_range_available is False:
             ln = doc.live_range_line or 0
             doc.diagnostics.append(info(Range(ln, 0, ln, len(self.lines[ln])), "buffers.no-live-range",
