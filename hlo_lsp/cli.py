@@ -1,0 +1,133 @@
+"""Command line: ``hlo-lsp [serve]`` (the language server on stdio, or ``--tcp HOST:PORT``) and
+``hlo-lsp check PATH...`` (diagnostics of files or whole dump folders, gcc-style text or JSON).
+
+Exit codes of ``check``: 0 when nothing at or above ``--fail-on`` was found, 1 otherwise, 2 on a usage or I/O
+error (one line naming the file, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from hlo_lsp import __version__
+from hlo_lsp.core import kinds
+from hlo_lsp.core.diagnostics import Diagnostic, Severity
+from hlo_lsp.core.workspace import ReadError, Workspace, read_text_file
+
+FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hlo-lsp", description="Language server and checker for XLA dumps.")
+    p.add_argument("--version", action="version", version=f"hlo-lsp {__version__}")
+    sub = p.add_subparsers(dest="command")
+    serve = sub.add_parser("serve", help="run the language server (default)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors)")
+    check = sub.add_parser("check", help="report diagnostics for files or dump folders")
+    check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--fail-on", choices=tuple(FAIL_ON), default="error")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0].startswith("--") and argv[0] in ("--tcp", "--stdio"):
+        argv = ["serve", *argv]
+    args = _parser().parse_args(argv)
+    if args.command == "check":
+        return check(args.paths, args.format, FAIL_ON[args.fail_on])
+    return serve(args.tcp)
+
+
+def serve(tcp: str | None) -> int:
+    from hlo_lsp.lsp.server import server
+
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        if not port.isdigit():
+            print(f"hlo-lsp: --tcp expects HOST:PORT, got {tcp!r}", file=sys.stderr)
+            return 2
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0
+
+
+def _collect(paths: list[str]) -> tuple[list[str], list[str]]:
+    """(files to check, errors): folders expand to the dump files inside them (recursively, sorted)."""
+    files: list[str] = []
+    errors: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            found = []
+            for root, dirs, names in os.walk(p):
+                dirs.sort()
+                for n in sorted(names):
+                    full = os.path.join(root, n)
+                    if n.endswith((".txt", ".hlo")) and _is_dump(full):
+                        found.append(full)
+            files.extend(found)
+        elif os.path.exists(p):
+            files.append(p)
+        else:
+            errors.append(f"{p}: no such file or directory")
+    return files, errors
+
+
+def _is_dump(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8192).decode("utf-8", errors="replace")
+    except OSError:
+        return True  # let the check report it
+    return kinds.detect_kind(path, head) is not None
+
+
+def check(paths: list[str], fmt: str, fail_on: Severity) -> int:
+    from hlo_lsp.ide.diagnostics import analysis_diagnostics
+
+    files, errors = _collect(paths)
+    ws = Workspace()
+    results: list[tuple[str, list[str], Diagnostic]] = []
+    for f in files:
+        full = os.path.abspath(f)
+        try:
+            read_text_file(full)
+            a = ws.analysis(full)
+        except ReadError as e:
+            errors.append(str(e).replace(full, f, 1))
+            continue
+        if a.kind is None:
+            errors.append(f"{f}: not an XLA dump (no HloModule, BufferAssignment or live-range header)")
+            continue
+        lines = a.lines
+        for d in analysis_diagnostics(ws, a):
+            results.append((f, lines, d))
+    for e in errors:
+        print(f"hlo-lsp: {e}", file=sys.stderr)
+    if fmt == "json":
+        print(json.dumps([_json(f, lines, d) for f, lines, d in results], indent=1))
+    else:
+        for f, lines, d in results:
+            print(f"{f}:{d.range.start_line + 1}:{d.range.start_col + 1}: {d.severity.label}: {d.message} [{d.code}]")
+    if errors:
+        return 2
+    return 1 if any(d.severity >= fail_on for _, _, d in results) else 0
+
+
+def _json(path: str, lines: list[str], d: Diagnostic) -> dict:
+    return {
+        "path": path,
+        "line": d.range.start_line + 1,
+        "column": d.range.start_col + 1,
+        "end_line": d.range.end_line + 1,
+        "end_column": d.range.end_col + 1,
+        "severity": d.severity.label,
+        "code": d.code,
+        "message": d.message,
+    }

@@ -1,0 +1,224 @@
+"""Documents, their analyses, and the grouping of one module's files.
+
+`Workspace` holds the text of documents the editor has open (by path) and reads every other file it needs (the
+siblings of an open document) from disk, re-reading a file when its mtime or size changes; the check happens on
+access, because Neovim sends no ``didChangeWatchedFiles`` on Linux. Analyses are cached per (path, version or
+mtime) and rebuilt only when the text changes. `Workspace.bundle` joins an after-optimizations HLO file with its
+split buffer-assignment files (or stands an old single-file dump alone). Nothing here ever writes a file.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hlo_lsp.core import kinds
+from hlo_lsp.core.diagnostics import Diagnostic, Range, error
+from hlo_lsp.core.hlo import HloModule, read_hlo
+from hlo_lsp.core.hlo_index import HloIndex
+from hlo_lsp.core.occurrences import OccurrenceIndex
+
+MAX_FILE_BYTES = 1 << 30
+
+
+class ReadError(Exception):
+    """A file that cannot be used as text; the message names the file and the problem in one line."""
+
+
+def read_text_file(path: str | Path) -> str:
+    """The UTF-8 text of ``path``; raises ReadError (missing, unreadable, binary, not UTF-8, too large)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise ReadError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ReadError(f"{path}: is a directory") from None
+    except OSError as e:
+        raise ReadError(f"{path}: cannot read: {e.strerror or e}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ReadError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
+    if b"\x00" in data[:65536]:
+        raise ReadError(f"{path}: binary file (NUL bytes), not an XLA text dump")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ReadError(f"{path}: not UTF-8 text (invalid byte at offset {e.start})") from None
+
+
+@dataclass(slots=True)
+class Source:
+    path: str
+    text: str
+    version: int | None = None  # the client's version for an open document
+    stamp: tuple[float, int] | None = None  # (mtime, size) for a file read from disk
+
+
+@dataclass(slots=True, eq=False)
+class Analysis:
+    """Everything the core knows about one document."""
+
+    path: str
+    kind: str | None
+    source: Source
+    hlo: HloModule | None = None
+    buffers: object | None = None  # hlo_lsp.core.buffers.BufferDoc
+    index: HloIndex | OccurrenceIndex | None = None
+    read_diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def lines(self) -> list[str]:
+        if self.hlo is not None:
+            return self.hlo.lines
+        return self.source.text.split("\n")
+
+
+def analyse(path: str, source: Source) -> Analysis:
+    """Read one document into its model; never raises."""
+    kind = kinds.detect_kind(path, source.text[:8192])
+    a = Analysis(path, kind, source)
+    if kind == kinds.HLO or kind is None and source.text.lstrip().startswith(("HloModule", "ENTRY", "%")):
+        a.kind = kinds.HLO
+        a.hlo = read_hlo(source.text)
+        a.index = HloIndex(a.hlo)
+        a.read_diagnostics = list(a.hlo.diagnostics)
+    elif kind in kinds.BUFFER_KINDS:
+        from hlo_lsp.core.buffers import read_buffers
+
+        doc = read_buffers(source.text, kind)
+        a.buffers = doc
+        a.index = OccurrenceIndex(doc.occurrences)
+        a.read_diagnostics = list(doc.diagnostics)
+    return a
+
+
+@dataclass(slots=True, eq=False)
+class ModuleBundle:
+    """One module's files: its HLO analysis (when present) and its buffer-assignment documents, by kind."""
+
+    hlo: Analysis | None
+    buffer_docs: dict[str, Analysis]
+    buffers: object | None  # hlo_lsp.core.bufferset.BufferSet, None without buffer files
+
+    def documents(self) -> list[Analysis]:
+        """All analyses of the bundle, HLO first."""
+        out = [self.hlo] if self.hlo is not None else []
+        return out + [a for a in self.buffer_docs.values() if a is not self.hlo]
+
+
+class Workspace:
+    """Open documents plus files read on demand; thread-safe for one writer and many readers."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, Source] = {}
+        self._disk: dict[str, Source] = {}
+        self._analyses: dict[str, Analysis] = {}
+        self._bundles: dict[tuple, ModuleBundle] = {}
+        self._lock = threading.RLock()
+
+    # -- document lifecycle ----------------------------------------------------------------------------------
+
+    def open(self, path: str, text: str, version: int | None = None) -> None:
+        with self._lock:
+            self._open[path] = Source(path, text, version)
+            self._analyses.pop(path, None)
+
+    def change(self, path: str, text: str, version: int | None = None) -> None:
+        self.open(path, text, version)
+
+    def close(self, path: str) -> None:
+        with self._lock:
+            self._open.pop(path, None)
+            self._analyses.pop(path, None)
+
+    def is_open(self, path: str) -> bool:
+        return path in self._open
+
+    def open_paths(self) -> list[str]:
+        return list(self._open)
+
+    # -- sources and analyses --------------------------------------------------------------------------------
+
+    def source(self, path: str) -> Source:
+        """The current text of ``path``: the editor's when open, else the file's (re-read when it changed on
+        disk). Raises ReadError when the file cannot be read as text."""
+        with self._lock:
+            src = self._open.get(path)
+            if src is not None:
+                return src
+            try:
+                st = os.stat(path)
+            except OSError:
+                self._disk.pop(path, None)
+                raise ReadError(f"{path}: no such file") from None
+            stamp = (st.st_mtime, st.st_size)
+            src = self._disk.get(path)
+            if src is not None and src.stamp == stamp:
+                return src
+            src = Source(path, read_text_file(path), None, stamp)
+            self._disk[path] = src
+            return src
+
+    def analysis(self, path: str) -> Analysis:
+        """The analysis of ``path``'s current text (cached); ReadError when it cannot be read."""
+        src = self.source(path)
+        with self._lock:
+            a = self._analyses.get(path)
+            if a is not None and a.source is src:
+                return a
+        a = analyse(path, src)
+        with self._lock:
+            self._analyses[path] = a
+        return a
+
+    def try_analysis(self, path: str) -> Analysis | None:
+        """Like `analysis`, but None when the file cannot be read."""
+        try:
+            return self.analysis(path)
+        except ReadError:
+            return None
+
+    def bundle(self, path: str) -> ModuleBundle:
+        """The module ``path`` belongs to: itself plus the same-stem siblings in its folder."""
+        a = self.analysis(path)
+        siblings = kinds.sibling_paths(path) if os.path.isabs(path) else {}
+        hlo_a = a if a.kind == kinds.HLO else None
+        docs: dict[str, Analysis] = {}
+        if a.kind in kinds.BUFFER_KINDS:
+            docs[a.kind] = a
+        if a.kind == kinds.SINGLE or (a.kind == kinds.HLO and kinds.module_stem(path) is None):
+            siblings = {}
+        for kind, p in siblings.items():
+            sp = str(p)
+            if sp == path:
+                continue
+            sa = self.try_analysis(sp)
+            if sa is None:
+                continue
+            if kind == kinds.HLO:
+                hlo_a = sa if sa.kind == kinds.HLO else hlo_a
+            elif sa.buffers is not None:
+                docs[kind] = sa
+        key = (id(hlo_a.source) if hlo_a else None,) + tuple(sorted((k, id(v.source)) for k, v in docs.items()))
+        with self._lock:
+            b = self._bundles.get(key)
+            if b is not None:
+                return b
+        buffers = None
+        if docs:
+            from hlo_lsp.core.bufferset import BufferSet
+
+            buffers = BufferSet.from_docs([d.buffers for d in docs.values()])
+        b = ModuleBundle(hlo_a, docs, buffers)
+        with self._lock:
+            if len(self._bundles) > 64:
+                self._bundles.clear()
+            self._bundles[key] = b
+        return b
+
+
+def unreadable_diagnostic(message: str) -> Diagnostic:
+    """The one diagnostic the server publishes for a document it cannot read."""
+    return error(Range(0, 0, 0, 0), "unreadable-file", message)

@@ -1,0 +1,214 @@
+"""Go to definition, type definition, references and document highlight.
+
+Definition: a value goes to its defining instruction (the HLO file when the folder has the module, else the
+``from instruction:`` line); an operand or called computation to its definition; a ``parameter`` definition to
+the caller's operand it receives; a stack frame or source metadata to the Python file and line when the file
+exists on disk (else to the ``FileLocations`` row). Type definition: a value (or an instruction's first value) to
+its allocation header. References: every occurrence of the key in every file of the module, by the documents'
+occurrence indexes, so each is O(hits).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hlo_lsp.core.diagnostics import Range
+from hlo_lsp.core.hlo import HloModule
+from hlo_lsp.core.hlo_line import parse_instruction_line
+from hlo_lsp.core.source import SourceFrame, instruction_source, stack
+from hlo_lsp.core.workspace import ModuleBundle, Workspace
+from hlo_lsp.ide.context import (
+    Cursor,
+    allocation_location,
+    cursor,
+    instruction_definition,
+    value_definition,
+)
+from hlo_lsp.ide.types import Highlight, Location
+
+
+def definition(ws: Workspace, path: str, line: int, col: int) -> list[Location]:
+    """Definition targets at (line, col); [] when there is nothing to go to."""
+    cur = cursor(ws, path, line, col)
+    if cur is None:
+        return []
+    o = cur.occurrence
+    if o is None:
+        return _metadata_source(cur)
+    if o.kind == "value":
+        loc = value_definition(cur.bundle, o.key)
+        return [loc] if loc else []
+    if o.kind == "instruction":
+        return _instruction_target(cur, o.key, o.role)
+    if o.kind == "computation":
+        mod = _module(cur)
+        ci = mod.computation_by_name.get(o.key) if mod else None
+        if ci is None:
+            return []
+        return [Location(_module_path(cur), mod.computations[ci].name_range)]
+    if o.kind == "allocation":
+        loc = allocation_location(cur.bundle, int(o.key))
+        return [loc] if loc else []
+    if o.kind == "stack_frame" and cur.analysis.hlo is not None and o.key.isdigit() and len(o.key) < 12:
+        if o.role == "def":
+            return []
+        return _source_targets(cur, stack(cur.analysis.hlo, int(o.key)))
+    if o.kind in ("file_location", "file_name", "function_name") and o.role == "use":
+        d = cur.analysis.index.definition(o.kind, o.key)
+        return [Location(path, d.range)] if d else []
+    return []
+
+
+def _module(cur: Cursor) -> HloModule | None:
+    if cur.analysis.hlo is not None:
+        return cur.analysis.hlo
+    return cur.bundle.hlo.hlo if cur.bundle.hlo is not None else None
+
+
+def _module_path(cur: Cursor) -> str:
+    return cur.analysis.path if cur.analysis.hlo is not None else cur.bundle.hlo.path
+
+
+def _instruction_target(cur: Cursor, name: str, role: str) -> list[Location]:
+    mod = cur.analysis.hlo
+    if mod is None:
+        loc = instruction_definition(cur.bundle, name)
+        return [loc] if loc else []
+    scope = mod.computation_at_line(cur.line)
+    ins = mod.instruction(name, scope)
+    if ins is None:
+        return []
+    if role == "def" and ins.opcode == "parameter" and ins.parameter_number is not None:
+        # a parameter of a called computation: go to the operand each caller passes
+        comp = mod.computation_of(ins)
+        out = []
+        for caller in mod.callers(comp.name) if comp else []:
+            d = parse_instruction_line(mod.lines[caller.line])
+            if d is not None and ins.parameter_number < len(d.operands):
+                sp = d.operands[ins.parameter_number]
+                out.append(Location(cur.path, Range(caller.line, sp.start, caller.line, sp.end)))
+        if out:
+            return out
+    return [Location(cur.path, ins.name_range)]
+
+
+def _metadata_source(cur: Cursor) -> list[Location]:
+    """On ``op_name``/``source_file``/``source_line`` text of an instruction: its Python source."""
+    mod = cur.analysis.hlo
+    if mod is None or mod.instruction_at_line(cur.line) is None:
+        return []
+    d = parse_instruction_line(mod.lines[cur.line])
+    if d is None:
+        return []
+    for key in ("op_name", "source_file", "source_line", "op_type"):
+        sp = d.metadata.get(key)
+        if sp is not None and sp.start <= cur.col <= sp.end:
+            return _source_targets(cur, instruction_source(mod, d))
+    return []
+
+
+def resolve_source_file(doc_path: str, file: str) -> str | None:
+    """An existing file for a dump's source path: as written when absolute, else beside the dump folder or one
+    of its parents (dumps are written from the program's working directory); None when none exists."""
+    if os.path.isabs(file):
+        return file if os.path.isfile(file) else None
+    folder = os.path.dirname(os.path.abspath(doc_path))
+    for _ in range(4):
+        cand = os.path.join(folder, file)
+        if os.path.isfile(cand):
+            return cand
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return None
+
+
+def _source_targets(cur: Cursor, frames: list[SourceFrame]) -> list[Location]:
+    if not frames:
+        return []
+    fr = frames[0]
+    real = resolve_source_file(cur.path, fr.file)
+    if real is not None:
+        col = (fr.column - 1) if fr.column else 0
+        end = (fr.end_column - 1) if fr.end_column and fr.end_line in (None, fr.line) else col
+        return [Location(real, Range(fr.line - 1, col, fr.line - 1, end))]
+    mod = _module(cur)
+    row = mod.table_row("FileLocations", fr.file_location_id) if mod and fr.file_location_id else None
+    if row is not None:
+        return [Location(_module_path(cur), Range(row.line, 0, row.line, len(mod.lines[row.line])))]
+    return []
+
+
+def type_definition(ws: Workspace, path: str, line: int, col: int) -> list[Location]:
+    """The allocation header of the value (or the instruction's first value) under the cursor; [] otherwise."""
+    cur = cursor(ws, path, line, col)
+    if cur is None or cur.occurrence is None or cur.bundle.buffers is None:
+        return []
+    bs = cur.bundle.buffers
+    o = cur.occurrence
+    if o.kind == "value":
+        values = [bs.value(o.key)]
+    elif o.kind == "instruction":
+        values = bs.values_of(o.key)
+    else:
+        return []
+    out = []
+    for v in values:
+        if v is not None and v.allocation is not None:
+            loc = allocation_location(cur.bundle, v.allocation)
+            if loc is not None and loc not in out:
+                out.append(loc)
+    return out
+
+
+def _keys_for(cur: Cursor, kind: str, key: str) -> list[tuple[str, str]]:
+    """The (kind, key) pairs that name the same thing across a module's files."""
+    bs = cur.bundle.buffers
+    if kind == "value":
+        v = bs.value(key) if bs is not None else None
+        return [("value", key)] + ([("instruction", v.instruction)] if v is not None else [])
+    if kind == "instruction" and bs is not None:
+        return [("instruction", key)] + [("value", v.key) for v in bs.values_of(key)]
+    return [(kind, key)]
+
+
+def references(ws: Workspace, path: str, line: int, col: int, include_declaration: bool = True) -> list[Location]:
+    """Every occurrence of the name under the cursor across the module's files; [] when on no name."""
+    cur = cursor(ws, path, line, col)
+    if cur is None or cur.occurrence is None:
+        return []
+    o = cur.occurrence
+    docs = cur.bundle.documents() or [cur.analysis]
+    if cur.analysis not in docs:
+        docs.append(cur.analysis)
+    if o.kind not in ("value", "instruction", "allocation"):
+        docs = [cur.analysis] if o.kind != "computation" else [d for d in docs if d.hlo is not None]
+    wanted = _keys_for(cur, o.kind, o.key)
+    out: list[Location] = []
+    seen = set()
+    for doc in docs:
+        if doc.index is None:
+            continue
+        for kind, key in wanted:
+            for occ in doc.index.find(kind, key):
+                if occ.role == "def" and not include_declaration:
+                    continue
+                k = (doc.path, occ.line, occ.start)
+                if k not in seen:
+                    seen.add(k)
+                    out.append(Location(doc.path, occ.range))
+    return out
+
+
+def highlights(ws: Workspace, path: str, line: int, col: int) -> list[Highlight]:
+    """Occurrences of the name under the cursor in this document: definitions as writes, uses as reads."""
+    cur = cursor(ws, path, line, col)
+    if cur is None or cur.occurrence is None:
+        return []
+    o = cur.occurrence
+    return [Highlight(x.range, "write" if x.role == "def" else "read") for x in cur.analysis.index.find(o.kind, o.key)]
+
+
+def bundle_paths(bundle: ModuleBundle) -> list[str]:
+    return [d.path for d in bundle.documents()]

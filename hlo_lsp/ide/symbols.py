@@ -1,0 +1,175 @@
+"""Outline, folding ranges, document links and workspace symbols.
+
+HLO text: module → computations → instructions. Buffer files: allocations → values; the ``Used values`` list;
+the live-range sections (sequence, buffer live ranges, the peak list); the memory-usage report's tables.
+Folding follows the same blocks. Peak-list names link to their definitions.
+"""
+
+from __future__ import annotations
+
+from hlo_lsp.core.diagnostics import Range
+from hlo_lsp.core.hlo import HloModule
+from hlo_lsp.core.workspace import Analysis, ReadError, Workspace
+from hlo_lsp.ide.context import instruction_definition, value_definition
+from hlo_lsp.ide.types import DocumentLink, FoldingRange, Location, Symbol, WorkspaceSymbol
+
+MAX_WORKSPACE_SYMBOLS = 500
+
+
+def _line_range(lines: list[str], start: int, end: int) -> Range:
+    end = min(max(end, start), len(lines) - 1)
+    return Range(start, 0, end, len(lines[end]) if 0 <= end < len(lines) else 0)
+
+
+def document_symbols(ws: Workspace, path: str) -> list[Symbol]:
+    """The outline of ``path``; [] when it cannot be read or is not ours."""
+    try:
+        a = ws.analysis(path)
+    except ReadError:
+        return []
+    if a.hlo is not None:
+        return _hlo_symbols(a.hlo)
+    if a.buffers is not None:
+        return _buffer_symbols(a)
+    return []
+
+
+def _hlo_symbols(mod: HloModule) -> list[Symbol]:
+    lines = mod.lines
+    comps = []
+    for c in mod.computations:
+        children = []
+        for i in c.instructions:
+            ins = mod.instructions[i]
+            children.append(Symbol(ins.name, "variable", _line_range(lines, ins.line, ins.line), ins.name_range,
+                                   ins.opcode + (" (ROOT)" if ins.is_root else "")))
+        comps.append(Symbol(c.name, "function", _line_range(lines, c.line, c.end_line), c.name_range,
+                            "ENTRY" if c.is_entry else "", children))
+    if mod.header_line is not None and mod.name:
+        start = mod.lines[mod.header_line].find(mod.name)
+        sel = Range(mod.header_line, start, mod.header_line, start + len(mod.name))
+        return [Symbol(mod.name, "module", _line_range(lines, mod.header_line, len(lines) - 1), sel, "HloModule", comps)]
+    return comps
+
+
+def _section(name: str, kind: str, lines: list[str], first: int, last: int, children: list[Symbol]) -> Symbol:
+    return Symbol(name, kind, _line_range(lines, first, last), Range(first, 0, first, len(lines[first].rstrip())),
+                  "", children)
+
+
+def _buffer_symbols(a: Analysis) -> list[Symbol]:
+    doc = a.buffers
+    lines = a.lines
+    out: list[Symbol] = []
+    for al in doc.allocations:
+        last = al.assignments[-1].line if al.assignments else al.line
+        kids = [Symbol(x.name, "field", _line_range(lines, x.line, x.line), x.range,
+                       f"{x.size} bytes @ {x.offset}") for x in al.assignments]
+        out.append(Symbol(f"allocation {al.index}", "object", _line_range(lines, al.line, last), al.range,
+                          f"{al.size} bytes, " + (", ".join(al.kinds()) or "temp"), kids))
+    if doc.used_values:
+        kids = []
+        for u in doc.used_values:
+            end = u.from_instruction_line if u.from_instruction_line is not None else u.line
+            kids.append(Symbol(u.name, "field", _line_range(lines, u.line, end), u.range, f"id {u.value_id}"))
+        out.append(_section("Used values", "namespace", lines, max(0, doc.used_values[0].line - 1),
+                            kids[-1].range.end_line, kids))
+    if doc.sequence:
+        kids = [Symbol(f"{s.step}:{s.name}", "event", _line_range(lines, s.line, s.line), s.range) for s in doc.sequence]
+        out.append(_section("InstructionSequence", "namespace", lines, doc.sequence[0].line - 1,
+                            doc.sequence[-1].line, kids))
+    if doc.live_ranges:
+        kids = [Symbol(f"{r.key}", "field", _line_range(lines, r.line, r.line), r.range, f"{r.start}-{r.end}")
+                for r in doc.live_ranges]
+        out.append(_section("BufferLiveRange", "namespace", lines, doc.live_ranges[0].line - 1,
+                            doc.live_ranges[-1].line, kids))
+    if doc.peak_step is not None and doc.peak_line is not None:
+        kids = [Symbol(p.name, "field", _line_range(lines, p.line, p.line), p.range, f"{p.bytes} bytes")
+                for p in doc.peak_entries]
+        last = doc.peak_entries[-1].line if doc.peak_entries else doc.peak_line
+        out.append(_section(f"Live ranges at {doc.peak_step} (peak)", "namespace", lines, doc.peak_line, last, kids))
+    if doc.stack_trace:
+        first = doc.stack_trace[0].line
+        out.append(_section("Stack trace breakdown", "namespace", lines, max(0, first - 1), doc.stack_trace[-1].line, []))
+    for t in doc.memory_report:
+        last = t.rows[-1].line if t.rows else t.line
+        out.append(_section(f"Memory space {t.memory_space} (color {t.color})", "namespace", lines, t.line, last, []))
+    return out
+
+
+def folding_ranges(ws: Workspace, path: str) -> list[FoldingRange]:
+    """Foldable blocks: every multi-line outline entry (computations, allocations, sections, used values)."""
+    out: list[FoldingRange] = []
+    stack = list(document_symbols(ws, path))
+    while stack:
+        s = stack.pop()
+        if s.range.end_line > s.range.start_line:
+            out.append(FoldingRange(s.range.start_line, s.range.end_line))
+            stack.extend(s.children)
+    try:
+        a = ws.analysis(path)
+    except ReadError:
+        return out
+    if a.hlo is not None:
+        for table, ln in a.hlo.table_lines.items():
+            rows = a.hlo.tables.get(table, {})
+            if rows:
+                out.append(FoldingRange(ln, max(r.line for r in rows.values())))
+    return sorted(set(out), key=lambda f: (f.start_line, f.end_line))
+
+
+def document_links(ws: Workspace, path: str) -> list[DocumentLink]:
+    """Links from peak-list names to their definitions."""
+    try:
+        a = ws.analysis(path)
+        bundle = ws.bundle(path)
+    except ReadError:
+        return []
+    doc = a.buffers
+    if doc is None:
+        return []
+    out = []
+    for p in doc.peak_entries:
+        loc = value_definition(bundle, p.key) if p.key else None
+        loc = loc or instruction_definition(bundle, p.instruction)
+        if loc is not None:
+            out.append(DocumentLink(p.range, loc, f"definition of {p.name}"))
+    return out
+
+
+def workspace_symbols(ws: Workspace, query: str, paths: list[str]) -> list[WorkspaceSymbol]:
+    """Computations, instructions and allocations whose name contains ``query`` (case-insensitive) in ``paths``
+    and their siblings, best matches (prefix, then shortest) first; at most MAX_WORKSPACE_SYMBOLS."""
+    q = query.lower()
+    found: list[tuple[int, int, WorkspaceSymbol]] = []
+    seen_paths: set[str] = set()
+    for p in paths:
+        try:
+            docs = ws.bundle(p).documents()
+        except ReadError:
+            continue
+        for a in docs:
+            if a.path in seen_paths:
+                continue
+            seen_paths.add(a.path)
+            for name, kind, rng, container in _symbols_of(a):
+                low = name.lower()
+                if q in low:
+                    found.append((0 if low.startswith(q) else 1, len(name),
+                                  WorkspaceSymbol(name, kind, Location(a.path, rng), container)))
+    found.sort(key=lambda t: (t[0], t[1], t[2].name))
+    return [t[2] for t in found[:MAX_WORKSPACE_SYMBOLS]]
+
+
+def _symbols_of(a: Analysis):
+    if a.hlo is not None:
+        mod = a.hlo
+        for c in mod.computations:
+            yield c.name, "function", c.name_range, mod.name or ""
+            for i in c.instructions:
+                ins = mod.instructions[i]
+                yield ins.name, "variable", ins.name_range, c.name
+    elif a.buffers is not None:
+        for al in a.buffers.allocations:
+            yield f"allocation {al.index}", "object", al.range, ""
+

@@ -1,0 +1,1 @@
+"""The only package that knows the Language Server Protocol (pygls + lsprotocol)."""

@@ -1,0 +1,297 @@
+"""The language server: unpack params, call the IDE layer, convert the answer (a few lines per handler).
+
+Notifications update the `Workspace`; requests read it. Diagnostics are published on open and save at once and
+after a short debounce on change, never for a stale version. A handler that fails logs the error and answers
+null, so one bad request never takes the server down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from hlo_lsp import __version__
+from hlo_lsp.core.workspace import ReadError, Workspace
+from hlo_lsp.ide import calls, hover, navigation, symbols
+from hlo_lsp.ide.diagnostics import document_diagnostics
+from hlo_lsp.ide.types import CallItem, Location
+from hlo_lsp.lsp.convert import Converter, path_to_uri, uri_to_path
+
+log = logging.getLogger("hlo_lsp")
+DEBOUNCE_S = 0.15
+
+SYMBOL_KIND = {
+    "module": lsp.SymbolKind.Module, "namespace": lsp.SymbolKind.Namespace, "function": lsp.SymbolKind.Function,
+    "variable": lsp.SymbolKind.Variable, "object": lsp.SymbolKind.Object, "field": lsp.SymbolKind.Field,
+    "event": lsp.SymbolKind.Event, "constant": lsp.SymbolKind.Constant, "key": lsp.SymbolKind.Key,
+}
+
+
+class HloLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("hlo-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.ws = Workspace()
+        self.plain_hover = False
+        self._pending: dict[str, asyncio.Task] = {}
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+
+    def lines_of(self, path: str) -> list[str] | None:
+        try:
+            return self.ws.analysis(path).lines
+        except ReadError:
+            return None
+
+    @property
+    def conv(self) -> Converter:
+        enc = self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16
+        return Converter(enc, self.lines_of)
+
+    def at(self, params) -> tuple[str, int, int]:
+        """(path, line, code-point column) of a text-document-position request."""
+        path = uri_to_path(params.text_document.uri)
+        line, col = self.conv.from_position(self.lines_of(path), params.position)
+        return path, line, col
+
+    def locations(self, locs: list[Location]) -> list[lsp.Location] | None:
+        conv = self.conv
+        return [conv.location(x) for x in locs] or None
+
+    def publish(self, path: str, version: int | None) -> None:
+        diags = document_diagnostics(self.ws, path)
+        lines = self.lines_of(path)
+        conv = self.conv
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri=path_to_uri(path), version=version, diagnostics=[conv.diagnostic(path, lines, d) for d in diags]))
+
+    def current_version(self, path: str) -> int | None:
+        src = self.ws._open.get(path)
+        return src.version if src is not None else None
+
+
+server = HloLanguageServer()
+
+
+def safe(fn):
+    """Log and answer null instead of raising: a failing feature never takes the server down."""
+
+    @functools.wraps(fn)
+    def wrapper(ls, params):
+        try:
+            return fn(ls, params)
+        except Exception:  # noqa: BLE001 - the point is to survive anything
+            log.exception("%s failed", fn.__name__)
+            return None
+
+    return wrapper
+
+
+# -- lifecycle -------------------------------------------------------------------------------------------------
+
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: HloLanguageServer, params: lsp.InitializeParams) -> None:
+    hover_caps = params.capabilities.text_document.hover if params.capabilities.text_document else None
+    formats = hover_caps.content_format if hover_caps and hover_caps.content_format else None
+    ls.plain_hover = bool(formats) and lsp.MarkupKind.Markdown not in formats
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: HloLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    path = uri_to_path(params.text_document.uri)
+    ls.ws.open(path, params.text_document.text, params.text_document.version)
+    _publish_now(ls, path)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+async def did_change(ls: HloLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    path = uri_to_path(uri)
+    if not ls.ws.is_open(path):
+        return  # a change for a document never opened: nothing to apply it to
+    doc = ls.workspace.get_text_document(uri)
+    ls.ws.change(path, doc.source, params.text_document.version)
+    old = ls._pending.pop(path, None)
+    if old is not None:
+        old.cancel()
+    ls._pending[path] = asyncio.ensure_future(_debounced_publish(ls, path, params.text_document.version))
+
+
+async def _debounced_publish(ls: HloLanguageServer, path: str, version: int) -> None:
+    await asyncio.sleep(DEBOUNCE_S)
+    if ls.current_version(path) == version:
+        _publish_now(ls, path)
+
+
+def _publish_now(ls: HloLanguageServer, path: str) -> None:
+    try:
+        ls.publish(path, ls.current_version(path))
+    except Exception:  # noqa: BLE001
+        log.exception("publishing diagnostics for %s failed", path)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: HloLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    for path in ls.ws.open_paths():  # a saved sibling can change another open file's buffer facts
+        _publish_now(ls, path)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: HloLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    path = uri_to_path(params.text_document.uri)
+    ls.ws.close(path)
+    task = ls._pending.pop(path, None)
+    if task is not None:
+        task.cancel()
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+
+
+# -- requests --------------------------------------------------------------------------------------------------
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+@safe
+def on_hover(ls: HloLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    path, line, col = ls.at(params)
+    h = hover.hover(ls.ws, path, line, col)
+    if h is None:
+        return None
+    kind, value = (lsp.MarkupKind.PlainText, h.plain) if ls.plain_hover else (lsp.MarkupKind.Markdown, h.markdown)
+    return lsp.Hover(contents=lsp.MarkupContent(kind=kind, value=value), range=ls.conv.range_in(path, h.range))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+@safe
+def on_definition(ls: HloLanguageServer, params: lsp.DefinitionParams):
+    return ls.locations(navigation.definition(ls.ws, *ls.at(params)))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DECLARATION)
+@safe
+def on_declaration(ls: HloLanguageServer, params: lsp.DeclarationParams):
+    return ls.locations(navigation.definition(ls.ws, *ls.at(params)))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_TYPE_DEFINITION)
+@safe
+def on_type_definition(ls: HloLanguageServer, params: lsp.TypeDefinitionParams):
+    return ls.locations(navigation.type_definition(ls.ws, *ls.at(params)))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+@safe
+def on_references(ls: HloLanguageServer, params: lsp.ReferenceParams):
+    return ls.locations(navigation.references(ls.ws, *ls.at(params), params.context.include_declaration))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+@safe
+def on_highlight(ls: HloLanguageServer, params: lsp.DocumentHighlightParams):
+    path = uri_to_path(params.text_document.uri)
+    conv = ls.conv
+    lines = ls.lines_of(path)
+    kinds = {"write": lsp.DocumentHighlightKind.Write, "read": lsp.DocumentHighlightKind.Read}
+    return [lsp.DocumentHighlight(range=conv.range(lines, h.range), kind=kinds[h.kind])
+            for h in navigation.highlights(ls.ws, *ls.at(params))] or None
+
+
+def _symbol(conv: Converter, lines, s) -> lsp.DocumentSymbol:
+    return lsp.DocumentSymbol(name=s.name, kind=SYMBOL_KIND[s.kind], range=conv.range(lines, s.range),
+                              selection_range=conv.range(lines, s.selection_range), detail=s.detail or None,
+                              children=[_symbol(conv, lines, c) for c in s.children] or None)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+@safe
+def on_document_symbol(ls: HloLanguageServer, params: lsp.DocumentSymbolParams):
+    path = uri_to_path(params.text_document.uri)
+    conv, lines = ls.conv, ls.lines_of(path)
+    return [_symbol(conv, lines, s) for s in symbols.document_symbols(ls.ws, path)]
+
+
+@server.feature(lsp.WORKSPACE_SYMBOL)
+@safe
+def on_workspace_symbol(ls: HloLanguageServer, params: lsp.WorkspaceSymbolParams):
+    conv = ls.conv
+    return [lsp.WorkspaceSymbol(name=s.name, kind=SYMBOL_KIND[s.kind], location=conv.location(s.location),
+                                container_name=s.container or None)
+            for s in symbols.workspace_symbols(ls.ws, params.query, ls.ws.open_paths())]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
+@safe
+def on_folding(ls: HloLanguageServer, params: lsp.FoldingRangeParams):
+    path = uri_to_path(params.text_document.uri)
+    return [lsp.FoldingRange(start_line=f.start_line, end_line=f.end_line, kind=lsp.FoldingRangeKind.Region)
+            for f in symbols.folding_ranges(ls.ws, path)]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK)
+@safe
+def on_document_link(ls: HloLanguageServer, params: lsp.DocumentLinkParams):
+    path = uri_to_path(params.text_document.uri)
+    conv, lines = ls.conv, ls.lines_of(path)
+    out = []
+    for link in symbols.document_links(ls.ws, path):
+        target = conv.location(link.target)
+        uri = f"{target.uri}#L{target.range.start.line + 1},{target.range.start.character + 1}"
+        out.append(lsp.DocumentLink(range=conv.range(lines, link.range), target=uri, tooltip=link.tooltip))
+    return out
+
+
+def _call_item(conv: Converter, item: CallItem) -> lsp.CallHierarchyItem:
+    return lsp.CallHierarchyItem(
+        name=item.name, kind=lsp.SymbolKind.Function, uri=path_to_uri(item.location.path), detail=item.detail,
+        range=conv.range_in(item.location.path, item.location.range),
+        selection_range=conv.range_in(item.location.path, item.selection),
+        data={"path": item.location.path, "line": item.location.range.start_line})
+
+
+def _from_call_item(ls: HloLanguageServer, it: lsp.CallHierarchyItem) -> CallItem | None:
+    path = uri_to_path(it.uri)
+    items = calls.prepare(ls.ws, path, it.selection_range.start.line,
+                          ls.conv.from_position(ls.lines_of(path), it.selection_range.start)[1])
+    return items[0] if items else None
+
+
+@server.feature(lsp.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY)
+@safe
+def on_prepare_calls(ls: HloLanguageServer, params: lsp.CallHierarchyPrepareParams):
+    conv = ls.conv
+    return [_call_item(conv, i) for i in calls.prepare(ls.ws, *ls.at(params))] or None
+
+
+@server.feature(lsp.CALL_HIERARCHY_INCOMING_CALLS)
+@safe
+def on_incoming(ls: HloLanguageServer, params: lsp.CallHierarchyIncomingCallsParams):
+    item = _from_call_item(ls, params.item)
+    if item is None:
+        return None
+    conv = ls.conv
+    return [lsp.CallHierarchyIncomingCall(from_=_call_item(conv, c.item),
+                                          from_ranges=[conv.range_in(c.item.location.path, r) for r in c.ranges])
+            for c in calls.incoming(ls.ws, item)]
+
+
+@server.feature(lsp.CALL_HIERARCHY_OUTGOING_CALLS)
+@safe
+def on_outgoing(ls: HloLanguageServer, params: lsp.CallHierarchyOutgoingCallsParams):
+    item = _from_call_item(ls, params.item)
+    if item is None:
+        return None
+    conv = ls.conv
+    return [lsp.CallHierarchyOutgoingCall(to=_call_item(conv, c.item),
+                                          from_ranges=[conv.range_in(item.location.path, r) for r in c.ranges])
+            for c in calls.outgoing(ls.ws, item)]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(inter_file_dependencies=True,
+                                                                    workspace_diagnostics=False))
+@safe
+def on_pull_diagnostics(ls: HloLanguageServer, params: lsp.DocumentDiagnosticParams):
+    path = uri_to_path(params.text_document.uri)
+    conv, lines = ls.conv, ls.lines_of(path)
+    items = [conv.diagnostic(path, lines, d) for d in document_diagnostics(ls.ws, path)]
+    return lsp.RelatedFullDocumentDiagnosticReport(items=items)
