@@ -234,7 +234,12 @@ class _Reader:
         c = line[0]
         if c == "<":
             if self.section != "used":
+                # Recover: report once, then read the values as if `Used values:` had been there.
                 self.err(ln, 0, len(line), "a value header outside `Used values:`", CODE_STRUCTURE)
+                self.finish_alloc()
+                self.section = "used"
+                self.saw.add("values")
+                self.value_role = "use"
             self.used_header(ln, line)
             return
         if c == "a" and line.startswith("allocation "):
@@ -300,7 +305,7 @@ class _Reader:
     def indented(self, ln: int, line: str) -> None:
         if line.isspace():
             return
-        if self.skipping and (self.section in ("alloc", "used") or line.startswith("    ")):
+        if self.skipping and (self.section in ("alloc", "used", None) or line.startswith("    ")):
             return
         s = self.section
         if s == "alloc":
@@ -311,8 +316,17 @@ class _Reader:
             self.live_range_line(ln, line)
         elif s == "mem":
             self.mem_line(ln, line)
+        elif line.startswith(("  InstructionSequence:", "  BufferLiveRange:", "  Live ranges at ", "  Stack trace")):
+            self.section = "lr-top"  # recover from a lost `HloLiveRange` header (reported on its own line)
+            self.saw.add("live-range")
+            self.live_range_line(ln, line)
+        elif _MEM_HEADER.match(line):
+            self.section = "mem"  # recover from a lost `Memory Space:` header
+            self.saw.add("memory-report")
+            self.mem_line(ln, line)
         else:
             self.bad_line(ln, line, "a section header before indented lines")
+            self.skipping = True
 
     # ------------------------------------------------------------------ allocations
     def allocation(self, ln: int, line: str) -> None:
@@ -708,7 +722,7 @@ class _Reader:
             self.err(node.line, 0, len(self.lines[node.line]),
                      f"the stack-trace breakdown ends with {node.remaining} bytes not shown (truncated file?)",
                      CODE_STRUCTURE)
-        if self.lines and self.lines[-1].strip():
+        if self.lines and self.lines[-1]:
             ln = len(self.lines) - 1
             doc.diagnostics.append(warning(Range(ln, 0, ln, len(self.lines[ln])), "buffers.truncated",
                                            "the file ends in the middle of a line (XLA ends dumps with a newline): "
