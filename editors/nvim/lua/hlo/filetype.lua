@@ -1,0 +1,125 @@
+-- Filetype detection for XLA dumps.
+--
+-- Two filetypes:
+--   hlo          HLO module text: *.hlo, *.hlo.txt, *before_optimizations.txt,
+--                *after_optimizations.txt, or any .txt whose first line starts
+--                with "HloModule ".
+--   hlo_buffers  buffer-assignment dumps: *-buffer-assignment.txt,
+--                *-buffer-assignment-values.txt, *-live-range.txt,
+--                *-memory-usage-report.txt, or any .txt whose first non-empty
+--                line starts with "BufferAssignment:", "HloLiveRange",
+--                "Total bytes used:" (values file) or "Memory Space:" (report).
+--
+-- Names are matched first (priority 10), then the content sniff for other
+-- .txt files (priority 1, still before Neovim's own `*.txt` -> text rule,
+-- which is an extension rule and runs after non-negative patterns).
+-- On 0.7 the Lua filetype machinery only runs with `vim.g.do_filetype_lua = 1`;
+-- without it an autocommand of our own does the same work.
+local M = {}
+
+--- Names matched on the file's tail, as Lua patterns (anchored by Neovim).
+M.name_patterns = {
+  ['.*%.hlo'] = 'hlo',
+  ['.*%.hlo%.txt'] = 'hlo',
+  ['.*before_optimizations%.txt'] = 'hlo',
+  ['.*after_optimizations%.txt'] = 'hlo',
+  ['.*%-buffer%-assignment%.txt'] = 'hlo_buffers',
+  ['.*%-buffer%-assignment%-values%.txt'] = 'hlo_buffers',
+  ['.*%-live%-range%.txt'] = 'hlo_buffers',
+  ['.*%-memory%-usage%-report%.txt'] = 'hlo_buffers',
+}
+
+local first_line_prefixes = {
+  { 'HloModule ', 'hlo' },
+  { 'BufferAssignment:', 'hlo_buffers' },
+  { 'HloLiveRange', 'hlo_buffers' },
+  { 'Total bytes used:', 'hlo_buffers' },
+  { 'Memory Space:', 'hlo_buffers' },
+}
+
+--- Filetype from a list of the file's first lines; nil when none matches.
+function M.from_lines(lines)
+  for _, line in ipairs(lines) do
+    if line:match('%S') then
+      for _, rule in ipairs(first_line_prefixes) do
+        if line:sub(1, #rule[1]) == rule[1] then
+          return rule[2]
+        end
+      end
+      return nil -- only the first non-empty line counts
+    end
+  end
+  return nil
+end
+
+--- Filetype from the buffer's first lines; nil when the buffer is not loaded or unknown.
+function M.from_buffer(bufnr)
+  if not bufnr or not vim.api.nvim_buf_is_loaded(bufnr) then
+    return nil
+  end
+  return M.from_lines(vim.api.nvim_buf_get_lines(bufnr, 0, 8, false))
+end
+
+--- Filetype from a file name alone; nil when the name gives no hint.
+function M.from_name(path)
+  local tail = vim.fn.fnamemodify(path, ':t')
+  for pat, ft in pairs(M.name_patterns) do
+    if tail:match('^' .. pat .. '$') then
+      return ft
+    end
+  end
+  return nil
+end
+
+--- Filetype by name, then by content for .txt files; nil when neither matches.
+function M.detect(path, bufnr)
+  local ft = M.from_name(path)
+  if ft then
+    return ft
+  end
+  if path:match('%.txt$') then
+    return M.from_buffer(bufnr)
+  end
+  return nil
+end
+
+local registered = false
+
+--- Install the rules once. Returns nothing.
+function M.register()
+  if registered then
+    return
+  end
+  registered = true
+  local lua_detection = vim.filetype and vim.filetype.add
+    and (vim.fn.has('nvim-0.8') == 1 or vim.g.do_filetype_lua == 1)
+  if lua_detection then
+    local pattern = {}
+    for pat, ft in pairs(M.name_patterns) do
+      pattern[pat] = { ft, { priority = 10 } }
+    end
+    pattern['.*%.txt'] = {
+      function(_, bufnr)
+        return M.from_buffer(bufnr)
+      end,
+      { priority = 1 },
+    }
+    vim.filetype.add({ extension = { hlo = 'hlo' }, pattern = pattern })
+    return
+  end
+  -- Neovim 0.7 with the legacy filetype.vim only: our own autocommand, defined
+  -- after filetypedetect's, so it may override the generic "text".
+  local group = vim.api.nvim_create_augroup('hlo_filetype', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufRead', 'BufNewFile' }, {
+    group = group,
+    callback = function(args)
+      local ft = M.detect(args.file ~= '' and args.file or vim.api.nvim_buf_get_name(args.buf), args.buf)
+      local current = vim.bo[args.buf].filetype
+      if ft and ft ~= current and (current == '' or current == 'text') then
+        vim.bo[args.buf].filetype = ft
+      end
+    end,
+  })
+end
+
+return M

