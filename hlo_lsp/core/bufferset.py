@@ -101,8 +101,8 @@ class BufferSet:
         return self.values_by_key.get(key)
 
     def values_of(self, instruction: str) -> list[BufferValue]:
-        """The values an instruction defines, in key order of first appearance; [] when none."""
-        return self._by_instruction.get(instruction, [])
+        """The values an instruction defines, ordered by shape index (``{}`` first); [] when none."""
+        return sorted(self._by_instruction.get(instruction, ()), key=lambda v: v.index or ())
 
     def step_of(self, instruction: str) -> int | None:
         """The instruction's position in the schedule (``InstructionSequence``); None when not scheduled here."""

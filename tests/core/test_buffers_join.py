@@ -1,0 +1,135 @@
+"""BufferSet: the join of one module's split files (or one old single file), and split-set pairing by stem.
+
+Expected facts come from the dump text read with this test's own regexes."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from hlo_lsp.core.buffers import read_buffers
+from hlo_lsp.core.bufferset import BufferSet, split_sets, split_siblings, split_stem
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+CORPUS = DATA / "jax-cpu"
+FOLDERS = sorted(p for p in CORPUS.iterdir() if p.is_dir())
+SETS = [(stem, files) for folder in FOLDERS for stem, files in split_sets(folder).items()]
+
+VALUE = re.compile(r"^ value: <(\d+) (\S+?)(?: \(phi\))? @\d+> \(size=(\d+),offset=(\d+)\): (.+)$", re.M)
+ALLOC = re.compile(r"^allocation (\d+):", re.M)
+HEADER = re.compile(r"^<(\d+) (\S+?)(?: \(phi\))? @\d+>$", re.M)
+LIVE = re.compile(r"^    (\S+\{[0-9,]*\}):(\d+)-(\d+)$", re.M)
+SEQ = re.compile(r"^    (\d+):(\S+)$", re.M)
+
+
+def canonical(name: str) -> str:
+    return name if name.endswith("}") else name + "{}"
+
+
+def build(files: dict[str, Path]) -> BufferSet:
+    return BufferSet.from_docs([read_buffers(p.read_text(encoding="utf-8"), k) for k, p in files.items() if k != "module"])
+
+
+def test_every_corpus_module_has_a_full_split_set():
+    assert len(SETS) == 23
+    for stem, files in SETS:
+        assert set(files) == {"module", "assignment", "values", "live-range", "memory-report"}, stem
+        assert files["module"].name == stem + ".txt" and "before_optimizations" not in stem
+
+
+@pytest.mark.parametrize("stem, files", SETS, ids=[s for s, _ in SETS])
+def test_join_matches_each_file(stem, files):
+    bs = build(files)
+    assert bs.problems == []
+    assignment = files["assignment"].read_text(encoding="utf-8")
+    # every value line: allocation, offset, size, shape and where it was read
+    current = None
+    lines = assignment.split("\n")
+    seen = 0
+    for ln, line in enumerate(lines):
+        m = ALLOC.match(line)
+        if m:
+            current = int(m.group(1))
+            continue
+        m = VALUE.match(line)
+        if not m:
+            continue
+        v = bs.value(canonical(m.group(2)))
+        assert v is not None and v.value_id == int(m.group(1)) and bs.values_by_id[v.value_id] is v
+        assert (v.allocation, v.size, v.offset, v.shape) == (current, int(m.group(3)), int(m.group(4)), m.group(5))
+        at = v.assignment_at
+        assert at.kind == "assignment" and at.line == ln
+        assert lines[ln][at.range.start_col : at.range.end_col] == m.group(2)
+        assert bs.allocation_at[current].line < ln
+        seen += 1
+    assert seen == len(bs.values_by_key)
+    # used values: ids agree, and positions/uses/from-instruction are attached
+    values = files["values"].read_text(encoding="utf-8")
+    for m in HEADER.finditer(values):
+        v = bs.value(canonical(m.group(2)))
+        assert v.value_id == int(m.group(1)) and v.from_instruction is not None and v.positions
+        assert v.used_at.kind == "values"
+        assert v.from_instruction.lstrip("%").startswith(v.instruction + " = ")
+        assert v.from_instruction_at.kind == "values"
+    # live ranges and schedule
+    live = files["live-range"].read_text(encoding="utf-8")
+    for m in LIVE.finditer(live):
+        v = bs.value(m.group(1))
+        assert v.live_range == (int(m.group(2)), int(m.group(3))) and v.live_range_at.kind == "live-range"
+    for m in SEQ.finditer(live):
+        assert bs.step_of(m.group(2)) == int(m.group(1))
+    assert bs.total_bytes_used == sum(a.size for a in bs.allocations)
+    for p in bs.peak_entries:
+        assert bs.value(p.key).peak_bytes == p.bytes
+
+
+def test_values_of_instruction_and_lookups():
+    stem = "module_0002.jit_predict.cpu_after_optimizations"
+    bs = build(split_siblings(CORPUS / "mlp_sgd" / f"{stem}.txt"))
+    keys = [v.key for v in bs.values_of("iota_reduce_fusion")]
+    assert keys == ["iota_reduce_fusion{}", "iota_reduce_fusion{0}", "iota_reduce_fusion{1}"]
+    assert bs.value("no-such{}") is None and bs.values_of("no-such") == [] and bs.step_of("no-such") is None
+    assert bs.allocation(6).output_shape == "s32[128]" and bs.allocation(999) is None
+
+
+def test_old_single_file_joins_alone():
+    path = DATA / "seeds" / "002_b0117d631587537a.txt"
+    text = path.read_text()
+    bs = BufferSet.from_docs([read_buffers(text)])
+    assert bs.problems == []
+    v = bs.value("fusion.10{}")
+    assert v.size == 96 and v.live_range is not None and v.assignment_at.kind == "single"
+    assert len(bs.values_by_key) == len(VALUE.findall(text))
+    assert bs.peak_step == 78 and bs.total_bytes_used == 2885767252
+
+
+def test_split_stem():
+    assert split_stem("m.x-buffer-assignment-values.txt") == ("m.x", "values")
+    assert split_stem("m.x-buffer-assignment.txt") == ("m.x", "assignment")
+    assert split_stem("m.x-live-range.txt") == ("m.x", "live-range")
+    assert split_stem("m.x-memory-usage-report.txt") == ("m.x", "memory-report")
+    assert split_stem("m.x.txt") == ("m.x", "module")
+    assert split_stem("m.hlo") is None
+
+
+def test_siblings_exact_stem_and_no_escape(tmp_path):
+    d = tmp_path / "dump"
+    d.mkdir()
+    for name in ("m.txt", "m-buffer-assignment.txt", "m-live-range.txt", "m2-buffer-assignment-values.txt",
+                 "m.before_optimizations.txt"):
+        (d / name).write_text("x\n")
+    outside = tmp_path / "secret-buffer-assignment-values.txt"
+    outside.write_text("x\n")
+    os.symlink(outside, d / "m-buffer-assignment-values.txt")
+    (d / "m-memory-usage-report.txt").mkdir()  # a folder is not a file
+    sib = split_siblings(d / "m-live-range.txt")
+    assert sib == {"module": d / "m.txt", "assignment": d / "m-buffer-assignment.txt", "live-range": d / "m-live-range.txt"}
+    # a symlink that stays inside the folder is fine
+    os.symlink(d / "m-buffer-assignment.txt", d / "n-buffer-assignment.txt")
+    assert split_siblings(d / "n.txt") == {"assignment": d / "n-buffer-assignment.txt"}
+    assert split_siblings(d / "m.before_optimizations.txt") == {"module": d / "m.before_optimizations.txt"}
+    assert split_siblings(d / "notes.md") == {}
+    assert set(split_sets(d)) == {"m", "m2", "n"}
