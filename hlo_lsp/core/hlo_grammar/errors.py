@@ -93,6 +93,17 @@ def syntax_diagnostic(exc: UnexpectedInput, block_text: str, unclosed: tuple[Ran
         line, col = t.line - 1, t.column - 1
         width = max(1, len(str(t).split("\n")[0]))
         msg = f"unexpected {describe_token(t)}; expected {expected_phrase(exc.expected)}"
+        if line > 0 and not lines[line][:col].strip():
+            # The token starts its line: what is missing belongs at the end of the previous code line
+            # (XLA reports it there too, e.g. `add(x, x` followed by a new line).
+            prev = line - 1
+            while prev > 0 and not lines[prev].split("//", 1)[0].strip():
+                prev -= 1
+            code = lines[prev].split("//", 1)[0].rstrip()
+            if code:
+                return error(Range(prev, len(code) - 1, line, col + width), "syntax-error",
+                             f"{msg.replace('unexpected', 'the next line starts with', 1)}; "
+                             f"is something missing at the end of this line?")
         if t.type in ("NAME", "PNAME") and "'='" in expected_phrase(exc.expected):
             msg += " (an instruction is 'name = shape opcode(operands)')"
         return error(Range(line, col, line, col + width), "syntax-error", msg)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from lark.exceptions import UnexpectedInput
 
-from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, error
+from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, error, warning
 from hlo_lsp.core.occurrences import Occurrence
 
 from . import model
@@ -219,13 +219,14 @@ def _check_tables(tables: model.Tables) -> BlockResult:
                     occ.append(Occurrence(n.line, n.col, n.end, "stack_frame", str(parent), "use"))
                     uses.append(("stack_frame", str(parent), n))
                 elif parent < 0:
-                    diags.append(error(Range(n.line, n.col, n.line, n.end), "unknown-stack-frame",
+                    diags.append(warning(Range(n.line, n.col, n.line, n.end), "unknown-stack-frame",
                                        "parent_frame_id= is the parent frame's id plus one; 0 is not valid"))
     for kind, key, n in uses:
         if key not in defs[kind]:
             code = "unknown-stack-frame" if kind == "stack_frame" else "unknown-table-id"
-            diags.append(error(Range(n.line, n.col, n.line, n.end), code,
-                               f"no {kind.replace('_', ' ')} with id {key} in the tables above"))
+            # A warning, not an error: XLA's parser (jaxlib 0.10.2) accepts dangling table ids.
+            diags.append(warning(Range(n.line, n.col, n.line, n.end), code,
+                                 f"no {kind.replace('_', ' ')} with id {key} in the tables above"))
     occ.sort(key=lambda o: (o.line, o.start))
     facts = BlockFacts(frames={k: 1 for k in defs["stack_frame"]})
     return BlockResult("tables", True, diags, occ, facts, table_defs=defs)
@@ -300,7 +301,8 @@ def _validate_module(text: str) -> GrammarResult:
             if frames is None or use.name not in frames:
                 rng = Range(use.line + dl, use.start, use.line + dl, use.end)
                 where = "the StackFrames table" if frames is not None else "this module (it has no StackFrames table)"
-                diags.append(error(rng, "unknown-stack-frame", f"stack frame {use.name} is not in {where}"))
+                # Warning: XLA's parser accepts a stack_frame_id that points nowhere.
+                diags.append(warning(rng, "unknown-stack-frame", f"stack frame {use.name} is not in {where}"))
         if dl:
             occ.extend(Occurrence(o.line + dl, o.start, o.end, o.kind, o.key, o.role) for o in r.occurrences)
         else:
