@@ -1,0 +1,276 @@
+// Playwright driver for test/e2e.sh: a user's session in code-server (real VS Code 1.99.3) with the built .vsix.
+// Every expected value (a value's size, the line of its defining instruction) is read from the dump text here,
+// with regexes independent of the extension and the server. Prints PASS/FAIL per step, then "N passed, N failed".
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const URL = process.env.E2E_URL;
+const WS = process.env.E2E_WORKSPACE;
+const SHOTS = process.env.E2E_SCREENSHOTS;
+const LOGS = process.env.E2E_LOGS;
+const SERVER_WAIT = Number(process.env.E2E_SERVER_WAIT_MS ?? 45000);
+
+const results = [];
+function record(name, ok, detail) {
+  results.push({ name, ok });
+  console.log(`${ok ? 'PASS' : 'FAIL'} ${name}${detail ? ` - ${detail}` : ''}`);
+}
+async function step(name, fn) {
+  try {
+    const detail = await fn();
+    record(name, true, detail);
+    return true;
+  } catch (e) {
+    record(name, false, (e && e.message ? e.message : String(e)).split('\n')[0]);
+    return false;
+  }
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+// ---- expectations from the dump text ----
+const BA = 'module_0000.jit_piecewise.cpu_after_optimizations-buffer-assignment.txt';
+const HLO = 'module_0000.jit_piecewise.cpu_after_optimizations.txt';
+const SEED = '000_45ad91e6d67cdb55.txt';
+const BROKEN = 'broken_by_hand.hlo';
+const read = (name) => fs.readFileSync(path.join(WS, name), 'utf8');
+
+/** The first ` value: <id name @pos> (size=S,...)` line: its name and size. */
+function firstValue(text) {
+  const m = /^ value: <\d+ ([A-Za-z_][\w.\-]*) @\d+> \(size=(\d+),offset=\d+\)/m.exec(text);
+  if (!m) throw new Error('no value line');
+  return { name: m[1], size: m[2] };
+}
+/** 1-based line and the 1-based columns of `%name` and `name` where the instruction `name` is defined. */
+function definitionOf(text, name) {
+  const lines = text.split('\n');
+  const re = new RegExp(`^(\\s*(?:ROOT\\s+)?)(%?)${escapeRe(name)} = `);
+  for (let i = 0; i < lines.length; i++) {
+    const m = re.exec(lines[i]);
+    if (m) return { line: i + 1, cols: [m[1].length + 1, m[1].length + 1 + m[2].length] };
+  }
+  throw new Error(`no definition of ${name}`);
+}
+/** Digits of a size as the hover may print them: 32768, 32,768 or 32 768. */
+const bytesIn = (text, size) => text.replace(/(\d)[,\s\u202f\u2009\u00a0](?=\d{3}\b)/g, '$1').includes(`${size} bytes`);
+
+// ---- the workbench ----
+const browser = await chromium.launch({
+  executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+});
+const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
+page.setDefaultTimeout(15000);
+const consoleErrors = [];
+page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+
+const EDITOR = '.part.editor .editor-group-container.active .monaco-editor';
+const statusText = async (id) => (await page.locator(`.statusbar-item[id="${id}"]`).first().innerText()).trim();
+const activeTab = async () => (await page.locator('.part.editor .tab.active .label-name').first().innerText()).trim();
+
+async function shot(name, clip) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS, name), clip });
+  return path.join(SHOTS, name);
+}
+
+/** Opens a file by double-clicking its row in the explorer, scrolling the list until the row shows. */
+async function openFile(name) {
+  const row = page.locator('.explorer-folders-view .monaco-list-row').filter({
+    has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(name)}$`) }),
+  });
+  const list = page.locator('.explorer-folders-view .monaco-list').first();
+  for (let i = 0; i < 30 && (await row.count()) === 0; i++) {
+    await list.hover();
+    await page.mouse.wheel(0, i < 15 ? 200 : -200);
+    await sleep(150);
+  }
+  await row.first().dblclick();
+  await page.waitForFunction(
+    (n) => [...document.querySelectorAll('.part.editor .tab.active .label-name')].some((e) => e.textContent.trim() === n),
+    name,
+  );
+  await page.locator(`${EDITOR} .view-line`).first().waitFor();
+  await sleep(500);
+}
+
+/** Screen point at the middle of the first occurrence of `text` on a rendered line of the active editor. */
+async function pointOf(text, lineHint) {
+  const p = await page.evaluate(([text, hint]) => {
+    const editor = document.querySelector('.part.editor .editor-group-container.active .monaco-editor');
+    if (!editor) return null;
+    const lines = [...editor.querySelectorAll('.view-lines .view-line')]
+      .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top);
+    for (const line of lines) {
+      const flat = line.textContent.replace(/\u00a0/g, ' ');
+      if (hint && !flat.includes(hint)) continue;
+      const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const i = node.textContent.replace(/\u00a0/g, ' ').indexOf(text);
+        if (i < 0) continue;
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + text.length);
+        const r = range.getBoundingClientRect();
+        const color = getComputedStyle(node.parentElement).color;
+        const plain = getComputedStyle(line).color;
+        return { x: r.left + r.width / 2, y: r.top + r.height / 2, color, plain, tokenText: node.textContent };
+      }
+    }
+    return null;
+  }, [text, lineHint ?? null]);
+  if (!p) throw new Error(`"${text}" is not on screen`);
+  return p;
+}
+
+/** Hovers `text` until a hover shows text matching `want`, re-hovering while the server starts; returns it. */
+async function hoverUntil(text, lineHint, want, timeout = SERVER_WAIT) {
+  const deadline = Date.now() + timeout;
+  let last = '';
+  while (Date.now() < deadline) {
+    const p = await pointOf(text, lineHint);
+    await page.mouse.move(p.x - 40, p.y + 200);
+    await sleep(200);
+    await page.mouse.move(p.x, p.y);
+    await page.mouse.move(p.x + 1, p.y);
+    const hover = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents');
+    try {
+      await hover.first().waitFor({ state: 'visible', timeout: 4000 });
+      last = (await hover.allInnerTexts()).join('\n');
+      if (want(last)) return last;
+    } catch {
+      /* no hover yet: the server may still be starting */
+    }
+    await sleep(1000);
+  }
+  throw new Error(`no matching hover over "${text}" within ${timeout / 1000}s${last ? `; last hover: ${JSON.stringify(last.slice(0, 160))}` : ''}`);
+}
+
+let ready = false;
+try {
+  await page.goto(URL, { waitUntil: 'domcontentloaded', timeout: 60000 });
+  await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: 90000 });
+  ready = true;
+} catch (e) {
+  record('workbench loads with the dump folder in the explorer', false, String(e.message).split('\n')[0]);
+}
+
+if (ready) {
+  record('workbench loads with the dump folder in the explorer', true);
+  const ba = read(BA);
+  const value = firstValue(ba);
+  const def = definitionOf(read(HLO), value.name);
+
+  await step(`${BA} opens as "HLO Buffer Assignment" (filename pattern)`, async () => {
+    await openFile(BA);
+    const mode = await statusText('status.editor.mode');
+    if (mode !== 'HLO Buffer Assignment') throw new Error(`language status says "${mode}"`);
+  });
+
+  await step('the TextMate grammar colours a value name', async () => {
+    // The first render is plain text; the TextMate tokens arrive from a worker a moment later.
+    const deadline = Date.now() + 15000;
+    let p;
+    while (Date.now() < deadline) {
+      p = await pointOf(value.name, 'value: <');
+      if (p.tokenText.trim() === value.name && p.color !== p.plain) {
+        return `${value.name} in ${p.color}, plain text ${p.plain}`;
+      }
+      await sleep(300);
+    }
+    throw new Error(`token "${p?.tokenText}" in ${p?.color} (plain ${p?.plain}): the grammar did not colour the name`);
+  });
+
+  const hovered = await step(`hover over value ${value.name} shows "${value.size} bytes"`, async () => {
+    const text = await hoverUntil(value.name, 'value: <', (t) => bytesIn(t, value.size));
+    const editor = await page.locator('.part.editor').boundingBox();
+    const file = await shot('hover.png', { x: editor.x, y: editor.y, width: Math.min(editor.width, 900), height: Math.min(editor.height, 300) });
+    return `${JSON.stringify(text.split('\n')[0].slice(0, 80))}; screenshot ${path.relative(process.cwd(), file)}`;
+  });
+  if (!hovered) await shot('hover-failed.png').catch(() => {});
+
+  await step(`F12 on ${value.name} lands on its instruction (${HLO}:${def.line})`, async () => {
+    await page.mouse.move(5, 5);
+    await page.keyboard.press('Escape');
+    const p = await pointOf(value.name, 'value: <');
+    await page.mouse.click(p.x, p.y);
+    const deadline = Date.now() + SERVER_WAIT;
+    let where = '';
+    let tab = '';
+    while (Date.now() < deadline) {
+      await page.keyboard.press('F12');
+      await sleep(1500);
+      tab = await activeTab();
+      where = await statusText('status.editor.selection').catch(() => '');
+      const m = /Ln (\d+), Col (\d+)/.exec(where);
+      if (tab === HLO && m && Number(m[1]) === def.line && def.cols.includes(Number(m[2]))) {
+        await shot('definition.png');
+        return `${tab} ${where}`;
+      }
+      if (tab !== BA) break;
+      await page.mouse.click(p.x, p.y);
+    }
+    throw new Error(`active tab "${tab}", "${where}"; expected ${HLO} Ln ${def.line}, Col ${def.cols.join(' or ')}`);
+  });
+
+  await step(`${HLO} opens as "HLO"`, async () => {
+    await openFile(HLO);
+    const mode = await statusText('status.editor.mode');
+    if (mode !== 'HLO') throw new Error(`language status says "${mode}"`);
+  });
+
+  const seed = firstValue(read(SEED));
+  await step(`seed ${SEED} is switched from plain text to "HLO Buffer Assignment" (first line)`, async () => {
+    await openFile(SEED);
+    const deadline = Date.now() + 10000;
+    let mode = '';
+    while (Date.now() < deadline) {
+      mode = await statusText('status.editor.mode');
+      if (mode === 'HLO Buffer Assignment') return;
+      await sleep(300);
+    }
+    throw new Error(`language status says "${mode}"`);
+  });
+
+  await step(`hover over ${seed.name} in the seed shows "${seed.size} bytes"`, async () => {
+    const text = await hoverUntil(seed.name, 'value: <', (t) => bytesIn(t, seed.size));
+    return JSON.stringify(text.split('\n')[0].slice(0, 80));
+  });
+
+  await step(`${BROKEN} shows a squiggle`, async () => {
+    await page.mouse.move(5, 5);
+    await page.keyboard.press('Escape');
+    await openFile(BROKEN);
+    const squiggle = page.locator(`${EDITOR} .squiggly-error, ${EDITOR} .squiggly-warning`);
+    await squiggle.first().waitFor({ state: 'attached', timeout: SERVER_WAIT });
+    await shot('diagnostics.png');
+    return `${await squiggle.count()} squiggle(s)`;
+  });
+
+  await step('no "command already exists" or activation error in the extension host', async () => {
+    const logsDir = path.join(LOGS, 'data', 'logs');
+    const found = [];
+    const walk = (d) => {
+      if (!fs.existsSync(d)) return;
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (/exthost|HLO/i.test(p)) {
+          for (const l of fs.readFileSync(p, 'utf8').split('\n')) {
+            if (/already exists|Activating extension .*hlo-lsp.* failed|Cannot find module/i.test(l)) found.push(l.trim());
+          }
+        }
+      }
+    };
+    walk(logsDir);
+    if (found.length) throw new Error(found[0].slice(0, 200));
+  });
+}
+
+await browser.close();
+const passed = results.filter((r) => r.ok).length;
+const failed = results.length - passed;
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
