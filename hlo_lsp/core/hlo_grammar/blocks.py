@@ -98,8 +98,8 @@ def split_blocks(text: str) -> list[Block]:
                 new_kind = _line_kind(line)
                 if new_kind is not None:
                     kind, first = new_kind, line_no
-            elif kind == "computation" and brace_depth >= 1 and line_no > first:
-                if line.rstrip() == "}" and brace_depth > 1:
+            elif kind == "computation" and depth >= 1 and line_no > first:
+                if line.rstrip() == "}" and depth > 1:
                     # A lone `}` in column 0 ends the computation even if an attribute brace was left open.
                     depth = brace_depth = 1
                 elif _looks_like_computation_header(line) and not line.startswith((" ", "\t")):
