@@ -191,6 +191,7 @@ class MemoryTable:
     total_bytes: int | None
     line: int
     rows: list[MemoryRow] = field(default_factory=list)
+    allocation: int | None = None  # set by the older report layout, which names each table's allocation
 
 
 @dataclass(slots=True)

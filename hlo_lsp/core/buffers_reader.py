@@ -72,6 +72,11 @@ _MEM_HEADER = re.compile(r"\s*cumulative_size;\s+size;\s+offset;\s+used_by_n_val
 _MEM_CUM = re.compile(r"\s*([0-9.]+[KMGTPE]?i?B)\(\s*(\d+)%\)\Z")
 _MEM_SIZE = re.compile(r"\s*([0-9.]+[KMGTPE]?i?B)\Z")
 _MEM_INT = re.compile(r"\s*(\d+)\Z")
+_MEM_OLD_ROW = re.compile(
+    r"\s*[0-9.]+[KMGTPE]?i?B\(\s*\d+%\);\s*-?[0-9.]+[KMGTPE]?i?B; allocation \d+: size [0-9.]+[KMGTPE]?i?B.*:\Z"
+)
+_MEM_OLD_ALLOC = re.compile(r"allocation (\d+): size [0-9.]+[KMGTPE]?i?B.*:\Z")
+_MEM_OLD_COLOR = re.compile(r", color (\d+)")
 _MEM_REST = re.compile(r"\s*The rest \d+ (?:values|allocations) are less than")
 _TREE_CHARS = " │├└─"
 _new = tuple.__new__  # builds NamedTuples without their Python-level __new__ (hot path)
@@ -117,6 +122,7 @@ class _Reader:
         self.skipping = False
         self.mark = 0
         self.lr_parts: set[str] = set()
+        self.pending_old_table = False
         self.occ = self.doc.occurrences
 
     # ------------------------------------------------------------------ diagnostics
@@ -242,6 +248,12 @@ class _Reader:
                 self.value_role = "use"
             self.used_header(ln, line)
             return
+        if self.section is not None and self.section.startswith("mem-old"):
+            if self.mem_old_line(ln, line):
+                return
+        elif c == "\t" and self.section == "mem":
+            self.mem_line(ln, line)
+            return
         if c == "a" and line.startswith("allocation "):
             self.allocation(ln, line)
             return
@@ -291,6 +303,10 @@ class _Reader:
             self.space = (int(m.group(2)), m.group(1), None)
             self.section = "mem"
             self.table = None
+        elif line in ("Allocations sorted by size:", "Allocations sorted by size with their values:"):
+            self.saw.add("memory-report")
+            self.section = "mem-old-list" if line.endswith("size:") else "mem-old-values"
+            self.table = None
         elif line.startswith("Total bytes:"):
             m = _MEM_TOTAL.match(line)
             if m is None or self.section != "mem" or self.space is None:
@@ -316,6 +332,8 @@ class _Reader:
             self.live_range_line(ln, line)
         elif s == "mem":
             self.mem_line(ln, line)
+        elif s is not None and s.startswith("mem-old") and self.mem_old_line(ln, line):
+            return
         elif line.startswith(("  InstructionSequence:", "  BufferLiveRange:", "  Live ranges at ", "  Stack trace")):
             self.section = "lr-top"  # recover from a lost `HloLiveRange` header (reported on its own line)
             self.saw.add("live-range")
@@ -642,6 +660,36 @@ class _Reader:
         parents.append(len(nodes) - 1)
 
     # ------------------------------------------------------------------ memory-usage report
+    def mem_old_line(self, ln: int, line: str) -> bool:
+        """Lines of the older report layout (``Allocations sorted by size:`` ...); False when not one of them."""
+        stripped = line.strip()
+        if not stripped or stripped.strip("-") == "":
+            return True
+        if self.section == "mem-old-list":
+            if stripped == "cumulative_size; total_size - cumulative_size; allocation" or _MEM_REST.match(line):
+                return True
+            if not (line[0] == " " or line[0].isdigit()):
+                return False  # a section header: `top` takes it
+            m = _MEM_OLD_ROW.match(line)
+            if m is None:
+                self.bad_line(ln, line, "a row `cumulative(P%); remaining; allocation N: size S, ...:`")
+            return True
+        m = _MEM_OLD_ALLOC.match(line)
+        if m is not None:
+            color = _MEM_OLD_COLOR.search(line)
+            self.table = MemoryTable(color=int(color.group(1)) if color else 0, memory_space="", total_bytes=None,
+                                     line=ln, allocation=int(m.group(1)))
+            self.doc.memory_report.append(self.table)
+            self.pending_old_table = True
+            return True
+        if line[0] in " \t":
+            if _MEM_HEADER.match(line) and self.table is not None and self.pending_old_table:
+                self.pending_old_table = False  # the table belongs to the allocation line above it
+                return True
+            self.mem_line(ln, line)
+            return True
+        return False
+
     def mem_line(self, ln: int, line: str) -> None:
         if _MEM_HEADER.match(line):
             sp = self.space or (0, "", None)
@@ -680,6 +728,8 @@ class _Reader:
                 doc.kind = "single"
             elif "assignment" in saw:
                 doc.kind = "assignment"
+            elif "memory-report" in saw and not doc.used_values:
+                doc.kind = "memory-report"
             elif "values" in saw:
                 doc.kind = "values"
             elif "live-range" in saw:

@@ -240,3 +240,59 @@ def test_sweep_shared_dumps():
     bad = {str(p): read(p).diagnostics[:3] for p in files if read(p).diagnostics}
     assert bad == {}
     assert len(files) >= 4 + 4 * 23
+
+
+def _xla_human(n: int) -> str:
+    if n < 1024:
+        return f"{n}B"
+    u = 0
+    while n >= 1024 * 1024:
+        n //= 1024
+        u += 1
+    return f"{n / 1024.0:.1f}KiB" if u == 0 else f"{n / 1024.0:.2f}{'KMGTPE'[u]}iB"
+
+
+def test_older_memory_report_layout():
+    """XLA before the per-memory-space report wrote `Allocations sorted by size:` lists (format strings of
+    BufferAssignment::MemoryUsageReport, transcribed here); build one from a real listing and read it."""
+    listing = (DATA / "jax-cpu" / "mlp_sgd" / "module_0002.jit_predict.cpu_after_optimizations-buffer-assignment.txt"
+               ).read_text()
+    allocs = []
+    for block in listing.split("\nallocation ")[1:]:
+        head, *values = block.split("\n")
+        idx, rest = head.split(": size ", 1)
+        size, flags = (rest.split(",", 1) + [""])[:2] if "," in rest else (rest[:-1], "")
+        vals = [tuple(int(x) for x in re.search(r"size=(\d+),offset=(\d+)", v).groups()) for v in values if v.strip()]
+        allocs.append((int(idx), int(size), ("," + flags) if flags else ":", vals))
+    total = sum(a[1] for a in allocs)
+    out = [f"Total bytes used: {total} ({_xla_human(total)})", "", "Allocations sorted by size:", "",
+           "cumulative_size; total_size - cumulative_size; allocation", "-" * 78]
+    cum = 0
+    ordered = sorted(allocs, key=lambda a: (-a[1], a[0]))
+    for idx, size, flags, _ in ordered:
+        cum += size
+        out.append("%10s(%3.0f%%); %10s; allocation %d: size %s%s" % (
+            _xla_human(cum), 100.0 * cum / total, _xla_human(total - cum), idx, _xla_human(size), flags))
+    out += ["", "", "Allocations sorted by size with their values:"]
+    multi = 0
+    for idx, size, flags, vals in ordered:
+        out.append(f"allocation {idx}: size {_xla_human(size)}{flags}")
+        if len(vals) > 1:
+            multi += 1
+            out += ["", "\tcumulative_size;       size;       offset; used_by_n_values; shapes_list", "\t" + "-" * 60]
+            by_off: dict[int, list[int]] = {}
+            for s, o in vals:
+                by_off.setdefault(o, []).append(s)
+            c = 0
+            for off, sizes in sorted(by_off.items(), key=lambda kv: -max(kv[1])):
+                c += max(sizes)
+                out.append("\t%9s(%3.0f%%); %10s; %12d; %16d; f32[1]" % (_xla_human(c), 100.0, _xla_human(max(sizes)),
+                                                                           off, len(sizes)))
+            out.append("")
+    text = "\n".join(out) + "\n"
+    doc = read_buffers(text)
+    assert doc.kind == "memory-report" and doc.diagnostics == []
+    assert [t.allocation for t in doc.memory_report] == [a[0] for a in ordered]
+    with_rows = [t for t in doc.memory_report if t.rows]
+    assert len(with_rows) == multi >= 1
+    assert doc.total_bytes_used == total
