@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -80,9 +81,10 @@ def _nvim_07() -> str | None:
 
 
 CASES = {
-    # id: (finder, extra init lines, lsp_api)
+    # id: (finder, extra init lines, lsp_api; None: no setup{} call, the plugin's defaults)
     "0.11-enable": (_nvim_011, "", "auto"),
     "0.11-start": (_nvim_011, "", "start"),
+    "0.11-defaults": (_nvim_011, "", None),
     "0.7-start_client": (_nvim_07, "vim.g.do_filetype_lua = 1", "auto"),
     "0.7-legacy-filetype": (_nvim_07, "", "auto"),
 }
@@ -153,7 +155,7 @@ def holds_size(text: str, n: int) -> bool:
 
 # -- running Neovim ---------------------------------------------------------
 
-def run_probe(nvim: str, tmp: Path, init_extra: str, lsp_api: str) -> dict:
+def run_probe(nvim: str, tmp: Path, init_extra: str, lsp_api: str | None) -> dict:
     work = tmp / "dumps"
     shutil.copytree(PROGRAM, work / "cond_switch")
     program = work / "cond_switch"
@@ -191,13 +193,19 @@ def run_probe(nvim: str, tmp: Path, init_extra: str, lsp_api: str) -> dict:
 
     init = tmp / "init.lua"
     cmd = [sys.executable, "-m", "hlo_lsp"]
+    setup = (f"require('hlo').setup({{ cmd = {{ {', '.join(json.dumps(c) for c in cmd)} }}, lsp_api = '{lsp_api}' }})\n"
+             if lsp_api else "")
     init.write_text(
         f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n"
         f"{init_extra}\n"
         "vim.cmd('filetype on')\n"
-        f"require('hlo').setup({{ cmd = {{ {', '.join(json.dumps(c) for c in cmd)} }}, lsp_api = '{lsp_api}' }})\n"
+        f"{setup}"
     )
     env = dict(os.environ)
+    if not lsp_api:
+        # the default command is `hlo-lsp` (else python3 -m hlo_lsp): find this environment's first
+        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), sysconfig.get_path("scripts"),
+                                       env.get("PATH", "")])
     for xdg in ("CONFIG", "DATA", "STATE", "CACHE"):
         d = tmp / "xdg" / xdg.lower()
         d.mkdir(parents=True, exist_ok=True)
