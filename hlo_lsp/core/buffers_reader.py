@@ -106,7 +106,6 @@ class _Reader:
     def __init__(self, text: str, kind_hint: str | None):
         self.lines = text.split("\n")
         self.doc = BufferDoc(kind=kind_hint or "")
-        self.kind_hint = kind_hint
         self.section: str | None = None  # alloc | used | seq | lr | peak | stack | mem | lr-none
         self.sub: str | None = None  # positions | uses (inside a used value)
         self.alloc: Allocation | None = None
@@ -114,7 +113,6 @@ class _Reader:
         self.table: MemoryTable | None = None
         self.space: tuple[int, str, int | None] | None = None
         self.stack_parents: list[int] = []
-        self.value_role = "def"
         self.saw = set()
         # After a block header that cannot be read, its indented lines are skipped silently (one error, not one
         # per line); `mark` is the diagnostic count when the current block began, so structural checks only
@@ -245,7 +243,6 @@ class _Reader:
                 self.finish_alloc()
                 self.section = "used"
                 self.saw.add("values")
-                self.value_role = "use"
             self.used_header(ln, line)
             return
         if self.section is not None and self.section.startswith("mem-old"):
@@ -278,10 +275,8 @@ class _Reader:
         elif line == "Used values:":
             self.section = "used"
             self.saw.add("values")
-            self.value_role = "use"
         elif line.startswith("HloLiveRange"):
             self.saw.add("live-range")
-            self.value_role = "use"
             m = _LR_HEADER.match(line)
             if m is not None:
                 doc.live_range_max = int(m.group(1))
@@ -643,7 +638,8 @@ class _Reader:
         n = len(line)
         while col < n and line[col] in _TREE_CHARS:
             col += 1
-        m = _STACK_TAIL.search(line, col)
+        # The tail holds no " (" of its own, so it starts at the last one: one anchored match, linear time.
+        m = _STACK_TAIL.match(line, max(line.rfind(" ("), 0))
         if m is None or m.start() <= col:
             self.bad_line(ln, line, "a stack-trace node `name (P%, total: N bytes, current: N bytes, remaining: N bytes)`")
             return

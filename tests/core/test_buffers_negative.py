@@ -158,3 +158,30 @@ def test_random_edits_never_raise(data):
     variant = "\n".join(lines)
     doc = _read(path, variant)
     _valid_ranges(doc, variant.replace("\r\n", "\n") if "\r\n" in variant else variant)
+
+
+N = 1_000_000
+HOSTILE = {
+    "stack": "HloLiveRange (max 1):\n  InstructionSequence:\n    0:x\n  Stack trace breakdown for peak usage: 1 bytes\n    "
+             + " (1%, total: 1 1 1 bytes, current: 1 bytes" * (N // 40) + "\n",
+    "alloc-props": "BufferAssignment:\nallocation 0: size 1" + ", color 1" * (N // 9) + ":\n",
+    "alloc-shape": "BufferAssignment:\nallocation 0: size 1, parameter 0, shape |" + "f32[1], " * (N // 8) + "\n",
+    "value-name": "BufferAssignment:\nallocation 0: size 4:\n value: <1 " + "x" * N + "\n",
+    "value-shape": "BufferAssignment:\nallocation 0: size 4:\n value: <1 x @0> (size=4,offset=0): " + "(f32[], " * (N // 8) + "\n",
+    "peak": "HloLiveRange (max 1):\n  Live ranges at 1 (peak):\n    " + "a{1," * (N // 4) + "\n",
+    "report": "Memory Space: default (color=0)\n  cumulative_size;       size;       offset; used_by_n_values; shapes_list\n"
+              + " 1B(100%);" * (N // 10) + "\n",
+    "positions": "Used values:\n<1 x @0>\n positions:\n  " + "x {0," * (N // 5) + "\n",
+    "brackets": "<" * N + "\n" + " " * N + "x\n" + "\t" * N + "\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_megabyte_lines_read_in_linear_time(name):
+    # A regex that backtracks over a 1 MB line would take hours; linear code takes well under a second.
+    import time
+
+    t0 = time.perf_counter()
+    doc = read_buffers(HOSTILE[name])
+    assert time.perf_counter() - t0 < 10
+    assert any(d.severity == Severity.ERROR for d in doc.diagnostics)
