@@ -78,7 +78,8 @@ def describe_token(token) -> str:
         return "the end of the block"
     if len(text) > 30:
         text = text[:27] + "..."
-    return f"{friendly(token.type)} '{text}'" if token.type in ("NAME", "PNAME", "INT", "DECIMAL", "STRING",
+    kind = friendly(token.type).split(" ", 1)[-1] if friendly(token.type).startswith(("a ", "an ")) else friendly(token.type)
+    return f"{kind} '{text}'" if token.type in ("NAME", "PNAME", "INT", "DECIMAL", "STRING",
                                                                 "ATTR_NAME", "PRIM_TYPE") else f"'{text}'"
 
 
