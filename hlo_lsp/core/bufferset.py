@@ -155,7 +155,8 @@ class BufferSet:
             if doc.total_bytes_used is not None:
                 bs.total_bytes_used = doc.total_bytes_used
                 ln = doc.total_bytes_used_line or 0
-                bs.total_at = Source(kind, ln, Range(ln, 0, ln, 0))
+                start = len("Total bytes used: ")  # the range covers the number
+                bs.total_at = Source(kind, ln, Range(ln, start, ln, start + len(str(doc.total_bytes_used))))
             for u in doc.used_values:
                 v = bs._get(u.key, u.instruction, u.index)
                 bs._set_id(v, u.value_id, kind, u.range)
@@ -181,7 +182,8 @@ class BufferSet:
             if doc.peak_step is not None:
                 bs.peak_step = doc.peak_step
                 ln = doc.peak_line or 0
-                bs.peak_at = Source(kind, ln, Range(ln, 0, ln, 0))
+                start = len("  Live ranges at ")  # the range covers the step number
+                bs.peak_at = Source(kind, ln, Range(ln, start, ln, start + len(str(doc.peak_step))))
                 bs.peak_entries = doc.peak_entries
                 for p in doc.peak_entries:
                     if p.key is not None:

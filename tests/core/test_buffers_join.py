@@ -133,3 +133,36 @@ def test_siblings_exact_stem_and_no_escape(tmp_path):
     assert split_siblings(d / "m.before_optimizations.txt") == {"module": d / "m.before_optimizations.txt"}
     assert split_siblings(d / "notes.md") == {}
     assert set(split_sets(d)) == {"m", "m2", "n"}
+
+
+def test_fact_sources_point_at_their_text():
+    stem = "module_0002.jit_predict.cpu_after_optimizations"
+    files = split_siblings(CORPUS / "mlp_sgd" / f"{stem}.txt")
+    bs = build(files)
+    texts = {k: p.read_text(encoding="utf-8").split("\n") for k, p in files.items()}
+    at = bs.total_at
+    assert texts[at.kind][at.line][at.range.start_col : at.range.end_col] == str(bs.total_bytes_used)
+    at = bs.peak_at
+    assert texts[at.kind][at.line][at.range.start_col : at.range.end_col] == str(bs.peak_step)
+    for v in bs.values_by_key.values():
+        for src, want in ((v.assignment_at, v.name), (v.from_instruction_at, v.instruction),
+                          (v.live_range_at, None), (v.used_at, None)):
+            if src is None:
+                continue
+            got = texts[src.kind][src.line][src.range.start_col : src.range.end_col]
+            assert got == want if want is not None else (got == v.key or got + "{}" == v.key)
+    for index, src in bs.allocation_at.items():
+        assert texts[src.kind][src.line].startswith(f"allocation {index}:")
+
+
+def test_occurrence_roles():
+    seed = read_buffers((DATA / "seeds" / "004_a3085531593bac68.txt").read_text())
+    folder = CORPUS / "mlp_sgd"
+    stem = "module_0002.jit_predict.cpu_after_optimizations"
+    for doc in [seed] + [read_buffers(p.read_text(encoding="utf-8"), k)
+                         for k, p in split_siblings(folder / f"{stem}.txt").items() if k != "module"]:
+        listing_lines = {a.line for a in doc.assignments()} | {a.line for a in doc.allocations}
+        for o in doc.occurrences:
+            assert o.role == ("def" if o.line in listing_lines else "use"), (doc.kind, o)
+            if o.kind == "allocation":
+                assert o.line in {a.line for a in doc.allocations}
