@@ -134,9 +134,36 @@ def _validate_block(block: Block) -> BlockResult:
         return BlockResult(block.kind, True, diags, occ, facts, _summary(comp, block))
     if block.kind == "header":
         header = model.header_of(tree)
-        return BlockResult(block.kind, True, [], [], BlockFacts())
+        return BlockResult(block.kind, True, _check_header(header), [], BlockFacts())
     tables = model.tables_of(tree)
     return _check_tables(tables)
+
+
+# Module attributes HloParserImpl::ParseHloModule accepts, with their kinds (hlo_lsp.core.opcodes).
+_HEADER_ATTRIBUTES = {
+    "is_scheduled": "bool", "replica_count": "int", "num_partitions": "int", "input_output_alias": "any",
+    "buffer_donor": "any", "alias_passthrough_params": "bool", "entry_computation_layout": "any",
+    "frontend_attributes": "frontend", "allow_spmd_sharding_propagation_to_parameters": "any",
+    "allow_spmd_sharding_propagation_to_output": "any", "origin_recovery_table": "any",
+}
+
+
+def _check_header(header: model.Header) -> list[Diagnostic]:
+    from .attributes import check_value
+
+    diags = []
+    seen = set()
+    for attr in header.attributes:
+        rng = Range(attr.line, attr.start, attr.line, attr.end)
+        kind = _HEADER_ATTRIBUTES.get(attr.name)
+        if attr.name in seen:
+            diags.append(error(rng, "duplicate-attribute", f"attribute '{attr.name}' already exists"))
+        elif kind is None:
+            diags.append(error(rng, "unknown-attribute", f"HloModule does not take the attribute '{attr.name}'"))
+        elif check_value(kind, attr.value) is not None:
+            diags.append(error(rng, "invalid-attribute", f"{attr.name}=: {check_value(kind, attr.value)[1]}"))
+        seen.add(attr.name)
+    return diags
 
 
 def _fallback_occurrences(block: Block) -> list[Occurrence]:
