@@ -155,7 +155,8 @@ def holds_size(text: str, n: int) -> bool:
 
 # -- running Neovim ---------------------------------------------------------
 
-def run_probe(nvim: str, tmp: Path, init_extra: str, lsp_api: str | None) -> dict:
+def prepare_dumps(tmp: Path) -> tuple[Path, dict, dict]:
+    """Copy the dumps into tmp; returns (file to open first, probe spec, expectations read from the text)."""
     work = tmp / "dumps"
     shutil.copytree(PROGRAM, work / "cond_switch")
     program = work / "cond_switch"
@@ -183,14 +184,36 @@ def run_probe(nvim: str, tmp: Path, init_extra: str, lsp_api: str | None) -> dic
     (plain / "notes.txt").write_text("Some notes about HloModule dumps.\n")
     sniff.append({"path": str(plain / "notes.txt"), "hover": None})
 
-    out = tmp / "result.json"
-    spec = {"out": str(out), "main": {"line": main["line"], "character": main["character"]},
+    spec = {"out": str(tmp / "result.json"), "main": {"line": main["line"], "character": main["character"]},
             "broken": str(hand / "broken.hlo"),
             "sniff": [{"path": s["path"], "hover": s["hover"] and {"line": s["hover"]["line"],
                                                                    "character": s["hover"]["character"]}}
                       for s in sniff]}
     (tmp / "spec.json").write_text(json.dumps(spec))
+    expected = {"main": main, "hlo": str(hlo), "buffers": str(buffers), "sniff": sniff}
+    return buffers, spec, expected
 
+
+def probe_env(tmp: Path, own_path_first: bool) -> dict:
+    """Environment of an editor run: XDG dirs and HOME in tmp, the spec file named."""
+    env = dict(os.environ)
+    if own_path_first:
+        # the default command is `hlo-lsp` (else python3 -m hlo_lsp): find this environment's first
+        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), sysconfig.get_path("scripts"),
+                                       env.get("PATH", "")])
+    for xdg in ("CONFIG", "DATA", "STATE", "CACHE"):
+        d = tmp / "xdg" / xdg.lower()
+        d.mkdir(parents=True, exist_ok=True)
+        env[f"XDG_{xdg}_HOME"] = str(d)
+    (tmp / "home").mkdir(exist_ok=True)
+    env["HOME"] = str(tmp / "home")
+    env["HLO_PROBE_SPEC"] = str(tmp / "spec.json")
+    env["HLO_PROBE_TIMEOUT"] = "60000"
+    return env
+
+
+def run_probe(nvim: str, tmp: Path, init_extra: str, lsp_api: str | None) -> dict:
+    first, spec, expected = prepare_dumps(tmp)
     init = tmp / "init.lua"
     cmd = [sys.executable, "-m", "hlo_lsp"]
     setup = (f"require('hlo').setup({{ cmd = {{ {', '.join(json.dumps(c) for c in cmd)} }}, lsp_api = '{lsp_api}' }})\n"
@@ -201,24 +224,15 @@ def run_probe(nvim: str, tmp: Path, init_extra: str, lsp_api: str | None) -> dic
         "vim.cmd('filetype on')\n"
         f"{setup}"
     )
-    env = dict(os.environ)
-    if not lsp_api:
-        # the default command is `hlo-lsp` (else python3 -m hlo_lsp): find this environment's first
-        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), sysconfig.get_path("scripts"),
-                                       env.get("PATH", "")])
-    for xdg in ("CONFIG", "DATA", "STATE", "CACHE"):
-        d = tmp / "xdg" / xdg.lower()
-        d.mkdir(parents=True, exist_ok=True)
-        env[f"XDG_{xdg}_HOME"] = str(d)
-    env["HLO_PROBE_SPEC"] = str(tmp / "spec.json")
-    env["HLO_PROBE_TIMEOUT"] = "60000"
     proc = subprocess.run(
-        [nvim, "--headless", "-u", str(init), str(buffers), "-c", f"luafile {PROBE}"],
-        cwd=work, env=env, capture_output=True, text=True, timeout=400, stdin=subprocess.DEVNULL,
+        [nvim, "--headless", "-u", str(init), str(first), "-c", f"luafile {PROBE}"],
+        cwd=first.parent.parent, env=probe_env(tmp, own_path_first=not lsp_api), capture_output=True, text=True,
+        timeout=400, stdin=subprocess.DEVNULL,
     )
+    out = Path(spec["out"])
     assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     result = json.loads(out.read_text())
-    result["_expected"] = {"main": main, "hlo": str(hlo), "buffers": str(buffers), "sniff": sniff}
+    result["_expected"] = expected
     result["_stderr"] = proc.stderr
     return result
 
@@ -300,3 +314,126 @@ def test_seed_without_hint_gets_hover(probe):
 
 def test_probe_ran_without_lua_errors(probe):
     assert probe["errors"] == [], probe["errors"]
+
+
+def test_help_file_builds_tags(tmp_path):
+    """:helptags accepts doc/hlo.txt (no duplicate tags) and every setup{} option has a tag."""
+    nvim = _nvim_011() or _nvim_07()
+    if nvim is None:
+        pytest.skip("no Neovim")
+    shutil.copytree(PLUGIN / "doc", tmp_path / "doc")
+    proc = subprocess.run([nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"helptags {tmp_path / 'doc'}",
+                           "-c", "qa!"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0 and "E154" not in proc.stderr + proc.stdout, proc.stderr
+    tags = {line.split("\t")[0] for line in (tmp_path / "doc" / "tags").read_text().splitlines()}
+    init = (PLUGIN / "lua" / "hlo" / "init.lua").read_text()
+    defaults = init[init.index("M.defaults = {"):init.index("\n}\n", init.index("M.defaults = {"))]
+    options = re.findall(r"^  (\w+) =", defaults, re.M)
+    assert options, "no options found in M.defaults"
+    for opt in options:
+        assert f"hlo-opt-{opt}" in tags, opt
+    assert {"hlo-setup", ":HloRestart", "hlo-filetypes"} <= tags
+
+
+# -- other clients: the configurations of editors/other-clients.md --------------------------------
+
+OTHER_CLIENTS = ROOT / "editors" / "other-clients.md"
+EMACS_PROBE = Path(__file__).with_name("emacs_eglot_probe.el")
+
+
+def doc_blocks(lang: str) -> list[str]:
+    """The fenced ```lang blocks of editors/other-clients.md, in order."""
+    text = OTHER_CLIENTS.read_text()
+    return re.findall(r"^```" + re.escape(lang) + r"\n(.*?)^```", text, re.S | re.M)
+
+
+def _emacs_with_eglot() -> str | None:
+    emacs = shutil.which("emacs")
+    if not emacs:
+        return None
+    try:
+        ok = subprocess.run([emacs, "--batch", "--eval", "(require 'eglot)"], capture_output=True,
+                            timeout=60, stdin=subprocess.DEVNULL).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return emacs if ok else None
+
+
+@pytest.fixture(scope="module")
+def emacs_probe(tmp_path_factory):
+    """Emacs in batch mode with the documented eglot block; skips without Emacs + eglot (Debian's
+    emacs-nox + elpa-eglot on Emacs 28, built in from 29)."""
+    emacs = _emacs_with_eglot()
+    if emacs is None:
+        pytest.skip("no Emacs with eglot")
+    tmp = tmp_path_factory.mktemp("emacs")
+    blocks = doc_blocks("elisp")
+    assert len(blocks) == 1, "editors/other-clients.md should hold one elisp block"
+    config = tmp / "hlo-eglot.el"
+    config.write_text(blocks[0])
+    first, spec, expected = prepare_dumps(tmp)
+    proc = subprocess.run(
+        [emacs, "--batch", "-l", str(config), str(first), "-l", str(EMACS_PROBE)],
+        cwd=first.parent, env=probe_env(tmp, own_path_first=True), capture_output=True, text=True,
+        timeout=400, stdin=subprocess.DEVNULL,
+    )
+    out = Path(spec["out"])
+    assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    result = json.loads(out.read_text())
+    result["_expected"] = expected
+    return result
+
+
+EMACS_MODES = {"hlo": "hlo-mode", "hlo_buffers": "hlo-buffers-mode"}
+
+
+def test_emacs_modes_by_name_and_first_line(emacs_probe):
+    assert emacs_probe["errors"] == [], emacs_probe["errors"]
+    assert emacs_probe["main"]["mode"] == "hlo-buffers-mode"
+    assert emacs_probe["broken"]["mode"] == "hlo-mode"
+    for got, want in zip(emacs_probe["sniff"], emacs_probe["_expected"]["sniff"], strict=True):
+        ft = expected_filetype(Path(want["path"]).read_text())
+        if ft:
+            assert got["mode"] == EMACS_MODES[ft], got
+        else:
+            assert got["mode"] not in EMACS_MODES.values(), got
+
+
+def test_emacs_eglot_hover_definition_diagnostics(emacs_probe):
+    exp = emacs_probe["_expected"]
+    main = emacs_probe["main"]
+    assert main["client"] is True
+    assert holds_size(main["hover"], exp["main"]["size"]), main["hover"]
+    assert Path(main["jump"]["path"]).resolve() == Path(exp["hlo"]).resolve(), main["jump"]
+    assert main["jump"]["line"] == exp["main"]["def_line"]
+    assert main["jump"]["mode"] == "hlo-mode"
+    assert any(d["lnum"] in BROKEN_LINES for d in emacs_probe["broken"]["diagnostics"] or []), emacs_probe["broken"]
+    seed = emacs_probe["sniff"][0]
+    assert holds_size(seed["hover"], exp["sniff"][0]["size"]), seed
+
+
+def test_helix_config_is_valid_toml():
+    """Helix is not installable here: check the documented languages.toml parses and wires both languages."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    configs = [tomllib.loads(b) for b in doc_blocks("toml")]
+    helix = next(c for c in configs if "language-server" in c)
+    assert helix["language-server"]["hlo-lsp"]["command"] == "hlo-lsp"
+    langs = {lang["name"]: lang for lang in helix["language"]}
+    assert set(langs) == {"hlo", "hlo-buffers"}
+    for lang in langs.values():
+        assert lang["language-servers"] == ["hlo-lsp"]
+    globs = {g["glob"] for lang in langs.values() for g in lang["file-types"] if isinstance(g, dict)}
+    # every documented name rule of the Neovim plugin has a glob (the bare "hlo" is an extension)
+    names = ["x.hlo.txt", "m.before_optimizations.txt", "m.cpu_after_optimizations.txt",
+             "m-buffer-assignment.txt", "m-buffer-assignment-values.txt", "m-live-range.txt",
+             "m-memory-usage-report.txt"]
+    import fnmatch
+
+    for n in names:
+        assert any(fnmatch.fnmatch(n, g) for g in globs), n
+
+
+def test_zed_settings_are_valid_json():
+    for block in doc_blocks("json"):
+        json.loads(block)
