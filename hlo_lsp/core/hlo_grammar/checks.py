@@ -19,6 +19,8 @@ from hlo_lsp.core.occurrences import Occurrence
 from hlo_lsp.core.opcodes import COMMON_ATTRIBUTES, KEYWORDS, OPCODES, PRIMITIVE_TYPES, Attr, OpcodeInfo, lookup
 
 from .attributes import check_value
+from .rules import attribute_problems, infer, negative_dims, opcode_rules
+from .semantics import check_literal, check_sharding
 from .model import Attribute, Computation, Instruction, Name, Tok
 
 
@@ -62,6 +64,8 @@ class ComputationChecker:
         self.defined: dict[str, Name] = {}
         self.later: dict[str, Name] = {}
         self.shapes: dict[str, object] = {}
+        self.channels: dict[str, tuple[str, str | None]] = {}
+        self.inferred = None
 
     def run(self) -> None:
         comp = self.comp
@@ -85,6 +89,7 @@ class ComputationChecker:
         root_tok: Tok | None = None
         params: list[tuple[int, Instruction, Tok]] = []
         for ins in comp.instructions:
+            self.inferred = None
             self._instruction(ins, params)
             name = ins.name
             if ins.root is not None:
@@ -102,7 +107,7 @@ class ComputationChecker:
                                             related=(Related(_name_range(first), "first defined here"),)))
                 else:
                     self.defined[name.text] = name
-                    self.shapes[name.text] = ins.shape
+                    self.shapes[name.text] = ins.shape if ins.shape is not None else self.inferred
         self._parameters(params)
         self._signature(root_tok)
 
@@ -123,6 +128,10 @@ class ComputationChecker:
                                     f"the layout lists {ins.shape.layout_rank} dimensions but the shape "
                                     f"{ins.shape.text} has {len(ins.shape.dims)}"))
         self._operands(ins, info)
+        for shp in ([ins.shape] if ins.shape is not None else []):
+            bad = negative_dims(shp)
+            if bad is not None:
+                self.diags.append(error(_tok_range(bad), "invalid-shape", f"{bad.text}: dimension sizes must be >= 0"))
         if info is None or not info.in_parser:
             why = "is not an HLO opcode" if info is None else "is not accepted by XLA's HLO parser"
             self.diags.append(error(_tok_range(ins.opcode), "unknown-opcode", f"'{ins.opcode.text}' {why}"))
@@ -132,7 +141,23 @@ class ComputationChecker:
                                     f"XLA cannot infer the result shape of '{ins.opcode.text}'; "
                                     "write it before the opcode, e.g. 'x = f32[4] ...'"))
         self._arity(ins, info, params)
-        self._attributes(ins, info, wrapped)
+        seen = self._attributes(ins, info, wrapped)
+        operand_shapes = [self._operand_shape(o) for o in ins.operands]
+        self.diags.extend(opcode_rules(ins, operand_shapes, seen, self.channels, info.name))
+        if info.name == "constant" and ins.shape is not None and ins.arg_count == 1:
+            problem = check_literal(ins.shape, ins.literal, ins.opcode)
+            if problem is not None:
+                t, msg = problem
+                self.diags.append(error(_tok_range(t), "invalid-literal", msg))
+        if ins.shape is None:
+            inferred, problem = infer(ins, operand_shapes)
+            if problem is not None:
+                t, msg = problem
+                self.diags.append(error(_tok_range(t), "cannot-infer-shape", f"failed to infer the shape: {msg}"))
+            self.inferred = inferred
+        if ins.name is not None:
+            chan = seen.get("channel_id")
+            self.channels[ins.name.text] = (info.name, chan.value[0].text if chan and chan.value else None)
 
     def _operands(self, ins: Instruction, info: OpcodeInfo | None) -> None:
         for op in ins.operands:
@@ -155,6 +180,11 @@ class ComputationChecker:
             if op.name is None:
                 continue
             self._use(op.name)
+            defined = self.shapes.get(op.name.text) if op.name.text in self.defined else None
+            if op.shape is not None and defined is not None and op.shape.text != defined.text:
+                self.diags.append(error(_rng(op.shape.line, op.shape.col, op.name.start - 1), "operand-shape-mismatch",
+                                        f"the operand is written as {op.shape.text}, but '{op.name.text}' is "
+                                        f"{defined.text}"))
 
     def _use(self, name: Name) -> None:
         self.occ.append(Occurrence(name.line, name.start, name.end, "instruction", name.text, "use"))
@@ -241,6 +271,15 @@ class ComputationChecker:
                                         f"'{info.name}' does not take the attribute '{attr.name}'"))
                 continue
             problem = check_value(kind, attr.value)
+            if problem is None and kind == "sharding":
+                found = check_sharding(attr.value)
+                if found is not None:
+                    t = found[0] or attr.value[0]
+                    problem = (attr.value.index(t) if t in attr.value else 0, found[1])
+            if problem is None:
+                found = attribute_problems(attr, kind)
+                if found is not None:
+                    problem = (attr.value.index(found[0]), found[1])
             if problem is not None:
                 idx, msg = problem
                 t = attr.value[idx] if attr.value else Tok("", "", attr.line, attr.end)
@@ -258,6 +297,7 @@ class ComputationChecker:
                                         "'broadcast' of a non-scalar operand needs the attribute 'dimensions='"))
         if info.name == "conditional":
             self._conditional(ins, seen)
+        return seen
 
     def _operand_shape(self, op):
         if op.shape is not None:

@@ -46,10 +46,34 @@ class Shape:
     col: int
     layout_rank: int = -1  # number of minor_to_major entries written, -1 without a layout
     layout_tok: Tok | None = None
+    elements: tuple["Shape", ...] = ()  # a tuple's element shapes
 
     @property
     def is_scalar(self) -> bool:
         return self.element is not None and not self.dims
+
+    @property
+    def is_tuple(self) -> bool:
+        return self.element is None
+
+    def dim_sizes(self) -> list[int | None]:
+        """Each dimension's size (a dynamic `<=N` dimension counts its bound N); None for `?`."""
+        out: list[int | None] = []
+        for d in self.dims:
+            d = d.lstrip("<=")
+            out.append(int(d) if d.lstrip("-").isdigit() else None)
+        return out
+
+    def element_count(self) -> int | None:
+        """Number of elements of an array with static dimensions; None for tuples and unknown sizes."""
+        if self.element is None:
+            return None
+        n = 1
+        for d in self.dim_sizes():
+            if d is None:
+                return None
+            n *= d
+        return n
 
 
 @dataclass(slots=True)
@@ -143,7 +167,7 @@ def shape_of(node) -> Shape:
         parts = [shape_of(c) for c in node.children if isinstance(c, Tree)]
         first = node.children[0]
         return Shape("(" + ", ".join(p.text for p in parts) + ")", None, (), len(parts), first.line - 1,
-                     first.column - 1)
+                     first.column - 1, elements=tuple(parts))
     prim = node.children[0]
     dims: list[str] = []
     layout_rank = -1
