@@ -331,7 +331,7 @@ def allocated_view(bs: BufferSet, shapes: _Shapes | None = None, sources: _Sourc
         by_alloc.setdefault(v.allocation, []).append(v)
         last = max(last, v.live_range[1])
     if bs.live_range_max is not None:
-        last = max(last, bs.live_range_max - 1)
+        last = max(last, bs.live_range_max)
     n = max(last + 1, 0)
     total = [0] * n
     by_category = {c: [0] * n for c in CATEGORIES}
