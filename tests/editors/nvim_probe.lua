@@ -139,6 +139,16 @@ local function locations(result)
   return list
 end
 
+--- Syntax group names of each byte of a (0-based) line of the current buffer.
+local function syntax_line(line)
+  local text = vim.api.nvim_buf_get_lines(0, line, line + 1, false)[1] or ''
+  local groups = {}
+  for col = 1, #text do
+    groups[col] = vim.fn.synIDattr(vim.fn.synID(line + 1, col, 1), 'name')
+  end
+  return groups
+end
+
 local function step(name, fn)
   local ok, err = pcall(fn)
   if not ok then
@@ -158,6 +168,7 @@ step('main', function()
     return
   end
   local pos = spec.main
+  out.main.syntax = syntax_line(pos.line)
   out.main.hover = hover_text(main_buf, pos)
   out.main.hover_float = hover_float(pos)
   out.main.definition = locations(request(main_buf, 'textDocument/definition', pos))
@@ -174,7 +185,9 @@ step('main', function()
     filetype = vim.bo.filetype,
     line = cursor[1] - 1,
     character = cursor[2],
+    commentstring = vim.bo.commentstring,
   }
+  out.main.jump.syntax = syntax_line(cursor[1] - 1)
 end)
 
 step('broken', function()

@@ -299,6 +299,27 @@ def test_definition_lands_on_instruction(probe):
     assert jump["filetype"] == "hlo"
 
 
+def test_syntax_highlighting(probe):
+    """syntax/hlo.vim and syntax/hlo_buffers.vim: groups at places the test finds in the text."""
+    exp = probe["_expected"]
+    name = exp["main"]["name"]
+    hlo_line = Path(exp["hlo"]).read_text().splitlines()[exp["main"]["def_line"]]
+    jump_syntax = probe["main"]["jump"]["syntax"]
+    assert len(jump_syntax) == len(hlo_line.encode())
+    col = hlo_line.index(name)  # the defined name (ASCII dump: bytes == characters)
+    assert jump_syntax[col] in ("hloName", "hloDefinition"), jump_syntax[col]
+    shape = re.search(r"\b(f32|s32|pred|bf16|u32)\[", hlo_line)
+    assert shape and jump_syntax[shape.start()] == "hloType"
+    opcode = re.search(r"= \S+ ([a-z][a-z0-9-]*)\(", hlo_line)
+    assert opcode and jump_syntax[opcode.start(1)] == "hloOpcode", (hlo_line, jump_syntax)
+    assert probe["main"]["jump"]["commentstring"] == "/* %s */"
+    buf_line = Path(exp["buffers"]).read_text().splitlines()[exp["main"]["line"]]
+    main_syntax = probe["main"]["syntax"]
+    assert main_syntax[buf_line.index("value:")] == "hloBufValueKey"
+    assert main_syntax[buf_line.index("<")] == "hloBufValue"
+    assert main_syntax[buf_line.index("size=")] == "hloBufAttribute"
+
+
 def test_broken_module_shows_diagnostics(probe):
     diags = probe["broken"]["diagnostics"]
     assert diags, probe["errors"]
