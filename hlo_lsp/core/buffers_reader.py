@@ -770,7 +770,7 @@ class _Reader:
                      CODE_STRUCTURE)
         if self.lines and self.lines[-1]:
             ln = len(self.lines) - 1
-            doc.diagnostics.append(warning(Range(ln, 0, ln, len(self.lines[ln])), "buffers.truncated",
+            doc.diagnostics.append(info(Range(ln, 0, ln, len(self.lines[ln])), "buffers.truncated",
                                            "the file ends in the middle of a line (XLA ends dumps with a newline): "
                                            "is it truncated?"))
         if doc.live_range_available is False:
