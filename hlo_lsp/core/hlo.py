@@ -30,10 +30,6 @@ _FAST_INSTR = re.compile(
 _TOP_LINE = re.compile(r"\n([^ \t\n][^\n]*)")  # over "\n" + text: lines starting in column 0
 _COMP_HEADER = re.compile(r"(ENTRY\s+)?(%?)([^\s(%{]+)\s*(.*?)\{\s*$")
 _TABLE_ROW = re.compile(r"(\d+) (.*)$")
-_CALLED = re.compile(
-    r"\b(calls|to_apply|body|condition|true_computation|false_computation|branch_computations|"
-    r"called_computations|select|scatter|comparator)=(\{[^}]*\}|%?[^\s,{}]+)"
-)
 _CALLED_NAME = re.compile(r"%?([^\s,{}%]+)")
 # Machine-written modules mark every called computation `=%name` or `={%name, ...}`: finding those runs at
 # memchr speed. Text without any `%` (hand-written) takes the general pattern.
@@ -42,7 +38,11 @@ _CALLED_ANY = re.compile(
     r"(?:calls|to_apply|body|condition|true_computation|false_computation|branch_computations|"
     r"called_computations|select|scatter|comparator)="
 )
-_TAIL_ATTRS = re.compile(r", (?:metadata|backend_config|frontend_attributes|sharding|statistics)=")
+_ATTR_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)=")
+CALL_ATTRS = frozenset({
+    "calls", "to_apply", "body", "condition", "true_computation", "false_computation", "branch_computations",
+    "called_computations", "select", "scatter", "comparator",
+})
 _COMMENT_INDEX = re.compile(r"/\*[^*]*\*/")
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
@@ -267,15 +267,43 @@ def find_close_paren(line: str, open_pos: int) -> int:
     return -1
 
 
+def scan_value_end(line: str, i: int) -> int:
+    """End of an attribute value starting at ``i``: the next top-level ``,`` or unmatched closer (depth-aware
+    over (), {}, [] and strings with escapes). Linear; never recursive."""
+    depth = 0
+    n = len(line)
+    while i < n:
+        ch = line[i]
+        if ch == '"':
+            i += 1
+            while i < n and line[i] != '"':
+                i += 2 if line[i] == "\\" else 1
+        elif ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return i
+        i += 1
+    return n
+
+
 def _called_in(attrs: str) -> tuple[str, ...]:
-    m = _TAIL_ATTRS.search(attrs)
-    if m:
-        attrs = attrs[: m.start()]
-    if "=" not in attrs:
-        return ()
-    out = []
-    for m in _CALLED.finditer(attrs):
-        out.extend(n.group(1) for n in _CALLED_NAME.finditer(m.group(2)))
+    """Called computation names in the attribute text after an operand list; string- and nesting-aware, so
+    a ``calls=`` inside metadata never counts and attributes after metadata still do."""
+    out: list[str] = []
+    i = 0
+    n = len(attrs)
+    while i < n:
+        m = _ATTR_KEY.search(attrs, i)
+        if m is None:
+            break
+        end = scan_value_end(attrs, m.end())
+        if m.group(1) in CALL_ATTRS:
+            out.extend(x.group(1) for x in _CALLED_NAME.finditer(attrs, m.end(), end))
+        i = end + 1
     return tuple(out)
 
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hlo_lsp.core.hlo import _COMMENT_INDEX, _INSTR, find_close_paren, operand_name, split_operands
+from hlo_lsp.core.hlo import (
+    _ATTR_KEY,
+    _COMMENT_INDEX,
+    _INSTR,
+    CALL_ATTRS,
+    find_close_paren,
+    operand_name,
+    scan_value_end,
+    split_operands,
+)
 
-CALL_ATTRS = frozenset({
-    "calls", "to_apply", "body", "condition", "true_computation", "false_computation", "branch_computations",
-    "called_computations", "select", "scatter", "comparator",
-})
-_ATTR_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)=")
 _NAME_IN_LIST = re.compile(r"%?([^\s,{}%]+)")
 _META_FIELD = re.compile(r'([A-Za-z_]+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
 
@@ -55,29 +59,6 @@ class InstructionLine:
             if a.key == key:
                 return a
         return None
-
-
-def _scan_value_end(line: str, i: int) -> int:
-    """End of an attribute value starting at ``i``: up to the next top-level `, ` (depth-aware over (), {}, [],
-    strings and `/* */` comments)."""
-    depth = 0
-    n = len(line)
-    while i < n:
-        ch = line[i]
-        if ch == '"':
-            i += 1
-            while i < n and line[i] != '"':
-                i += 2 if line[i] == "\\" else 1
-        elif ch in "({[":
-            depth += 1
-        elif ch in ")}]":
-            if depth == 0:
-                return i
-            depth -= 1
-        elif ch == "," and depth == 0:
-            return i
-        i += 1
-    return n
 
 
 def parse_instruction_line(line: str) -> InstructionLine | None:
@@ -119,7 +100,7 @@ def parse_instruction_line(line: str) -> InstructionLine | None:
             break
         key = km.group(1)
         vstart = km.end()
-        vend = _scan_value_end(line, vstart)
+        vend = scan_value_end(line, vstart)
         value = line[vstart:vend]
         out.attributes.append(Attribute(key, km.start(1), value, vstart, vend))
         if key in CALL_ATTRS:

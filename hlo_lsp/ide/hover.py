@@ -111,9 +111,14 @@ def _live_range_fields(f: _Fields, bs, v) -> None:
         f.add("Live range", "no live range in this dump")
         return
     s, e = v.live_range
-    ends = [n for n in (_step_name(bs, s), _step_name(bs, e)) if n]
-    names = f" (`{ends[0]}` … `{ends[1]}`)" if len(ends) == 2 else ""
-    f.add("Live range", f"[{s}, {e}]{names}")
+
+    def end_name(step: int) -> str:
+        name = _step_name(bs, step)
+        if name is not None:
+            return f"`{name}`"
+        return "end of program" if step == bs.live_range_max else f"step {step}"
+
+    f.add("Live range", f"[{s}, {e}] ({end_name(s)} … {end_name(e)})")
     if bs.peak_step is not None:
         live = s <= bs.peak_step <= e
         f.add("At peak", f"{'live' if live else 'not live'} at step {bs.peak_step}")
@@ -253,7 +258,7 @@ def _instruction_fields(cur: Cursor, mod: HloModule, ins: Instruction) -> _Field
     d = parse_instruction_line(mod.lines[ins.line])
     comp = mod.computation_of(ins)
     where = f" in `{comp.name}`" if comp else ""
-    f = _Fields(f"**{ins.opcode}** `%{ins.name}`{where}", f"{ins.opcode} %{ins.name}{where}")
+    f = _Fields(f"**{ins.opcode}** `%{ins.name}`{where}", f"{ins.opcode} %{ins.name}{where.replace('`', '')}")
     shape_text = d.shape.text if d is not None and d.shape is not None else None
     if shape_text:
         f.add("Shape", f"`{shape_text}`")

@@ -83,13 +83,27 @@ def _instruction_target(cur: Cursor, name: str, role: str) -> list[Location]:
         comp = mod.computation_of(ins)
         out = []
         for caller in mod.callers(comp.name) if comp else []:
-            d = parse_instruction_line(mod.lines[caller.line])
-            if d is not None and ins.parameter_number < len(d.operands):
-                sp = d.operands[ins.parameter_number]
+            k = passed_operand(caller.opcode, caller.called, comp.name, ins.parameter_number)
+            d = parse_instruction_line(mod.lines[caller.line]) if k is not None else None
+            if d is not None and k < len(d.operands):
+                sp = d.operands[k]
                 out.append(Location(cur.path, Range(caller.line, sp.start, caller.line, sp.end)))
         if out:
             return out
     return [Location(cur.path, ins.name_range)]
+
+
+def passed_operand(opcode: str, called: tuple[str, ...], callee: str, parameter: int) -> int | None:
+    """Which operand of a caller becomes parameter ``parameter`` of ``callee``; None when the callee's
+    parameters are not operands (reducers, comparators, scatter combiners...)."""
+    if opcode == "conditional":
+        # branch k (or true/false computation) receives operand k+1; operand 0 selects the branch
+        return called.index(callee) + 1 if parameter == 0 and callee in called else None
+    if opcode == "while":
+        return 0 if parameter == 0 else None
+    if opcode in ("fusion", "call", "async-start", "custom-call", "map"):
+        return parameter
+    return None
 
 
 def _metadata_source(cur: Cursor) -> list[Location]:

@@ -1,0 +1,133 @@
+"""Memory timeline charts: bytes reserved at each step of the schedule, stacked by category, peaks marked, the
+buffers at the peak listed.
+
+Interactive HTML comes from plotly, SVG and PNG from matplotlib (plotly's PNG export needs a browser). Both are
+optional (the ``charts`` extra) and imported only when a chart is written, so the server and the CLI start
+without them. The data is the allocated view of `hlo_lsp.core.peak` (what the allocations really hold at each
+step); XLA's own peak step is marked too, since it is the step XLA prints.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from hlo_lsp.core.peak import CATEGORIES, PeakReport
+from hlo_lsp.core.shapes import human_size
+
+FORMATS = ("html", "svg", "png")
+COLORS = {"parameter": "#4c78a8", "output": "#f58518", "constant": "#9d755d", "temporary": "#54a24b"}
+
+
+class ChartError(Exception):
+    """A chart that cannot be written (unknown format, missing extra, I/O); the message is one line."""
+
+
+@dataclass(slots=True)
+class TimelineData:
+    steps: list[int]
+    series: dict[str, list[int]]  # category -> bytes per step (only categories that hold anything)
+    labels: list[str]  # instruction scheduled at each step
+    xla_step: int | None
+    allocated_step: int | None
+    allocated_bytes: int
+    top: list[tuple[str, int, str]]  # (value, bytes, source) at the allocated peak, largest first
+
+
+def timeline_data(report: PeakReport, top: int = 10) -> TimelineData:
+    view = report.allocated
+    steps = list(range(view.steps))
+    series = {c: view.by_category[c] for c in CATEGORIES if any(view.by_category[c])}
+    labels = [report.sequence[t] if t < len(report.sequence) else "" for t in steps]
+    tops = [(v.key, v.bytes, v.source.label() if v.source else "") for v in view.live[:top]]
+    return TimelineData(steps, series, labels, report.xla.step, view.peak_step, view.peak_bytes, tops)
+
+
+def format_of(path: str) -> str:
+    """``html``, ``svg`` or ``png`` from the file name; ChartError for anything else."""
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext == "htm":
+        ext = "html"
+    if ext not in FORMATS:
+        raise ChartError(f"{path}: unknown chart format (use .html, .svg or .png)")
+    return ext
+
+
+def write_timeline(report: PeakReport, path: str, title: str = "", top: int = 10) -> str:
+    """Write the chart of ``report`` to ``path`` (format from its extension); returns the path."""
+    fmt = format_of(path)
+    data = timeline_data(report, top)
+    if not data.steps:
+        raise ChartError("no live ranges in this dump: nothing to chart")
+    try:
+        if fmt == "html":
+            _plotly(data, path, title)
+        else:
+            _matplotlib(data, path, title, fmt)
+    except OSError as e:
+        raise ChartError(f"{path}: cannot write: {e.strerror or e}") from None
+    return path
+
+
+def _peak_text(data: TimelineData) -> list[str]:
+    lines = [f"allocated peak: step {data.allocated_step}, {human_size(data.allocated_bytes)}"]
+    for name, b, src in data.top:
+        lines.append(f"{human_size(b):>10}  {name}" + (f"  ({src})" if src else ""))
+    return lines
+
+
+def _plotly(data: TimelineData, path: str, title: str) -> None:
+    try:
+        import plotly.graph_objects as go
+    except ImportError:
+        raise ChartError("HTML charts need plotly: pip install 'hlo-lsp[charts]'") from None
+    fig = go.Figure()
+    for cat, ys in data.series.items():
+        fig.add_trace(go.Scatter(x=data.steps, y=ys, name=cat, stackgroup="bytes", line_shape="hv",
+                                 line={"color": COLORS[cat]}, customdata=data.labels,
+                                 hovertemplate="step %{x} %{customdata}<br>" + cat + ": %{y:,} bytes<extra></extra>"))
+    if data.allocated_step is not None:
+        fig.add_vline(x=data.allocated_step, line_dash="dash", line_color="red",
+                      annotation_text=f"allocated peak {human_size(data.allocated_bytes)}")
+    if data.xla_step is not None and data.xla_step != data.allocated_step:
+        fig.add_vline(x=data.xla_step, line_dash="dot", line_color="black", annotation_text="XLA peak",
+                      annotation_position="bottom right")
+    fig.add_annotation(text="<br>".join(_escape(x) for x in _peak_text(data)), xref="paper", yref="paper",
+                       x=1.02, y=1, xanchor="left", yanchor="top", showarrow=False, align="left",
+                       font={"family": "monospace", "size": 11})
+    fig.update_layout(title=title or "Memory by program order", xaxis_title="step (InstructionSequence)",
+                      yaxis_title="bytes reserved", margin={"r": 420}, hovermode="x unified")
+    fig.write_html(path, include_plotlyjs=True, full_html=True)
+
+
+def _escape(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _matplotlib(data: TimelineData, path: str, title: str, fmt: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ChartError("SVG/PNG charts need matplotlib: pip install 'hlo-lsp[charts]'") from None
+    fig, (ax, side) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]})
+    try:
+        cats = list(data.series)
+        ax.stackplot(data.steps, *[data.series[c] for c in cats], labels=cats, step="post",
+                     colors=[COLORS[c] for c in cats])
+        if data.allocated_step is not None:
+            ax.axvline(data.allocated_step, color="red", linestyle="--", label="allocated peak")
+        if data.xla_step is not None:
+            ax.axvline(data.xla_step, color="black", linestyle=":", label="XLA peak")
+        ax.set_xlabel("step (InstructionSequence)")
+        ax.set_ylabel("bytes reserved")
+        ax.set_title(title or "Memory by program order", fontsize=10)
+        ax.legend(loc="upper left", fontsize=8)
+        side.axis("off")
+        side.text(0, 1, "\n".join(_peak_text(data)), family="monospace", fontsize=7, va="top")
+        fig.tight_layout()
+        fig.savefig(path, format=fmt, dpi=80)
+    finally:
+        plt.close(fig)
