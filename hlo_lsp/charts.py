@@ -110,6 +110,7 @@ def _matplotlib(data: TimelineData, path: str, title: str, fmt: str) -> None:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         raise ChartError("SVG/PNG charts need matplotlib: pip install 'hlo-lsp[charts]'") from None
     fig, (ax, side) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]})
@@ -122,7 +123,8 @@ def _matplotlib(data: TimelineData, path: str, title: str, fmt: str) -> None:
         if data.xla_step is not None:
             ax.axvline(data.xla_step, color="black", linestyle=":", label="XLA peak")
         ax.set_xlabel("step (InstructionSequence)")
-        ax.set_ylabel("bytes reserved")
+        ax.set_ylabel("reserved")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: human_size(int(y))))
         ax.set_title(title or "Memory by program order", fontsize=10)
         ax.legend(loc="upper left", fontsize=8)
         side.axis("off")

@@ -1,0 +1,128 @@
+"""``hlo-lsp peak DUMP [--top N] [--format text|json]``, ``hlo-lsp peak --diff OLD NEW`` and
+``hlo-lsp timeline DUMP -o FILE.html|.svg|.png``.
+
+DUMP is an old single-file buffer assignment or any file of a split set (the module text included); its siblings
+are found by stem in its folder. Exit codes: 0 on success, 2 on a usage or I/O error (one line, no traceback).
+Nothing is ever written beside the dump: the timeline goes only where ``-o`` says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from hlo_lsp.core.peak import CATEGORIES, LiveValue, PeakReport, peak_of_bundle
+from hlo_lsp.core.peak_diff import diff_peaks
+from hlo_lsp.core.shapes import human_size
+from hlo_lsp.core.workspace import ReadError, Workspace
+
+
+class InsightError(Exception):
+    """A dump that gives no peak report; the message names the file."""
+
+
+def load_report(path: str, ws: Workspace | None = None) -> PeakReport:
+    """The peak report of the module ``path`` belongs to; InsightError when it has no buffer files."""
+    ws = ws or Workspace()
+    full = os.path.abspath(path)
+    try:
+        bundle = ws.bundle(full)
+    except ReadError as e:
+        raise InsightError(str(e).replace(full, path, 1)) from None
+    report = peak_of_bundle(bundle)
+    if report is None:
+        raise InsightError(f"{path}: no buffer-assignment files for this module (dump with "
+                           "--xla_dump_hlo_as_text to get <stem>-buffer-assignment.txt and -live-range.txt)")
+    if report.xla.step is None and not report.allocated.steps:
+        raise InsightError(f"{path}: no live ranges in this module's buffer files (HloLiveRange not available?)")
+    return report
+
+
+def _fail(message: str) -> int:
+    print(f"hlo-lsp: {message}", file=sys.stderr)
+    return 2
+
+
+def peak(dump: str | None, top: int, fmt: str, diff: list[str] | None = None) -> int:
+    try:
+        if diff:
+            old, new = (load_report(p) for p in diff)
+            d = diff_peaks(old, new)
+            print(json.dumps(d.as_json(top), indent=1) if fmt == "json" else diff_text(d, top, diff))
+            return 0
+        if dump is None:
+            return _fail("peak: give DUMP, or --diff OLD NEW")
+        report = load_report(dump)
+    except InsightError as e:
+        return _fail(str(e))
+    print(json.dumps(report.as_json(top), indent=1) if fmt == "json" else peak_text(report, top))
+    return 0
+
+
+def timeline(dump: str, output: str, top: int) -> int:
+    from hlo_lsp.charts import ChartError, write_timeline
+
+    try:
+        report = load_report(dump)
+        write_timeline(report, output, title=os.path.basename(dump), top=top)
+    except (InsightError, ChartError) as e:
+        return _fail(str(e))
+    print(output)
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ text
+
+def _rows(values: list[LiveValue], top: int, padding: bool) -> list[str]:
+    out = []
+    for v in values[:top] if top else values:
+        pad = f" (+{human_size(v.padding)} padding)" if padding and v.padding else ""
+        src = v.source.label() if v.source else ""
+        op = v.source.op_name if v.source and v.source.frames and v.source.op_name else ""
+        where = "  ".join(x for x in (src, op) if x)
+        alloc = "-" if v.allocation is None else str(v.allocation)
+        out.append(f"  {human_size(v.bytes):>10}  {v.key:<32} {(v.shape or '?'):<28} alloc {alloc:>3}{pad}"
+                   + (f"  {where}" if where else ""))
+    if top and len(values) > top:
+        rest = sum(v.bytes for v in values[top:])
+        out.append(f"  {human_size(rest):>10}  ... {len(values) - top} more values")
+    return out
+
+
+def peak_text(r: PeakReport, top: int = 20) -> str:
+    """The report as the lines ``hlo-lsp peak`` prints."""
+    x, a = r.xla, r.allocated
+    at = r.sequence[x.step] if x.step is not None and x.step < len(r.sequence) else ""
+    dump = ""
+    if r.dump_peak_step is not None:
+        dump = f"; the dump says step {r.dump_peak_step}" + (f", {r.dump_total} bytes" if r.dump_total else "")
+    lines = [f"XLA peak: step {x.step}" + (f" ({at})" if at else "")
+             + f", {human_size(x.bytes)} ({x.bytes} bytes) in {len(x.live)} live values{dump}"]
+    lines += _rows(x.live, top, padding=False)
+    if a.peak_step is not None:
+        parts = [f"{c} {human_size(a.by_category[c][a.peak_step])}" for c in CATEGORIES
+                 if a.by_category[c][a.peak_step]]
+        at = r.sequence[a.peak_step] if a.peak_step < len(r.sequence) else ""
+        lines.append("")
+        lines.append(f"Allocated: peak at step {a.peak_step}" + (f" ({at})" if at else "")
+                     + f", {human_size(a.peak_bytes)} ({a.peak_bytes} bytes) reserved: " + ", ".join(parts))
+        lines += _rows(a.live, top, padding=True)
+    for p in r.problems:
+        lines.append(f"note: {p}")
+    return "\n".join(lines)
+
+
+def diff_text(d, top: int, paths: list[str]) -> str:
+    sign = "+" if d.delta >= 0 else "-"
+    lines = [f"peak: {human_size(d.old_bytes)} at step {d.old_step} -> {human_size(d.new_bytes)} at step "
+             f"{d.new_step} ({sign}{human_size(abs(d.delta))})",
+             f"  old: {paths[0]}", f"  new: {paths[1]}"]
+    changed = [r for r in d.rows if r.status != "same"]
+    for row in changed[:top] if top else changed:
+        s = "+" if row.delta >= 0 else "-"
+        names = ", ".join(row.new_values or row.old_values)
+        lines.append(f"  {row.status:<9} {s}{human_size(abs(row.delta)):>10}  {row.label}  [{names}]")
+    if not changed:
+        lines.append("  no change in what is live at the peak")
+    return "\n".join(lines)
