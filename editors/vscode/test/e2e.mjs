@@ -22,7 +22,9 @@ async function step(name, fn) {
     record(name, true, detail);
     return true;
   } catch (e) {
-    record(name, false, (e && e.message ? e.message : String(e)).split('\n')[0]);
+    const file = `failed-${results.length + 1}.png`;
+    await shot(file).catch(() => {});
+    record(name, false, `${(e && e.message ? e.message : String(e)).split('\n')[0]} (screenshot ${file})`);
     return false;
   }
 }
@@ -93,8 +95,24 @@ async function openFile(name) {
     name,
   );
   await page.locator(`${EDITOR} .view-line`).first().waitFor();
+  await page.keyboard.press('Control+Home'); // the double-click leaves the focus in the editor: show line 1
   await sleep(500);
 }
+
+/** Runs a command by its title through the command palette (F1). */
+async function runCommand(title) {
+  await page.locator(`${EDITOR} .view-lines`).first().click({ position: { x: 5, y: 5 } }).catch(() => {});
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget .quick-input-box input').first();
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible' });
+  await row.click();
+  await sleep(500);
+}
+
+const toastTexts = () => page.locator('.notifications-toasts .notification-toast').allInnerTexts();
 
 /** Screen point at the middle of the first occurrence of `text` on a rendered line of the active editor. */
 async function pointOf(text, lineHint) {
@@ -183,13 +201,12 @@ if (ready) {
     throw new Error(`token "${p?.tokenText}" in ${p?.color} (plain ${p?.plain}): the grammar did not colour the name`);
   });
 
-  const hovered = await step(`hover over value ${value.name} shows "${value.size} bytes"`, async () => {
+  await step(`hover over value ${value.name} shows "${value.size} bytes"`, async () => {
     const text = await hoverUntil(value.name, 'value: <', (t) => bytesIn(t, value.size));
     const editor = await page.locator('.part.editor').boundingBox();
     const file = await shot('hover.png', { x: editor.x, y: editor.y, width: Math.min(editor.width, 900), height: Math.min(editor.height, 300) });
     return `${JSON.stringify(text.split('\n')[0].slice(0, 80))}; screenshot ${path.relative(process.cwd(), file)}`;
   });
-  if (!hovered) await shot('hover-failed.png').catch(() => {});
 
   await step(`F12 on ${value.name} lands on its instruction (${HLO}:${def.line})`, async () => {
     await page.mouse.move(5, 5);
@@ -247,6 +264,53 @@ if (ready) {
     await squiggle.first().waitFor({ state: 'attached', timeout: SERVER_WAIT });
     await shot('diagnostics.png');
     return `${await squiggle.count()} squiggle(s)`;
+  });
+
+  await step('"HLO: Show Memory Timeline" shows a chart or says why not (no error dialog)', async () => {
+    await openFile(BA);
+    await runCommand('HLO: Show Memory Timeline');
+    const deadline = Date.now() + SERVER_WAIT;
+    while (Date.now() < deadline) {
+      const tabs = await page.locator('.part.editor .tab .label-name').allInnerTexts();
+      const chart = tabs.find((t) => t.startsWith('Memory: '));
+      if (chart) return `webview "${chart}"`;
+      const toasts = await toastTexts();
+      const said = toasts.find((t) => /memory timeline/i.test(t));
+      if (said) return `message: ${JSON.stringify(said.split('\n')[0].slice(0, 120))}`;
+      const other = toasts.find((t) => /error|not found|failed/i.test(t));
+      if (other) throw new Error(`unexpected notification: ${other.split('\n')[0]}`);
+      await sleep(500);
+    }
+    throw new Error('neither a chart nor a message appeared');
+  });
+
+  // Workspace settings: VS Code watches the folder, so the change reaches the extension at once.
+  const wsSettings = path.join(WS, '.vscode', 'settings.json');
+  await step('a missing server gives a message with the install command', async () => {
+    await runCommand('Notifications: Clear All Notifications');
+    fs.mkdirSync(path.dirname(wsSettings), { recursive: true });
+    fs.writeFileSync(wsSettings, JSON.stringify({ 'hlo.server.command': ['/nonexistent/bin/hlo-lsp'] }));
+    const deadline = Date.now() + 20000;
+    while (Date.now() < deadline) {
+      const said = (await toastTexts()).find((t) => t.includes('pip install hlo-lsp'));
+      if (said) {
+        await shot('missing-server.png');
+        return JSON.stringify(said.split('\n')[0].slice(0, 140));
+      }
+      await sleep(500);
+    }
+    throw new Error(`no install message; notifications: ${JSON.stringify(await toastTexts())}`);
+  });
+  fs.rmSync(path.dirname(wsSettings), { recursive: true, force: true });
+
+  await step('"HLO: Restart Server" brings the server back (hover works again)', async () => {
+    await runCommand('Notifications: Clear All Notifications');
+    await sleep(2000); // the settings change restarts the client once by itself
+    await runCommand('HLO: Restart Server');
+    await page.locator('.part.statusbar', { hasText: 'HLO language server restarted' }).waitFor({ timeout: 20000 });
+    await openFile(BA);
+    const text = await hoverUntil(value.name, 'value: <', (t) => bytesIn(t, value.size));
+    return JSON.stringify(text.split('\n')[0].slice(0, 60));
   });
 
   await step('no "command already exists" or activation error in the extension host', async () => {
