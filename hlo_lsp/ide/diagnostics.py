@@ -2,15 +2,20 @@
 
 HLO text: the grammar's syntax and structural errors (it reads hand-written forms the fast reader does not);
 above `GRAMMAR_LIMIT` bytes the fast reader's own syntax errors plus its structural checks stand in until the
-incremental validator covers the file. Buffer files: the reader's errors, the join's problems for this file,
-and the buffer-assignment rules.
+incremental validator covers the file; then the verifier-level rules (`hlo_lsp.core.rules.verifier`), minus
+any on a line that already has an error. Buffer files: the reader's errors, the join's problems for this file,
+and the buffer-assignment rules (`hlo_lsp.core.rules.buffer_rules`) run once per module on its joined files,
+each finding reported on the document holding its line, related locations in sibling files given their path.
 """
 
 from __future__ import annotations
 
-from hlo_lsp.core.diagnostics import Diagnostic
+from hlo_lsp.core.diagnostics import Diagnostic, Severity
+from hlo_lsp.core.diagnostics import Related
 from hlo_lsp.core.hlo_checks import structural_diagnostics
-from hlo_lsp.core.workspace import Analysis, ReadError, Workspace, unreadable_diagnostic
+from hlo_lsp.core.rules.buffer_rules import Finding, buffer_findings
+from hlo_lsp.core.rules.verifier import verify
+from hlo_lsp.core.workspace import Analysis, ModuleBundle, ReadError, Workspace, unreadable_diagnostic
 
 GRAMMAR_LIMIT = 2_000_000
 
@@ -26,6 +31,8 @@ def analysis_diagnostics(ws: Workspace, a: Analysis) -> list[Diagnostic]:
         else:
             out.extend(a.read_diagnostics)
             out.extend(structural_diagnostics(a.hlo))
+        error_lines = {d.range.start_line for d in out if d.severity >= Severity.ERROR}
+        out.extend(d for d in verify(a.hlo) if d.range.start_line not in error_lines)
     elif a.buffers is not None:
         out.extend(a.read_diagnostics)
         try:
@@ -35,7 +42,44 @@ def analysis_diagnostics(ws: Workspace, a: Analysis) -> list[Diagnostic]:
         bs = bundle.buffers if bundle is not None else None
         if bs is not None:
             out.extend(d for kind, d in bs.problems if kind == a.kind)
+            out.extend(_buffer_rule_diagnostics(bundle, a.kind))
     return sorted(out, key=lambda d: (d.range.start_line, d.range.start_col, d.code))
+
+
+_FINDINGS: dict[int, tuple[object, list[Finding]]] = {}
+
+
+def _findings(bundle: ModuleBundle) -> list[Finding]:
+    """The buffer rules' findings of a bundle, computed once per joined BufferSet."""
+    bs = bundle.buffers
+    hit = _FINDINGS.get(id(bs))
+    if hit is not None and hit[0] is bs:
+        return hit[1]
+    lines = {kind: d.source.text.split("\n") for kind, d in bundle.buffer_docs.items()}
+    found = buffer_findings(bs, lines)
+    if len(_FINDINGS) > 32:
+        _FINDINGS.clear()
+    _FINDINGS[id(bs)] = (bs, found)
+    return found
+
+
+def _buffer_rule_diagnostics(bundle: ModuleBundle, kind: str | None) -> list[Diagnostic]:
+    """The findings on the document of ``kind``, related locations in other files carrying their path."""
+    out = []
+    for f in _findings(bundle):
+        if f.kind != kind:
+            continue
+        d = f.diagnostic
+        if f.related_kinds and any(k != kind for k in f.related_kinds):
+            rel = []
+            for r, k in zip(d.related, f.related_kinds):
+                if k == kind:
+                    rel.append(r)
+                elif k in bundle.buffer_docs:
+                    rel.append(Related(r.range, r.message, bundle.buffer_docs[k].path))
+            d = Diagnostic(d.range, d.severity, d.code, d.message, tuple(rel), d.fixes, d.source)
+        out.append(d)
+    return out
 
 
 def document_diagnostics(ws: Workspace, path: str) -> list[Diagnostic]:

@@ -1,3 +1,423 @@
-VERIFIER_RULES = ()
-def verify(mod):
-    return []
+"""HLO verifier-level rules: what XLA's parser accepts but its `HloVerifier` would reject (all warnings, one
+information).
+
+Each rule is a function ``rule(m: _Module) -> Iterator[Diagnostic]`` with a stable ``code`` and a docstring naming
+the check of xla/service/hlo_verifier.cc (or shape_inference.cc) it mirrors. Shapes are compared the way the
+verifier does when it is not layout-sensitive and allows mixed precision (the laxest configuration XLA runs
+with): layouts, dynamic-dimension markers and floating-point precision are ignored, so a rule never fires on
+something some XLA pipeline accepts.
+
+Algorithm: one pass over the instructions builds, per computation, name -> instruction and each instruction's
+parsed result shape (lazily, each line parsed once); every rule is then one pass with dict lookups.
+Instructions whose shapes cannot be read are skipped, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, info, warning
+from hlo_lsp.core.hlo import Computation, HloModule, Instruction
+from hlo_lsp.core.hlo_line import InstructionLine, parse_instruction_line
+from hlo_lsp.core.shapes import Shape, byte_size, element_count, parse_shape, shape_text
+
+_FLOATS = frozenset("f16 bf16 f32 f64 f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 "
+                    "f8e8m0fnu f4e2m1fn".split())
+# Elementwise opcodes whose operands and result share one element type (HloInstruction::IsElementwise).
+_SAME_TYPE_UNARY = frozenset("abs ceil cbrt cosine exponential exponential-minus-one floor log log-plus-one "
+                             "logistic negate not popcnt round-nearest-afz round-nearest-even rsqrt sign sine "
+                             "sqrt tan tanh count-leading-zeros erf copy".split())
+_SAME_TYPE_BINARY = frozenset("add subtract multiply divide maximum minimum power remainder and or xor "
+                              "shift-left shift-right-arithmetic shift-right-logical atan2".split())
+_OTHER_ELEMENTWISE = frozenset("compare convert select clamp is-finite real imag complex "
+                               "reduce-precision".split())
+_ELEMENTWISE = _SAME_TYPE_UNARY | _SAME_TYPE_BINARY | _OTHER_ELEMENTWISE
+_LAYOUT_ATTR = re.compile(r"entry_computation_layout=\{")
+
+
+# --------------------------------------------------------------------------------------------- the model
+
+class _Module:
+    """The module with per-computation name lookup and cached line details and shapes."""
+
+    def __init__(self, mod: HloModule) -> None:
+        self.mod = mod
+        self.scope: dict[int, dict[str, Instruction]] = {}
+        self._detail: dict[int, InstructionLine | None] = {}
+        self._shape: dict[int, Shape | None] = {}
+        self.comp_of: dict[int, Computation] = {}
+        for c in mod.computations:
+            names: dict[str, Instruction] = {}
+            for i in c.instructions:
+                ins = mod.instructions[i]
+                names.setdefault(ins.name, ins)
+                self.comp_of[id(ins)] = c
+            self.scope[id(c)] = names
+
+    def detail(self, ins: Instruction) -> InstructionLine | None:
+        key = id(ins)
+        if key not in self._detail:
+            self._detail[key] = parse_instruction_line(self.mod.lines[ins.line])
+        return self._detail[key]
+
+    def shape(self, ins: Instruction) -> Shape | None:
+        """The instruction's result shape; None when not written or unreadable."""
+        key = id(ins)
+        if key not in self._shape:
+            d = self.detail(ins)
+            self._shape[key] = parse_shape(d.shape.text) if d is not None and d.shape is not None else None
+        return self._shape[key]
+
+    def operands(self, ins: Instruction) -> list[Instruction | None]:
+        """The operand instructions in the same computation (None for a name that does not resolve)."""
+        c = self.comp_of.get(id(ins))
+        names = self.scope.get(id(c), {}) if c is not None else {}
+        return [names.get(op) for op in ins.operands]
+
+    def parameters(self, comp_name: str) -> list[Instruction] | None:
+        """A computation's parameter instructions by number (0..n-1); None when unknown or numbered oddly."""
+        ci = self.mod.computation_by_name.get(comp_name)
+        if ci is None:
+            return None
+        comp = self.mod.computations[ci]
+        params = [self.mod.instructions[i] for i in comp.instructions
+                  if self.mod.instructions[i].opcode == "parameter"]
+        nums = [p.parameter_number for p in params]
+        if any(n is None for n in nums) or sorted(nums) != list(range(len(params))):
+            return None
+        return sorted(params, key=lambda p: p.parameter_number)
+
+    def opcode_range(self, ins: Instruction) -> Range:
+        d = self.detail(ins)
+        if d is None:
+            return ins.name_range
+        return Range(ins.line, d.opcode.start, ins.line, d.opcode.end)
+
+    def operand_range(self, ins: Instruction, k: int) -> Range:
+        d = self.detail(ins)
+        if d is None or k >= len(d.operands):
+            return ins.name_range
+        sp = d.operands[k]
+        return Range(ins.line, sp.start, ins.line, sp.end)
+
+
+def _fp_type(t: str) -> str:
+    return "<float>" if t in _FLOATS else t
+
+
+def _same(a: Shape, b: Shape) -> bool:
+    """Equal ignoring layout, dynamic markers and fp precision (`Shape::Equal` as the lax verifier uses it);
+    iterative over tuples."""
+    work = [(a, b)]
+    while work:
+        x, y = work.pop()
+        if x.is_tuple or y.is_tuple:
+            if not (x.is_tuple and y.is_tuple) or len(x.tuple_shapes) != len(y.tuple_shapes):
+                return False
+            work.extend(zip(x.tuple_shapes, y.tuple_shapes))
+            continue
+        if _fp_type(x.element_type) != _fp_type(y.element_type) or x.dims != y.dims:
+            return False
+    return True
+
+
+def _text(s: Shape) -> str:
+    return shape_text(s, with_layout=False)
+
+
+def _instrs(m: _Module, opcodes) -> Iterator[Instruction]:
+    for ins in m.mod.instructions:
+        if ins.opcode in opcodes:
+            yield ins
+
+
+# ------------------------------------------------------------------------------------------------- rules
+
+def elementwise_shapes(m: _Module) -> Iterator[Diagnostic]:
+    """``verifier.elementwise-shape``: an elementwise instruction whose operand dimensions differ from its
+    result's. XLA: ``CheckElementwiseInstruction`` (hlo_verifier.cc) requires every operand to be
+    ``CompatibleIgnoringElementType`` with the output ("Implicit broadcast is not allowed in HLO"). Scalar
+    operands of ``select`` and ``clamp`` are left alone (older XLA broadcasts them)."""
+    for ins in _instrs(m, _ELEMENTWISE):
+        out = m.shape(ins)
+        if out is None or not out.is_array:
+            continue
+        for k, op in enumerate(m.operands(ins)):
+            s = m.shape(op) if op is not None else None
+            if s is None or not s.is_array:
+                continue
+            if ins.opcode in ("select", "clamp") and not s.dims:
+                continue
+            if s.dims != out.dims:
+                yield warning(m.operand_range(ins, k), "verifier.elementwise-shape",
+                              f"operand {k} of {ins.opcode} is {_text(s)}, but the result is {_text(out)}: "
+                              "HLO has no implicit broadcast")
+
+
+def element_types(m: _Module) -> Iterator[Diagnostic]:
+    """``verifier.element-type``: an elementwise instruction mixing element types where XLA's shape inference
+    requires one (``add(f32, s32)``), ``compare`` not returning ``pred``, ``select`` with a non-``pred``
+    predicate. XLA: ``ShapeInference::InferBinaryOpShape``/``InferUnaryOpShape``/``InferTernaryOpShape`` as
+    ``HloVerifier`` calls them; floating types are treated as one (``allow_mixed_precision``)."""
+    for ins in _instrs(m, _SAME_TYPE_UNARY | _SAME_TYPE_BINARY | {"compare", "select", "clamp"}):
+        out = m.shape(ins)
+        if out is None or not out.is_array:
+            continue
+        ops = m.operands(ins)
+        shapes = [m.shape(o) if o is not None else None for o in ops]
+        if any(s is None or not s.is_array for s in shapes) or not shapes:
+            continue
+        if ins.opcode == "compare":
+            if out.element_type != "pred":
+                yield warning(m.opcode_range(ins), "verifier.element-type",
+                              f"compare returns {_text(out)}; its result type is pred")
+            pairs = [(k, shapes[k], shapes[0]) for k in range(1, len(shapes))]
+        elif ins.opcode == "select":
+            if shapes[0].element_type != "pred":
+                yield warning(m.operand_range(ins, 0), "verifier.element-type",
+                              f"the predicate of select is {_text(shapes[0])}; it must be pred")
+            pairs = [(k, shapes[k], out) for k in range(1, len(shapes))]
+        else:
+            pairs = [(k, shapes[k], out) for k in range(len(shapes))]
+        for k, s, ref in pairs:
+            if _fp_type(s.element_type) != _fp_type(ref.element_type):
+                yield warning(m.operand_range(ins, k), "verifier.element-type",
+                              f"operand {k} of {ins.opcode} is {s.element_type}, but "
+                              f"{'operand 0' if ref is shapes[0] else 'the result'} is {ref.element_type}")
+
+
+def element_count_kept(m: _Module) -> Iterator[Diagnostic]:
+    """``verifier.element-count``: a ``reshape`` that changes the number of elements, or a ``bitcast`` that
+    changes both the element count and the byte size. XLA: ``ShapeInference::InferReshapeShape`` ("reshape
+    operation has mismatched element counts"); ``HloVerifier::HandleBitcast`` compares the byte sizes (a
+    bitcast may reinterpret u8[16] as f32[4], so the count alone is not checked)."""
+    for ins in _instrs(m, ("reshape", "bitcast")):
+        out = m.shape(ins)
+        ops = m.operands(ins)
+        if out is None or len(ops) != 1 or ops[0] is None:
+            continue
+        s = m.shape(ops[0])
+        if s is None or not s.is_array or not out.is_array or any(s.dynamic) or any(out.dynamic):
+            continue
+        a, b = element_count(s), element_count(out)
+        if not isinstance(a, int) or not isinstance(b, int) or a == b:
+            continue
+        if ins.opcode == "bitcast" and byte_size(s) == byte_size(out):
+            continue
+        yield warning(m.opcode_range(ins), "verifier.element-count",
+                      f"{ins.opcode} turns {_text(s)} ({a} elements) into {_text(out)} ({b} elements)")
+
+
+def written_operand_shapes(m: _Module) -> Iterator[Diagnostic]:
+    """``operand-shape-mismatch``: an operand written with a shape (old style ``add(f32[4]{0} %x, ...)``) that
+    is not the shape of its definition. XLA: the printer writes each operand's own shape, and every shape check
+    of the verifier reads the definition's; a differing written shape is a hand edit."""
+    for ins in m.mod.instructions:
+        d = m.detail(ins)
+        if d is None or not any(d.operand_shapes):
+            continue
+        ops = m.operands(ins)
+        for k, written in enumerate(d.operand_shapes):
+            if written is None or k >= len(ops) or ops[k] is None:
+                continue
+            ws, ds = parse_shape(written.text), m.shape(ops[k])
+            if ws is None or ds is None or (_same(ws, ds) and _exact_types(ws, ds)):
+                continue
+            dd = m.detail(ops[k])
+            yield warning(Range(ins.line, written.start, ins.line, written.end), "operand-shape-mismatch",
+                          f"operand {k} is written as {written.text}, but `{ops[k].name}` is "
+                          f"{dd.shape.text if dd and dd.shape else _text(ds)}",
+                          related=(Related(ops[k].name_range, f"definition of {ops[k].name}"),))
+
+
+def _exact_types(a: Shape, b: Shape) -> bool:
+    """Element types equal everywhere (a written operand shape is a copy, so precision counts here)."""
+    work = [(a, b)]
+    while work:
+        x, y = work.pop()
+        if x.is_tuple and y.is_tuple:
+            work.extend(zip(x.tuple_shapes, y.tuple_shapes))
+        elif x.element_type != y.element_type:
+            return False
+    return True
+
+
+def tuple_index(m: _Module) -> Iterator[Diagnostic]:
+    """``verifier.tuple-index``: a ``get-tuple-element`` whose index is outside its operand's tuple, or whose
+    shape is not that element's. XLA: ``ShapeInference::InferGetTupleElementShape`` ("Cannot infer shape:
+    attempt to index out of tuple bounds") and ``HloVerifier::HandleGetTupleElement`` (``CheckShape``)."""
+    for ins in _instrs(m, ("get-tuple-element",)):
+        out = m.shape(ins)
+        ops = m.operands(ins)
+        d = m.detail(ins)
+        if out is None or d is None or len(ops) != 1 or ops[0] is None:
+            continue
+        s = m.shape(ops[0])
+        attr = d.attribute("index")
+        if s is None or not s.is_tuple or attr is None or not attr.value.strip().isdigit():
+            continue
+        k = int(attr.value)
+        rng = Range(ins.line, attr.value_start, ins.line, attr.value_end)
+        if k >= len(s.tuple_shapes):
+            yield warning(rng, "verifier.tuple-index",
+                          f"index {k} is out of range: `{ops[0].name}` has {len(s.tuple_shapes)} elements")
+        elif not _same(out, s.tuple_shapes[k]):
+            yield warning(Range(ins.line, d.shape.start, ins.line, d.shape.end) if d.shape else rng,
+                          "verifier.tuple-index",
+                          f"element {k} of `{ops[0].name}` is {_text(s.tuple_shapes[k])}, but this is {_text(out)}")
+
+
+def called_parameters(m: _Module) -> Iterator[Diagnostic]:
+    """``verifier.called-parameters``: a ``fusion``/``call``/``while`` whose called computation's parameters
+    disagree with its operands in count or shape, or a ``reduce``/``map`` whose ``to_apply`` takes a different
+    number of parameters than it has operands. XLA: ``HloVerifier::HandleFusion``/``HandleCall``
+    (``CheckParameterCount`` and "Shape mismatch between parameter number %d and its operand"),
+    ``HandleWhile`` (body and condition take one parameter of the loop's shape), ``CheckReduce``/``HandleMap``
+    via ``ShapeInference::InferReduceShape``/``InferMapShape`` (to_apply arity)."""
+    for ins in _instrs(m, ("fusion", "call", "while", "reduce", "map")):
+        d = m.detail(ins)
+        if d is None:
+            continue
+        ops = m.operands(ins)
+        for attr in d.attributes:
+            if attr.key not in ("calls", "to_apply", "body", "condition"):
+                continue
+            callee = attr.value.strip().lstrip("%")
+            params = m.parameters(callee)
+            if params is None:
+                continue
+            rng = Range(ins.line, attr.value_start, ins.line, attr.value_end)
+            expected = 1 if ins.opcode == "while" else len(ops)
+            if len(params) != expected:
+                yield warning(rng, "verifier.called-parameters",
+                              f"`{callee}` takes {len(params)} parameter{'s' * (len(params) != 1)}, but "
+                              f"{ins.opcode} passes {expected}")
+                continue
+            if ins.opcode in ("reduce", "map"):
+                continue
+            for k, (p, op) in enumerate(zip(params, ops)):
+                ps = m.shape(p)
+                os_ = m.shape(op) if op is not None else None
+                if ps is not None and os_ is not None and not _same(ps, os_):
+                    yield warning(m.operand_range(ins, k), "verifier.called-parameters",
+                                  f"operand {k} is {_text(os_)}, but parameter {k} of `{callee}` is {_text(ps)}",
+                                  related=(Related(p.name_range, f"parameter {k} of {callee}"),))
+
+
+def entry_layout(m: _Module) -> Iterator[Diagnostic]:
+    """``verifier.entry-layout``: ``entry_computation_layout`` whose parameter count or shapes (ignoring
+    layout) differ from the ENTRY computation's parameters, or whose result differs from its root. XLA:
+    ``HloVerifier`` ``VerifyEntryComputationLayout`` ("Number of parameters in entry computation layout (%d)
+    must be same as number of parameters of entry computation (%d)", ``ShapeUtil::Compatible`` checks)."""
+    mod = m.mod
+    entry = mod.entry
+    if mod.header_line is None or entry is None:
+        return
+    line = mod.lines[mod.header_line]
+    mm = _LAYOUT_ATTR.search(line)
+    if mm is None:
+        return
+    start = mm.end()
+    end = _matching_brace(line, start - 1)
+    if end < 0:
+        return
+    body = line[start:end]
+    arrow = _top_level_arrow(body)
+    if arrow < 0:
+        return
+    params_shape = parse_shape(body[:arrow])
+    result_shape = parse_shape(body[arrow + 2:])
+    if params_shape is None or not params_shape.is_tuple:
+        return
+    rng = Range(mod.header_line, start, mod.header_line, end)
+    params = m.parameters(entry.name)
+    if params is None:
+        return
+    layout_params = params_shape.tuple_shapes
+    if len(layout_params) != len(params):
+        yield warning(rng, "verifier.entry-layout",
+                      f"entry_computation_layout has {len(layout_params)} parameters, but ENTRY `{entry.name}` "
+                      f"has {len(params)}", related=(Related(entry.name_range, "the ENTRY computation"),))
+        return
+    for k, (p, ls) in enumerate(zip(params, layout_params)):
+        ps = m.shape(p)
+        if ps is not None and not _same(ps, ls):
+            yield warning(rng, "verifier.entry-layout",
+                          f"entry_computation_layout gives parameter {k} as {_text(ls)}, but `{p.name}` is "
+                          f"{_text(ps)}", related=(Related(p.name_range, f"parameter {k}"),))
+    root = mod.instructions[entry.root] if entry.root is not None else None
+    rs = m.shape(root) if root is not None else None
+    if rs is not None and result_shape is not None and not _same(rs, result_shape):
+        yield warning(rng, "verifier.entry-layout",
+                      f"entry_computation_layout gives the result as {_text(result_shape)}, but the ENTRY root "
+                      f"`{root.name}` is {_text(rs)}", related=(Related(root.name_range, "the ENTRY root"),))
+
+
+def _matching_brace(line: str, open_pos: int) -> int:
+    depth = 0
+    for i in range(open_pos, len(line)):
+        ch = line[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _top_level_arrow(body: str) -> int:
+    depth = 0
+    for i, ch in enumerate(body):
+        if ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            depth -= 1
+        elif ch == "-" and depth == 0 and body.startswith("->", i):
+            return i
+    return -1
+
+
+def name_reused(m: _Module) -> Iterator[Diagnostic]:
+    """``verifier.name-reused`` (information): an instruction name defined in two computations. XLA: names are
+    unique module-wide (``HloModule`` uniquifies them with its ``NameUniquer``), so its printer never writes
+    this; the parser accepts it because names are scoped per computation."""
+    first: dict[str, Instruction] = {}
+    for c in m.mod.computations:
+        local: set[str] = set()
+        for i in c.instructions:
+            ins = m.mod.instructions[i]
+            if ins.name in local:
+                continue
+            local.add(ins.name)
+            prev = first.get(ins.name)
+            if prev is None:
+                first[ins.name] = ins
+                continue
+            pc = m.comp_of.get(id(prev))
+            yield info(ins.name_range, "verifier.name-reused",
+                       f"`{ins.name}` is also defined in `{pc.name if pc else '?'}`; XLA keeps names unique "
+                       "across the module", related=(Related(prev.name_range, f"the other `{ins.name}`"),))
+
+
+#: Every rule with the codes it can emit, in the order they run.
+VERIFIER_RULES: tuple[tuple[Callable[[_Module], Iterator[Diagnostic]], tuple[str, ...]], ...] = (
+    (elementwise_shapes, ("verifier.elementwise-shape",)),
+    (element_types, ("verifier.element-type",)),
+    (element_count_kept, ("verifier.element-count",)),
+    (written_operand_shapes, ("operand-shape-mismatch",)),
+    (tuple_index, ("verifier.tuple-index",)),
+    (called_parameters, ("verifier.called-parameters",)),
+    (entry_layout, ("verifier.entry-layout",)),
+    (name_reused, ("verifier.name-reused",)),
+)
+
+
+def verify(mod: HloModule) -> list[Diagnostic]:
+    """Every verifier-level diagnostic of ``mod``; [] for a module XLA's verifier would accept."""
+    m = _Module(mod)
+    out: list[Diagnostic] = []
+    for rule, _codes in VERIFIER_RULES:
+        out.extend(rule(m))
+    return out
