@@ -24,12 +24,19 @@ import pytest
 from hlo_lsp.core.diagnostics import Severity
 from hlo_lsp.core.hlo_grammar import validate_module
 
-from .helpers import DATA, HANDWRITTEN, hlo_files
+from .helpers import DATA, HANDWRITTEN, SHARED, hlo_files
 
 ORACLE = Path(__file__).with_name("xla_oracle.py")
 PYTHON = os.environ.get("HLO_LSP_XLA_PYTHON")
 
 pytestmark = pytest.mark.oracle
+
+# Inputs where XLA's own behaviour is undefined, so its answer changes between runs; we report an error.
+UNDEFINED_IN_XLA = {
+    "handwritten/invalid/i73_sharding_too_many_devices_aborts.hlo":
+        "XLA copies 5 device ids into a 2-element tile array (absl::c_copy past the end): it aborts on some "
+        "runs and accepts on others",
+}
 
 
 def _have_jaxlib() -> bool:
@@ -101,7 +108,8 @@ def _inputs():
     items = []
     for path in sorted(HANDWRITTEN.glob("*/*.hlo")):
         items.append((f"handwritten/{path.parent.name}/{path.name}", path.read_text()))
-    real = [p for p in hlo_files(DATA) if p.stat().st_size < 40000][:6]
+    source = SHARED if SHARED.is_dir() else DATA
+    real = [p for p in hlo_files(source) if p.stat().st_size < 40000][:12]
     for path in real:
         for name, text in mutations(path.read_text(), path.stem):
             items.append((f"mutated/{path.parent.name}/{path.name}:{name}", text))
@@ -115,6 +123,9 @@ def test_agreement_with_xla():
     for name, text in _inputs():
         xla = run_xla(text)
         errors = [d for d in validate_module(text).diagnostics if d.severity >= Severity.ERROR]
+        if name in UNDEFINED_IN_XLA:
+            assert errors, name
+            continue
         agree = (not errors) == xla["ok"]
         line_ok = True if xla["ok"] or not agree else line_agrees(text, errors, xla["line"])
         rows.append((name, xla, errors, agree, line_ok))
@@ -123,7 +134,7 @@ def test_agreement_with_xla():
     lines_ok = sum(r[3] and r[4] for r in rows)
     rejects = sum(not r[1]["ok"] for r in rows)
     aborts = [r[0] for r in rows if r[1]["abort"]]
-    report = [f"oracle: {total} inputs, accept/reject agreement {agreed}/{total}, "
+    report = [f"oracle: {total} inputs (+{len(UNDEFINED_IN_XLA)} where XLA's behaviour is undefined), accept/reject agreement {agreed}/{total}, "
               f"XLA rejects {rejects}, line agreement {lines_ok}/{total}, XLA aborts: {aborts}"]
     for name, xla, errors, agree, line_ok in rows:
         if not (agree and line_ok):

@@ -156,3 +156,14 @@ def test_xla_abort_inputs_get_a_diagnostic():
     result = validate_module(text)
     hits = [d for d in result.diagnostics if d.code == "parameter-number"]
     assert hits and hits[0].range.start_line == 2
+
+
+def test_every_input_xla_aborts_on_gets_an_error():
+    """The hand-written modules named *_aborts* crash XLA's parser (found with the oracle test)."""
+    from .helpers import HANDWRITTEN
+
+    aborting = sorted((HANDWRITTEN / "invalid").glob("*aborts*.hlo"))
+    assert len(aborting) >= 5
+    for path in aborting:
+        errors = [d for d in validate_module(path.read_text()).diagnostics if d.severity == Severity.ERROR]
+        assert errors, path.name
