@@ -409,6 +409,68 @@ def test_settings_reach_server_and_gate_features(case, enabled, tmp_path):
     assert "Error" not in proc.stderr, proc.stderr
 
 
+def _run_lua_after_open(nvim: str, tmp: Path, init: str, file: Path, lua: str, env: dict) -> str:
+    """Run `lua` (which writes its answer to $HLO_OUT) after opening file; returns the answer."""
+    (tmp / "init.lua").write_text(init)
+    out = tmp / "out.txt"
+    env = dict(env, HLO_OUT=str(out))
+    proc = subprocess.run([nvim, "--headless", "-u", str(tmp / "init.lua"), str(file), "-c", "lua " + lua,
+                           "-c", "qa!"], cwd=tmp, env=env, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert out.exists(), proc.stderr
+    return out.read_text()
+
+
+WRITE_CMD_AND_ATTACH = (
+    "local b = vim.api.nvim_get_current_buf() "
+    "local ok = vim.wait(60000, function() for _, c in ipairs(require('hlo').clients()) do "
+    "if c.initialized and vim.lsp.buf_is_attached(b, c.id) then return true end end return false end, 100) "
+    "local f = io.open(vim.env.HLO_OUT, 'w') "
+    "f:write(vim.fn.json_encode({cmd = require('hlo').config.cmd, attached = ok})) f:close()"
+)
+
+
+def test_default_command_falls_back_to_python_module(tmp_path):
+    """Without `hlo-lsp` on PATH the default command is `python3 -m hlo_lsp`, and it attaches."""
+    nvim = _nvim_011()
+    if nvim is None:
+        pytest.skip("no Neovim 0.11")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python3").symlink_to(sys.executable)
+    env = probe_env(tmp_path, own_path_first=False)
+    env["PATH"] = str(bindir)  # no hlo-lsp here
+    module = tmp_path / "m.hlo"
+    module.write_text(BROKEN_MODULE)
+    init = f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n"
+    got = json.loads(_run_lua_after_open(nvim, tmp_path, init, module, WRITE_CMD_AND_ATTACH, env))
+    assert got == {"cmd": ["python3", "-m", "hlo_lsp"], "attached": True}, got
+
+
+@pytest.mark.parametrize("finder", [_nvim_011, _nvim_07], ids=["0.11", "0.7"])
+def test_missing_server_warns_once_with_install_command(finder, tmp_path):
+    nvim = finder()
+    if nvim is None:
+        pytest.skip("no such Neovim")
+    for name in ("a.hlo", "b.hlo"):
+        (tmp_path / name).write_text(BROKEN_MODULE)
+    init = (
+        f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n"
+        "vim.g.do_filetype_lua = 1\n"
+        "_G.notes = {}\n"
+        "vim.notify = function(msg, level) table.insert(_G.notes, {msg = msg, level = level}) end\n"
+        "require('hlo').setup({ cmd = { '/nonexistent/hlo-lsp' } })\n"
+    )
+    lua = ("vim.cmd('edit ' .. vim.fn.fnameescape(vim.fn.fnamemodify('b.hlo', ':p'))) vim.wait(500, function() return false end) "
+           "local f = io.open(vim.env.HLO_OUT, 'w') f:write(vim.fn.json_encode({notes = _G.notes, "
+           "clients = #require('hlo').clients()})) f:close()")
+    got = json.loads(_run_lua_after_open(nvim, tmp_path, init, tmp_path / "a.hlo", lua,
+                                         probe_env(tmp_path, own_path_first=False)))
+    assert got["clients"] == 0
+    assert len(got["notes"]) == 1, got
+    assert "pip install hlo-lsp" in got["notes"][0]["msg"]
+
+
 # -- other clients: the configurations of editors/other-clients.md --------------------------------
 
 OTHER_CLIENTS = ROOT / "editors" / "other-clients.md"

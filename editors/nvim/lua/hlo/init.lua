@@ -196,6 +196,7 @@ end
 --- Configure and enable the server. See :help hlo-setup. Returns nothing.
 function M.setup(opts)
   M.config = merge(opts)
+  warned = false
   require('hlo.filetype').register()
   augroup = vim.api.nvim_create_augroup('hlo_lsp', { clear = true })
   vim.api.nvim_create_user_command('HloRestart', M.restart, { desc = 'Restart hlo-lsp' })
@@ -210,7 +211,7 @@ function M.setup(opts)
       filetypes = c.filetypes,
       root_dir = function(bufnr, on_dir)
         local root = M.root_dir(bufnr)
-        if root and server_available() then
+        if root then
           on_dir(root)
         end
       end,
@@ -220,6 +221,19 @@ function M.setup(opts)
       on_attach = on_attach,
     })
     vim.lsp.enable(M.name)
+    -- vim.lsp.enable skips a missing command silently (lsp.log only): say it once
+    vim.api.nvim_create_autocmd('FileType', {
+      group = augroup,
+      pattern = c.filetypes,
+      callback = function()
+        server_available()
+      end,
+    })
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(b) and vim.tbl_contains(c.filetypes, vim.bo[b].filetype) then
+        server_available()
+      end
+    end
     return
   end
   vim.api.nvim_create_autocmd('FileType', {
