@@ -380,6 +380,24 @@ def _reserved_per_step(vals: list[BufferValue], n: int):
                 yield t, b
 
 
+def allocation_in_use(bs: BufferSet, step: int) -> dict[int, int]:
+    """Bytes of each allocation held at ``step``: the union of its live values' slices."""
+    slices: dict[int, list[tuple[int, int]]] = {}
+    for v in bs.values_by_key.values():
+        if v.live_range and v.allocation is not None and v.size is not None and v.offset is not None:
+            if v.live_range[0] <= step <= v.live_range[1]:
+                slices.setdefault(v.allocation, []).append((v.offset, v.offset + v.size))
+    out = {}
+    for index, sl in slices.items():
+        total, end = 0, -1
+        for s, e in sorted(sl):
+            if e > end:
+                total += e - max(s, end)
+                end = e
+        out[index] = total
+    return out
+
+
 def peak_of_bundle(bundle) -> PeakReport | None:
     """The report of a workspace `ModuleBundle`; None when it has no buffer files."""
     if bundle is None or bundle.buffers is None:

@@ -1,0 +1,128 @@
+"""Inlay hints: byte sizes and live ranges written beside the text, for the requested lines only.
+
+- HLO text: after each instruction's result shape, its ``ByteSizeOf`` (``: 192.0KiB``, with the TPU-padded size
+  when tiling changes it); when the folder holds the module's buffer assignment, the live range of the
+  instruction's values follows (``live 53–55``).
+- Buffer-assignment files: after each value of the allocation listing, the used-values listing and the
+  BufferLiveRange section, the value's assigned size and its live range.
+
+Each line is handled on its own (`parse_instruction_line` or the reader's records by line), so a request costs
+time in proportion to the lines it asks for. Nothing is shown for values the files do not size.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from hlo_lsp.core import kinds
+from hlo_lsp.core.hlo_line import parse_instruction_line
+from hlo_lsp.core.shapes import SizeError, byte_size, human_size, is_tiled, padded_byte_size, parse_shape
+from hlo_lsp.core.workspace import ReadError, Workspace
+
+MAX_LINES = 20000  # a request for more lines than this is answered for its first MAX_LINES lines
+
+
+@dataclass(frozen=True, slots=True)
+class InlayHint:
+    line: int
+    col: int  # code points; the hint is drawn before this column
+    label: str
+    tooltip: str = ""
+    kind: str = "type"  # "type" or "parameter" (LSP InlayHintKind)
+
+
+def shape_size_label(text: str) -> str | None:
+    """``: 192.0KiB`` for a shape string (``: 4B (512B padded)`` under tiling); None when unsized."""
+    sh = parse_shape(text)
+    if sh is None:
+        return None
+    b = byte_size(sh, 8)
+    if isinstance(b, SizeError):
+        return None
+    label = f": {human_size(b)}"
+    if is_tiled(sh):
+        p = padded_byte_size(sh, 8)
+        if not isinstance(p, SizeError) and p != b:
+            label += f" ({human_size(p)} padded)"
+    return label
+
+
+def live_label(live_range: tuple[int, int] | None) -> str:
+    """``live 53–55``; ``""`` without a live range."""
+    if live_range is None:
+        return ""
+    s, e = live_range
+    return f"live {s}" if s == e else f"live {s}–{e}"
+
+
+def inlay_hints(ws: Workspace, path: str, start_line: int, end_line: int) -> list[InlayHint]:
+    """Hints for lines ``start_line..end_line`` (inclusive) of ``path``; [] when it is no dump we read."""
+    try:
+        a = ws.analysis(path)
+        bundle = ws.bundle(path)
+    except ReadError:
+        return []
+    lines = a.lines
+    start = max(0, start_line)
+    end = min(len(lines) - 1, end_line, start + MAX_LINES)
+    if end < start:
+        return []
+    bs = bundle.buffers
+    if a.kind == kinds.HLO and a.hlo is not None:
+        return _hlo_hints(a.hlo, lines, start, end, bs)
+    if a.buffers is not None and bs is not None:
+        return _buffer_hints(a.buffers, lines, start, end, bs)
+    return []
+
+
+def _hlo_hints(mod, lines, start, end, bs) -> list[InlayHint]:
+    out: list[InlayHint] = []
+    lo = bisect.bisect_left([i.line for i in mod.instructions], start) if mod.instructions else 0
+    for ins in mod.instructions[lo:]:
+        if ins.line > end:
+            break
+        d = parse_instruction_line(lines[ins.line])
+        if d is None or d.shape is None:
+            continue
+        label = shape_size_label(d.shape.text)
+        if label is None:
+            continue
+        tooltip = "ByteSizeOf(shape), 8-byte pointers"
+        if bs is not None:
+            ranges = [v.live_range for v in bs.values_of(ins.name) if v.live_range is not None]
+            if ranges:
+                label += " · " + live_label((min(r[0] for r in ranges), max(r[1] for r in ranges)))
+                tooltip += "; live range of its buffers in the schedule (InstructionSequence steps)"
+        out.append(InlayHint(ins.line, d.shape.end, label, tooltip))
+    return out
+
+
+def _value_hint(line: int, col: int, v) -> InlayHint | None:
+    parts = []
+    if v.size is not None:
+        parts.append(human_size(v.size))
+    if v.live_range is not None:
+        parts.append(live_label(v.live_range))
+    if not parts:
+        return None
+    return InlayHint(line, col, ": " + " · ".join(parts), "assigned size and live range of this value")
+
+
+def _buffer_hints(doc, lines, start, end, bs) -> list[InlayHint]:
+    out: list[InlayHint] = []
+    records = []
+    for alloc in doc.allocations:
+        records.extend((x.line, x.key) for x in alloc.assignments)
+    records.extend((u.line, u.key) for u in doc.used_values)
+    records.extend((r.line, r.key) for r in doc.live_ranges)
+    for ln, key in sorted(records):
+        if ln < start or ln > end:
+            continue
+        v = bs.value(key)
+        if v is None:
+            continue
+        h = _value_hint(ln, len(lines[ln].rstrip()), v)
+        if h is not None:
+            out.append(h)
+    return out
