@@ -167,6 +167,11 @@ step('main', function()
   if not out.main.client then
     return
   end
+  for _, c in ipairs(buf_clients(main_buf)) do
+    if c.name == 'hlo_lsp' then
+      out.main.root_dir = c.root_dir or (c.config and c.config.root_dir)
+    end
+  end
   local pos = spec.main
   out.main.syntax = syntax_line(pos.line)
   out.main.hover = hover_text(main_buf, pos)

@@ -275,6 +275,8 @@ def test_filetypes_by_first_line(probe):
 
 def test_server_attaches(probe):
     assert probe["main"].get("client") == "hlo_lsp", (probe["errors"], probe["_stderr"][-2000:])
+    # the root is the dump folder
+    assert Path(probe["main"]["root_dir"]).resolve() == Path(probe["_expected"]["buffers"]).parent.resolve()
     assert probe["broken"].get("client") == "hlo_lsp", probe["errors"]
 
 
