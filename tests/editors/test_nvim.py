@@ -473,6 +473,32 @@ def test_missing_server_warns_once_with_install_command(finder, tmp_path):
     assert "pip install hlo-lsp" in got["notes"][0]["msg"]
 
 
+@pytest.mark.parametrize("case", ["0.11-enable", "0.7-start_client"])
+def test_restart_command_replaces_the_client(case, tmp_path):
+    finder, init_extra, lsp_api = CASES[case]
+    nvim = finder()
+    if nvim is None:
+        pytest.skip(f"no Neovim for {case}")
+    module = tmp_path / "m.hlo"
+    module.write_text(BROKEN_MODULE)
+    cmd = ", ".join(json.dumps(c) for c in (sys.executable, "-m", "hlo_lsp"))
+    init = (f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n{init_extra}\n"
+            f"require('hlo').setup({{ cmd = {{ {cmd} }}, lsp_api = '{lsp_api}' }})\n")
+    lua = (
+        "local b = vim.api.nvim_get_current_buf() "
+        "local function attached() for _, c in ipairs(require('hlo').clients()) do "
+        "if c.initialized and vim.lsp.buf_is_attached(b, c.id) then return c.id end end end "
+        "vim.wait(60000, function() return attached() ~= nil end, 100) local before = attached() "
+        "vim.cmd('HloRestart') "
+        "vim.wait(60000, function() local a = attached() return a ~= nil and a ~= before end, 100) "
+        "local f = io.open(vim.env.HLO_OUT, 'w') f:write(vim.fn.json_encode({before = before, after = attached(), "
+        "count = #require('hlo').clients()})) f:close()"
+    )
+    got = json.loads(_run_lua_after_open(nvim, tmp_path, init, module, lua, probe_env(tmp_path, own_path_first=False)))
+    assert got["before"] and got["after"] and got["after"] != got["before"], got
+    assert got["count"] == 1, got
+
+
 # -- other clients: the configurations of editors/other-clients.md --------------------------------
 
 OTHER_CLIENTS = ROOT / "editors" / "other-clients.md"
