@@ -238,7 +238,8 @@ def overlapping_slices(ctx: Context) -> Iterator[Finding]:
     simulator never place interfering values on shared bytes; aliased values (one ``HloBuffer``) share one
     slice and ``HloLiveRange::NormalizeAliasedBuffers`` makes their ranges touch at most. Skipped: allocations
     with a non-zero color (memory-space assignment and private stacks reuse bytes by other rules),
-    thread-local allocations, and values without a live range."""
+    thread-local allocations, and values without a live range. Reported on the line of the value listed later,
+    with both values as related locations."""
     bs = ctx.bs
     for alloc in bs.allocations:
         if alloc.color or alloc.thread_local:
@@ -259,8 +260,9 @@ def overlapping_slices(ctx: Context) -> Iterator[Finding]:
             off, end = it[0], it[1]
             active = [x for x in active if x[1] > off]
             for other in active:
-                if _interferes(other, it):
-                    yield _overlap(at_kind, alloc.index, other[4], it[4])
+                if other[4].value_id != it[4].value_id and _interferes(other, it):
+                    first, second = sorted((other, it), key=lambda t: t[4].line)
+                    yield _overlap(at_kind, alloc.index, first, second)
             active.append(it)
 
 
@@ -272,10 +274,12 @@ def _interferes(x, y) -> bool:
     return lo == hi and (x[0], x[1]) != (y[0], y[1])
 
 
-def _overlap(kind: str, index: int, a, b) -> Finding:
-    va, vb = a, b
-    msg = (f"{vb.name} (bytes {vb.offset}-{vb.offset + vb.size}) overlaps {va.name} (bytes {va.offset}-"
-           f"{va.offset + va.size}) in allocation {index} while both are live")
+def _overlap(kind: str, index: int, first, second) -> Finding:
+    """The overlap of two sweep items, reported on the line of the value listed later (XLA lists by id)."""
+    va, vb = first[4], second[4]
+    msg = (f"{vb.name} (bytes {vb.offset}-{vb.offset + vb.size}, live {second[2]}-{second[3]}) overlaps "
+           f"{va.name} (bytes {va.offset}-{va.offset + va.size}, live {first[2]}-{first[3]}) in allocation "
+           f"{index}")
     diag = warning(vb.range, "buffer.overlap", msg)
     return _finding(Source(kind, vb.line, vb.range), diag,
                     ((Source(kind, va.line, va.range), f"{va.name}, overlapped"),
@@ -300,6 +304,8 @@ def peak_not_live(ctx: Context) -> Iterator[Finding]:
         else:
             candidates = bs.values_of(p.instruction)
         ranges = [v.live_range for v in candidates if v.live_range is not None]
+        if any(s > e for s, e in ranges):
+            continue  # an inverted range is reported by `live_range_bounds`
         if not ranges or any(s <= n <= e for s, e in ranges):
             continue
         shown = ", ".join(f"{s}-{e}" for s, e in ranges[:4])
@@ -309,21 +315,26 @@ def peak_not_live(ctx: Context) -> Iterator[Finding]:
 
 def peak_cumulative(ctx: Context) -> Iterator[Finding]:
     """``live-range.peak-cumulative`` (warning): a ``cumulative`` column that is not the running sum of the
-    ``bytes`` column. XLA: the peak list prints each value's size and the sum so far, in list order."""
+    ``bytes`` column. XLA: the peak list prints each value's size and the sum so far, in list order. A row is
+    flagged when it matches neither the running sum nor the row above plus its size, so one edited figure gives
+    one diagnostic."""
     bs = ctx.bs
     if bs.peak_at is None:
         return
     kind = bs.peak_at.kind
     running = 0
+    previous = 0
     for p in bs.peak_entries:
         running += p.bytes
         if p.cumulative is None:
-            continue
-        if p.cumulative != running:
+            return
+        # One wrong row is flagged once: it breaks both the running sum and the step from the row above, while
+        # the rows after a wrong cumulative (or after a wrong size) break only one of the two.
+        if p.cumulative != running and p.cumulative != previous + p.bytes:
             yield _finding(Source(kind, p.line, p.range), warning(
                 p.range, "live-range.peak-cumulative",
                 f"cumulative {p.cumulative} bytes, but the sizes so far add up to {running}"))
-            running = p.cumulative  # judge each later row against the printed figure, not again
+        previous = p.cumulative
 
 
 #: Every rule with the codes it can emit, in the order they run.
