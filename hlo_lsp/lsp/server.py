@@ -295,3 +295,4 @@ def on_pull_diagnostics(ls: HloLanguageServer, params: lsp.DocumentDiagnosticPar
     conv, lines = ls.conv, ls.lines_of(path)
     items = [conv.diagnostic(path, lines, d) for d in document_diagnostics(ls.ws, path)]
     return lsp.RelatedFullDocumentDiagnosticReport(items=items)
+from hlo_lsp.lsp import handlers_insight  # noqa: E402,F401  registers the memory-insight features

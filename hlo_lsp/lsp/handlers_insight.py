@@ -1,0 +1,262 @@
+"""LSP handlers of the memory-insight features: inlay hints, code lens, semantic tokens (full and range),
+completion, prepareRename/rename and the ``hlo.showMemoryTimeline`` command.
+
+Each handler unpacks params, calls one `hlo_lsp.ide` function and converts its plain records (code-point
+columns to the negotiated encoding through `Converter`). Inlay hints and code lenses can be switched off with
+``initializationOptions`` (``{"inlayHints": {"enabled": false}, "codeLens": {"enabled": false}}``) or the
+``hlo`` section of ``workspace/configuration`` (``inlayHints.enabled``, ``codeLens.enabled``; nested objects as
+VS Code sends them, or dotted keys); the server asks for that section after ``initialized`` and on every
+``workspace/didChangeConfiguration``, then asks the client to refresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
+
+from hlo_lsp.ide import completion, inlay, lens, rename, semantic_tokens
+from hlo_lsp.lsp.convert import path_to_uri, uri_to_path
+from hlo_lsp.lsp.server import HloLanguageServer, safe, server
+
+log = logging.getLogger("hlo_lsp")
+REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
+
+
+class InsightSettings:
+    """The switches of the insight features; both on by default."""
+
+    def __init__(self) -> None:
+        self.inlay_hints = True
+        self.code_lens = True
+
+    def update(self, options) -> bool:
+        """Apply ``{"inlayHints": {"enabled": b}, "codeLens": {...}}`` or dotted keys; True when it changed."""
+        if not isinstance(options, dict):
+            return False
+        before = (self.inlay_hints, self.code_lens)
+        for attr, key in (("inlay_hints", "inlayHints"), ("code_lens", "codeLens")):
+            nested = options.get(key)
+            value = nested.get("enabled") if isinstance(nested, dict) else options.get(key + ".enabled")
+            if isinstance(value, bool):
+                setattr(self, attr, value)
+        return before != (self.inlay_hints, self.code_lens)
+
+
+settings = InsightSettings()
+server.insight_settings = settings  # type: ignore[attr-defined]
+
+
+# -- settings ----------------------------------------------------------------------------------------------------
+
+# server.py owns the initialize handler; wrap it so initializationOptions reach the settings first.
+_user_initialize = server.protocol.fm.features.get(lsp.INITIALIZE)
+
+
+def _initialize_with_options(params: lsp.InitializeParams):
+    try:
+        settings.update(params.initialization_options)
+    except Exception:  # noqa: BLE001
+        log.exception("reading initializationOptions failed")
+    return _user_initialize(params) if _user_initialize is not None else None
+
+
+server.protocol.fm.features[lsp.INITIALIZE] = _initialize_with_options
+
+
+def _supports_configuration(ls: HloLanguageServer) -> bool:
+    caps = ls.client_capabilities.workspace if ls.client_capabilities else None
+    return bool(caps and caps.configuration)
+
+
+async def _pull_configuration(ls: HloLanguageServer) -> None:
+    if not _supports_configuration(ls):
+        return
+    try:
+        result = await ls.workspace_configuration_async(
+            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="hlo")]))
+    except Exception:  # noqa: BLE001 - a client that fails here keeps the defaults
+        log.exception("workspace/configuration failed")
+        return
+    if result and settings.update(result[0]):
+        _refresh(ls)
+
+
+def _refresh(ls: HloLanguageServer) -> None:
+    ws_caps = ls.client_capabilities.workspace if ls.client_capabilities else None
+    if ws_caps and ws_caps.inlay_hint and ws_caps.inlay_hint.refresh_support:
+        ls.workspace_inlay_hint_refresh(None)
+    if ws_caps and ws_caps.code_lens and ws_caps.code_lens.refresh_support:
+        ls.workspace_code_lens_refresh(None)
+
+
+if lsp.INITIALIZED not in server.protocol.fm.features:
+    @server.feature(lsp.INITIALIZED)
+    async def on_initialized(ls: HloLanguageServer, params: lsp.InitializedParams) -> None:
+        await _pull_configuration(ls)
+
+if lsp.WORKSPACE_DID_CHANGE_CONFIGURATION not in server.protocol.fm.features:
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def on_configuration(ls: HloLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
+        pushed = params.settings.get("hlo") if isinstance(params.settings, dict) else None
+        if isinstance(pushed, dict):
+            if settings.update(pushed):
+                _refresh(ls)
+        else:
+            await _pull_configuration(ls)
+
+
+# -- inlay hints and code lens -------------------------------------------------------------------------------------
+
+_HINT_KIND = {"type": lsp.InlayHintKind.Type, "parameter": lsp.InlayHintKind.Parameter}
+
+
+@server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+@safe
+def on_inlay_hint(ls: HloLanguageServer, params: lsp.InlayHintParams):
+    if not settings.inlay_hints:
+        return []
+    path = uri_to_path(params.text_document.uri)
+    conv, lines = ls.conv, ls.lines_of(path)
+    hints = inlay.inlay_hints(ls.ws, path, params.range.start.line, params.range.end.line)
+    return [lsp.InlayHint(position=conv.position(lines, h.line, h.col), label=h.label, kind=_HINT_KIND[h.kind],
+                          tooltip=h.tooltip or None, padding_left=True) for h in hints]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+@safe
+def on_code_lens(ls: HloLanguageServer, params: lsp.CodeLensParams):
+    if not settings.code_lens:
+        return []
+    path = uri_to_path(params.text_document.uri)
+    conv, lines = ls.conv, ls.lines_of(path)
+    return [lsp.CodeLens(range=conv.range(lines, x.range), command=lsp.Command(
+        title=x.title, command=x.command, arguments=[path_to_uri(a) for a in x.arguments] or None))
+        for x in lens.code_lenses(ls.ws, path)]
+
+
+# -- semantic tokens -----------------------------------------------------------------------------------------------
+
+LEGEND = lsp.SemanticTokensLegend(token_types=semantic_tokens.TOKEN_TYPES,
+                                  token_modifiers=semantic_tokens.TOKEN_MODIFIERS)
+
+
+def _tokens(ls: HloLanguageServer, uri: str, start: int = 0, end: int | None = None) -> lsp.SemanticTokens:
+    path = uri_to_path(uri)
+    conv, lines = ls.conv, ls.lines_of(path)
+    wire = []
+    for t in semantic_tokens.semantic_tokens(ls.ws, path, start, end):
+        s = conv.position(lines, t.line, t.start).character
+        e = conv.position(lines, t.line, t.end).character
+        wire.append((t.line, s, e - s, t.type, t.modifiers))
+    return lsp.SemanticTokens(data=semantic_tokens.encode(wire))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
+@safe
+def on_semantic_tokens_full(ls: HloLanguageServer, params: lsp.SemanticTokensParams):
+    return _tokens(ls, params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
+@safe
+def on_semantic_tokens_range(ls: HloLanguageServer, params: lsp.SemanticTokensRangeParams):
+    return _tokens(ls, params.text_document.uri, params.range.start.line, params.range.end.line)
+
+
+# -- completion ----------------------------------------------------------------------------------------------------
+
+_ITEM_KIND = {"keyword": lsp.CompletionItemKind.Keyword, "variable": lsp.CompletionItemKind.Variable,
+              "function": lsp.CompletionItemKind.Function, "property": lsp.CompletionItemKind.Property}
+
+
+@server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["%", "=", "(", ",", "{"]))
+@safe
+def on_completion(ls: HloLanguageServer, params: lsp.CompletionParams):
+    items = completion.complete(ls.ws, *ls.at(params))
+    return lsp.CompletionList(is_incomplete=False, items=[
+        lsp.CompletionItem(label=i.label, kind=_ITEM_KIND[i.kind], detail=i.detail or None,
+                           insert_text=i.insert_text) for i in items])
+
+
+# -- rename --------------------------------------------------------------------------------------------------------
+
+def _refuse(e: rename.RenameRefused) -> JsonRpcException:
+    return JsonRpcException(message=str(e), code=REQUEST_FAILED)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
+def on_prepare_rename(ls: HloLanguageServer, params: lsp.PrepareRenameParams):
+    path, line, col = ls.at(params)
+    try:
+        t = rename.prepare_rename(ls.ws, path, line, col)
+    except rename.RenameRefused as e:
+        raise _refuse(e) from None
+    except Exception:  # noqa: BLE001
+        log.exception("prepareRename failed")
+        return None
+    return lsp.PrepareRenamePlaceholder(range=ls.conv.range_in(path, t.range), placeholder=t.name)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_RENAME, lsp.RenameOptions(prepare_provider=True))
+def on_rename(ls: HloLanguageServer, params: lsp.RenameParams):
+    path, line, col = ls.at(params)
+    try:
+        edits = rename.rename(ls.ws, path, line, col, params.new_name)
+    except rename.RenameRefused as e:
+        raise _refuse(e) from None
+    except Exception:  # noqa: BLE001
+        log.exception("rename failed")
+        return None
+    conv = ls.conv
+    return lsp.WorkspaceEdit(changes={
+        path_to_uri(p): [lsp.TextEdit(range=conv.range_in(p, r), new_text=text) for r, text in es]
+        for p, es in edits.items()})
+
+
+# -- the memory timeline -------------------------------------------------------------------------------------------
+
+def timeline_dir() -> str:
+    """Where charts go: ``$XDG_CACHE_HOME/hlo-lsp/timelines`` (``~/.cache/...``), else the temp dir; never the
+    dump's folder."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    for root in (os.path.join(base, "hlo-lsp", "timelines"), os.path.join(tempfile.gettempdir(), "hlo-lsp-timelines")):
+        try:
+            os.makedirs(root, exist_ok=True)
+            if os.access(root, os.W_OK):
+                return root
+        except OSError:
+            continue
+    return tempfile.mkdtemp(prefix="hlo-lsp-")
+
+
+@server.command(lens.SHOW_TIMELINE)
+def show_memory_timeline(ls: HloLanguageServer, *args):
+    """Arguments: the document URI, then optionally ``"html"`` (default), ``"svg"`` or ``"png"``. Returns the
+    chart's file URI."""
+    from hlo_lsp.charts import ChartError, write_timeline
+
+    if not args or not isinstance(args[0], str):
+        raise JsonRpcInvalidParams(message="hlo.showMemoryTimeline expects a document URI")
+    fmt = args[1] if len(args) > 1 and args[1] in ("html", "svg", "png") else "html"
+    path = uri_to_path(args[0])
+    report = None
+    try:
+        report = lens.report_for(ls.ws.bundle(path))
+    except Exception as e:  # noqa: BLE001
+        raise JsonRpcInternalError(message=f"cannot read {path}: {e}") from None
+    if report is None:
+        raise JsonRpcException(message=f"{os.path.basename(path)}: no buffer-assignment files for this module",
+                               code=REQUEST_FAILED)
+    digest = hashlib.sha1(path.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    stem = os.path.basename(path).replace(".txt", "")[:80]
+    out = os.path.join(timeline_dir(), f"{stem}-{digest}.{fmt}")
+    try:
+        write_timeline(report, out, title=os.path.basename(path))
+    except ChartError as e:
+        raise JsonRpcException(message=str(e), code=REQUEST_FAILED) from None
+    return path_to_uri(out)
