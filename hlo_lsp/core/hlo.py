@@ -55,10 +55,25 @@ class Instruction:
     line: int
     name_start: int
     opcode: str
-    operands: tuple[str, ...]  # operand instruction names, without %
+    raw_operands: str | tuple[str, ...]  # a simple `%a, %b` list as written, split on first use; else names
     called: tuple[str, ...]  # called computation names, without %
     is_root: bool
     parameter_number: int | None = None
+
+    @property
+    def operands(self) -> tuple[str, ...]:
+        """Operand instruction names without ``%`` (split from the written list on first use)."""
+        raw = self.raw_operands
+        if isinstance(raw, tuple):
+            return raw
+        if not raw:
+            ops: tuple[str, ...] = ()
+        elif raw.count(" ") != raw.count(", "):
+            ops = tuple(x.split()[-1].lstrip("%") for x in raw.split(", ") if x.split())
+        else:
+            ops = tuple(raw.replace("%", "").split(", "))
+        self.raw_operands = ops
+        return ops
 
     @property
     def name_range(self) -> Range:
@@ -337,11 +352,13 @@ def _read_instruction(line: str, m: re.Match, ln: int, diags: list[Diagnostic]) 
     return Instruction(name, ln, m.start(3), opcode, operands, called, m.group(1) is not None, param)
 
 
-def _scan_instructions(scan: str, lines: list[str], diags: list[Diagnostic]) -> tuple[list[int], list[Instruction]]:
-    """Offsets (in ``scan`` = "\\n" + text: the offset of the newline before the line) and Instructions of every
-    instruction line, in document order."""
+def _scan_instructions(scan: str, lines: list[str], diags: list[Diagnostic]
+                       ) -> tuple[list[int], list[Instruction], list[int]]:
+    """Offsets (in ``scan`` = "\\n" + text: the offset of the newline before the line), Instructions and the
+    indices of ROOT instructions, for every instruction line in document order."""
     offsets: list[int] = []
     instrs: list[Instruction] = []
+    roots: list[int] = []
     add_off = offsets.append
     add = instrs.append
     count = scan.count
@@ -351,45 +368,71 @@ def _scan_instructions(scan: str, lines: list[str], diags: list[Diagnostic]) -> 
         start = m.start()
         ln += count("\n", prev, start + 1)
         prev = start + 1
-        root, name, opcode, seg = m.groups()
-        param = None
+        root, name, opcode, seg = m.group(1, 2, 3, 4)
         if seg is None or (("[" in seg or "/" in seg) and opcode != "constant"):
             line = lines[ln]
             mm = _INSTR.match(line)
             if mm is not None:
+                ins = _read_instruction(line, mm, ln, diags)
+                if ins.is_root:
+                    roots.append(len(instrs))
                 add_off(start)
-                add(_read_instruction(line, mm, ln, diags))
+                add(ins)
             continue
-        if opcode == "constant" or not seg:
-            operands: tuple[str, ...] = ()
-        elif opcode == "parameter":
-            operands = ()
-            seg = seg.strip()
-            param = int(seg) if seg.isdigit() and len(seg) < 10 else None
-        elif seg.count(" ") != seg.count(", "):
-            operands = tuple(x.split()[-1].lstrip("%") for x in seg.split(", ") if x.split())
-        else:
-            operands = tuple(seg.replace("%", "").split(", "))
+        if root is not None:
+            roots.append(len(instrs))
         add_off(start)
-        add(Instruction(name, ln, m.start(2) - start - 1, opcode, operands, (), root is not None, param))
-    return offsets, instrs
+        if opcode == "constant":
+            add(Instruction(name, ln, m.start(2) - start - 1, opcode, (), (), root is not None))
+        elif opcode == "parameter":
+            num = seg.strip()
+            param = int(num) if num.isdigit() and len(num) < 10 else None
+            add(Instruction(name, ln, m.start(2) - start - 1, opcode, (), (), root is not None, param))
+        else:
+            add(Instruction(name, ln, m.start(2) - start - 1, opcode, seg, (), root is not None))
+    return offsets, instrs, roots
+
+
+_ONE_NAME = re.compile(r"%([^\s,{}%()]+)")
 
 
 def _attach_called(scan: str, offsets: list[int], instrs: list[Instruction], lines: list[str]) -> None:
-    """Fill ``called`` for the (few) instructions whose line names a computation attribute."""
-    finder = _CALLED_PERCENT if "%" in scan else _CALLED_ANY
-    last = -1
-    for m in finder.finditer(scan):
-        k = bisect.bisect_right(offsets, m.start()) - 1
-        if k < 0 or k == last:
+    """Fill ``called`` for the (few) instructions whose line names a computation attribute.
+
+    Machine-written text: each ``=%`` / ``={%`` hit whose key (the word before ``=``, itself after ``, ``) is a
+    call attribute gives the names right there, without rescanning the line. Text without ``%`` (hand-written)
+    rescans each candidate line with the string-aware attribute reader."""
+    if "%" not in scan:
+        last = -1
+        for m in _CALLED_ANY.finditer(scan):
+            k = bisect.bisect_right(offsets, m.start()) - 1
+            if k < 0 or k == last:
+                continue
+            last = k
+            ins = instrs[k]
+            line = lines[ins.line]
+            open_pos = line.find("(", ins.name_start + len(ins.name))
+            close = find_close_paren(line, open_pos) if open_pos >= 0 else -1
+            if close >= 0:
+                ins.called = _called_in(line[close + 1 :])
+        return
+    found: dict[int, list[str]] = {}
+    for m in _CALLED_PERCENT.finditer(scan):
+        eq = m.start()
+        sp = scan.rfind(" ", eq - 40, eq)
+        if sp < 0 or scan[sp - 1] != "," or scan[sp + 1 : eq] not in CALL_ATTRS:
             continue
-        last = k
-        ins = instrs[k]
-        line = lines[ins.line]
-        open_pos = line.find("(", ins.name_start + len(ins.name))
-        close = find_close_paren(line, open_pos) if open_pos >= 0 else -1
-        if close >= 0:
-            ins.called = _called_in(line[close + 1 :])
+        if scan[eq + 1] == "{":
+            close = scan.find("}", eq)
+            names = [n.group(1) for n in _CALLED_NAME.finditer(scan, eq + 2, close)] if close > 0 else []
+        else:
+            one = _ONE_NAME.match(scan, eq + 1)
+            names = [one.group(1)] if one else []
+        k = bisect.bisect_right(offsets, eq) - 1
+        if k >= 0 and names:
+            found.setdefault(k, []).extend(names)
+    for k, names in found.items():
+        instrs[k].called = tuple(names)
 
 
 def read_hlo(text: str) -> HloModule:
@@ -404,16 +447,17 @@ def read_hlo(text: str) -> HloModule:
     enabled = gc.isenabled()
     gc.disable()  # ~10^5 small objects: generational collections would cost a third of the time
     try:
-        offsets, instrs = _scan_instructions(scan, lines, mod.diagnostics)
+        offsets, instrs, roots = _scan_instructions(scan, lines, mod.diagnostics)
         _attach_called(scan, offsets, instrs, lines)
-        _read_structure(mod, scan, offsets, instrs)
+        _read_structure(mod, scan, offsets, instrs, roots)
     finally:
         if enabled:
             gc.enable()
     return mod
 
 
-def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: list[Instruction]) -> None:
+def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: list[Instruction],
+                    roots: list[int]) -> None:
     """Read the column-0 lines (header, tables, computation headers, braces) and give each computation its
     contiguous slice of the instruction array."""
     lines = mod.lines
@@ -439,7 +483,7 @@ def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: list[
                 spans.append((cur_off, off))
                 cur = None
                 continue
-            if not _COMP_HEADER.match(line) or _INSTR.match(line):
+            if " = " in line or not _COMP_HEADER.match(line):
                 continue  # an unindented instruction (scanned already) or an unreadable line (found below)
             diags.append(error(cur.name_range, "unclosed-computation", f"computation `{cur.name}` has no closing `}}`"))
             cur.end_line = ln - 1
@@ -464,14 +508,14 @@ def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: list[
             mod.table_lines[stripped] = ln
             table_next = ln + 1
             continue
-        h = _COMP_HEADER.match(line)
-        if h and not _INSTR.match(line):
+        h = _COMP_HEADER.match(line) if " = " not in line else None
+        if h:
             cur = Computation(h.group(3), ln, h.start(3), h.group(1) is not None, h.group(4).strip())
             cur_off = off
             mod.computation_by_name.setdefault(cur.name, len(comps))
             comps.append(cur)
             continue
-        if not _INSTR.match(line):
+        if " = " not in line or not _INSTR.match(line):
             diags.append(error(Range(ln, 0, ln, len(line.rstrip())), "syntax-error",
                                "unexpected text outside any computation: expected `HloModule`, a table, "
                                "or a computation header"))
@@ -482,20 +526,25 @@ def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: list[
     # each computation owns the scanned instructions between its header and its closing line
     kept: list[Instruction] = []
     covered = 0
+    contiguous = True  # computations cover the instruction array without gaps (the normal case)
     for c, (a, b) in zip(comps, spans):
         lo = bisect.bisect_right(offsets, a)
         hi = bisect.bisect_left(offsets, b)
+        if lo != covered:
+            contiguous = False
         base = len(kept)
         kept.extend(instrs[lo:hi])
         covered += hi - lo
         c.instructions = range(base, len(kept))
-        for i in c.instructions:
-            if kept[i].is_root:
-                c.root = i
+        r = bisect.bisect_left(roots, lo)
+        while r < len(roots) and roots[r] < hi:
+            c.root = base + roots[r] - lo  # the last ROOT wins; two are an error for the checks
+            r += 1
         if c.root is None and c.instructions:
             c.root = c.instructions[-1]
         if c.end_line - c.line - 1 != len(c.instructions):
             _report_unread_lines(mod, c, kept)
+    covered = covered if contiguous else -1
     if covered != len(instrs):
         inside = {id(x) for x in kept}
         for ins in instrs:
