@@ -62,6 +62,8 @@ def friendly(terminal: str) -> str:
 def expected_phrase(expected: set[str] | frozenset[str]) -> str:
     """'a name, a shape or '}'' from lark's expected terminal set, collapsed and cut to five."""
     names = {friendly(t) for t in expected}
+    if not names:
+        return "the end of the block (one computation per block; is a '}' misplaced?)"
     if len(names) > 9:
         return "a value"
     ordered = [n for n in _ORDER if n in names] + sorted(n for n in names if n not in _ORDER)
