@@ -1,0 +1,848 @@
+"""Drive the real language server over stdio like an editor and measure the issue-6 targets.
+
+Usage (after ``python3 benchmarks/make_inputs.py``)::
+
+    python3 benchmarks/bench_server.py [--case adam|synth100|manyfiles ...] [--json OUT.json] [--quick]
+                                       [--seed 6] [--edits 40] [--lines 200] [--profile DIR]
+
+A small self-contained JSON-RPC client (asyncio subprocess, ``Content-Length`` framing; no pytest, no pygls)
+starts ``python -m hlo_lsp`` once per case, initializes it with ``window.workDoneProgress`` and versioned
+diagnostics, and answers the server's own requests (progress tokens, configuration, registrations) with null.
+Every request is bounded: one that gets no answer in 60 s counts as a failure and is cancelled; each case
+has an overall deadline, so a run never hangs.
+
+HLO cases (the adam N=3000 23 MB ``cpu_after_optimizations.txt`` and the synthetic 100 MB module):
+
+* **XLA**: ``hlo_module_from_text`` on the same file, timed by ``xla_parse_time.py`` under ``/tmp/jaxenv`` in a
+  subprocess *before* the server starts (so the two never share the CPU); the ratio is open->ready / XLA.
+* **open -> ready**: from writing ``didOpen`` to the later of (a) the last ``publishDiagnostics`` for version 1
+  received before the server went idle (so a server that publishes a partial set first is timed to its
+  complete set), (b) a hover on the last instruction of the file answered with content (a null answer is
+  retried), (c) the end of every ``$/progress`` begun after the open. Until then a probe hovers at random
+  lines every 200 ms ("hovers answered throughout"): their count and worst latency are reported.
+* **hover / definition / references** p50/p95 at ``--lines`` random lines (a random name on the line) and at
+  the definitions of the 20 most-referenced instruction names, one request at a time after the server is idle.
+* **keystroke -> diagnostics**: ``--edits`` one-line incremental edits at random operand uses: ``%name`` ->
+  ``%zzname`` (breaks it), then back (mends it); time from writing ``didChange`` to the ``publishDiagnostics``
+  for that version. Checked too: after a break some diagnostic starts on the edited line, after a mend the
+  line has as many as before.
+* **memory**: VmRSS of the server and all its descendants (``/proc/<pid>/status``), after the open once idle,
+  and the highest sample (every 100 ms) during the case; also ``$/progress`` notifications seen.
+
+Positions come from the harness's own scan of the file (instruction lines ``[ROOT] %name = ...`` and
+``%name`` uses), never from the server's answers.
+
+Many-files case (``/tmp/bench/manyfiles``, the workspace root): the server runs under a tiny wrapper that
+installs a Python audit hook (``sys.addaudithook``) logging every file the server process opens, then runs
+``hlo_lsp`` as ``__main__``; one after-optimizations file with split buffer files is opened. Reported: files of
+the folder opened before ready beyond the file and its own siblings (``<stem>-buffer-assignment*.txt``,
+``-live-range.txt``, ``-memory-usage-report.txt``), the ``rchar`` delta of ``/proc/<pid>/io`` minus the bytes
+sent on stdin, what background indexing read afterwards, and ``workspace/symbol`` p50/p95 once the server is
+idle.
+
+``--profile DIR`` runs the HLO cases' servers under cProfile (wrapper, no change to ``hlo_lsp``) and writes
+``DIR/<case>.prof``; ``--importtime`` adds the slowest imports of the server (``python -X importtime``).
+Output: one Markdown table with the targets beside the figures; ``--json`` writes every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+JAX_PYTHON = Path("/tmp/jaxenv/bin/python")
+REQUEST_TIMEOUT = 60.0
+CASE_DEADLINE = 900.0
+ADAM = "adam3000/module_0000.jit_adam_update.cpu_after_optimizations.txt"
+SYNTH = "synth/synth_100mb.txt"
+SPLIT_SUFFIXES = ("-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt",
+                  "-memory-usage-report.txt")
+
+INSTRUCTION = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*\S")
+NAME_USE = re.compile(r"%([A-Za-z_][\w.\-]*)")
+
+AUDIT_WRAPPER = r"""
+import os, sys, time, runpy
+_fd = os.open(sys.argv.pop(1), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+_root = sys.argv.pop(1)
+def _hook(event, args):
+    if event not in ("open", "os.scandir", "os.listdir") or not args:
+        return
+    p = args[0]
+    if isinstance(p, int) or p is None:
+        return
+    try:
+        p = os.path.abspath(os.fsdecode(os.fspath(p)))
+    except Exception:
+        return
+    if p.startswith(_root):
+        os.write(_fd, ("%.6f\t%s\t%s\n" % (time.monotonic(), event, p)).encode("utf-8", "replace"))
+sys.addaudithook(_hook)
+sys.argv = ["hlo_lsp"]
+runpy.run_module("hlo_lsp", run_name="__main__", alter_sys=True)
+"""
+
+PROFILE_WRAPPER = r"""
+import cProfile, sys
+out = sys.argv.pop(1)
+sys.argv = ["hlo_lsp"]
+cProfile.run("import runpy; runpy.run_module('hlo_lsp', run_name='__main__', alter_sys=True)", out)
+"""
+
+
+def uri(path: str | Path) -> str:
+    return "file://" + quote(str(Path(path).resolve()))
+
+
+def pct(values: list[float], q: float) -> float | None:
+    """The q-th percentile (nearest rank) of ``values``; None when empty."""
+    if not values:
+        return None
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, int(round(q / 100 * len(s) + 0.5)) - 1))]
+
+
+def utf16_col(line: str, col: int) -> int:
+    prefix = line[:col]
+    return col if prefix.isascii() else len(prefix.encode("utf-16-le")) // 2
+
+
+# -- /proc: the server's process tree ----------------------------------------------------------------------------
+
+def tree_pids(pid: int) -> list[int]:
+    """``pid`` and its live descendants (from /proc/*/stat parent ids); [] once it is gone."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        parents.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid] if os.path.exists(f"/proc/{pid}") else []
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(parents.get(p, []))
+    return out
+
+
+def _status_kb(pid: int, field: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_rss_mb(pid: int) -> float:
+    return sum(_status_kb(p, "VmRSS") for p in tree_pids(pid)) / 1024
+
+
+def tree_cpu_ticks(pid: int) -> int:
+    total = 0
+    for p in tree_pids(pid):
+        try:
+            with open(f"/proc/{p}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def tree_rchar(pid: int) -> int:
+    total = 0
+    for p in tree_pids(pid):
+        try:
+            with open(f"/proc/{p}/io") as f:
+                total += next(int(line.split()[1]) for line in f if line.startswith("rchar:"))
+        except (OSError, StopIteration):
+            pass
+    return total
+
+
+# -- the JSON-RPC client -----------------------------------------------------------------------------------------
+
+class RequestFailed(Exception):
+    pass
+
+
+class Client:
+    """An editor-like LSP client over the server's stdin/stdout; records notifications with their arrival time."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.pid = proc.pid
+        self._next_id = 0
+        self._waiting: dict[int, asyncio.Future] = {}
+        self.diagnostics: list[tuple[float, str, int | None, list]] = []  # (time, uri, version, diagnostics)
+        self._diag_waiters: list[tuple[object, asyncio.Future]] = []
+        self.progress: list[tuple[float, object, str]] = []  # (time, token, kind)
+        self.progress_creates = 0
+        self.server_requests: dict[str, int] = {}
+        self.failures: list[str] = []
+        self.bytes_sent = 0
+        self.last_message = time.monotonic()
+        self._reader = asyncio.ensure_future(self._read_loop())
+
+    @classmethod
+    async def start(cls, cmd: list[str], stderr_path: Path, cwd: str) -> "Client":
+        err = open(stderr_path, "wb")  # noqa: SIM115 - lives as long as the process
+        proc = await asyncio.create_subprocess_exec(*cmd, stdin=asyncio.subprocess.PIPE,
+                                                    stdout=asyncio.subprocess.PIPE, stderr=err, cwd=cwd,
+                                                    limit=1 << 24)
+        return cls(proc)
+
+    async def _read_loop(self) -> None:
+        out = self.proc.stdout
+        try:
+            while True:
+                header = await out.readuntil(b"\r\n\r\n")
+                length = next(int(h.split(b":")[1]) for h in header.split(b"\r\n")
+                              if h.lower().startswith(b"content-length"))
+                body = await out.readexactly(length)
+                self.last_message = time.monotonic()
+                self._dispatch(json.loads(body), self.last_message)
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            for fut in self._waiting.values():
+                if not fut.done():
+                    fut.set_exception(RequestFailed("server closed its output"))
+
+    def _dispatch(self, msg: dict, now: float) -> None:
+        method = msg.get("method")
+        if method is None:  # a response
+            fut = self._waiting.pop(msg.get("id"), None)
+            if fut is not None and not fut.done():
+                if "error" in msg:
+                    fut.set_exception(RequestFailed(f"error {msg['error'].get('code')}: {msg['error'].get('message')}"))
+                else:
+                    fut.set_result(msg.get("result"))
+            return
+        if "id" in msg:  # a request from the server: answer like a plain editor
+            self.server_requests[method] = self.server_requests.get(method, 0) + 1
+            if method == "window/workDoneProgress/create":
+                self.progress_creates += 1
+            result = [None] * len(msg.get("params", {}).get("items", [])) if method == "workspace/configuration" \
+                else None
+            asyncio.ensure_future(self._send({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
+            return
+        params = msg.get("params") or {}
+        if method == "textDocument/publishDiagnostics":
+            rec = (now, params.get("uri"), params.get("version"), params.get("diagnostics") or [])
+            self.diagnostics.append(rec)
+            for pred, fut in list(self._diag_waiters):
+                if not fut.done() and pred(rec):
+                    fut.set_result(rec)
+        elif method == "$/progress":
+            self.progress.append((now, params.get("token"), (params.get("value") or {}).get("kind", "?")))
+
+    async def _send(self, msg: dict | bytes) -> None:
+        data = msg if isinstance(msg, bytes) else encode(msg)
+        self.proc.stdin.write(data)
+        self.bytes_sent += len(data)
+        await self.proc.stdin.drain()
+
+    async def notify(self, method: str, params: dict) -> None:
+        await self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def request(self, method: str, params: dict, timeout: float = REQUEST_TIMEOUT) -> tuple[object, float]:
+        """(result, seconds from write to answer); raises RequestFailed on an error answer or after ``timeout``."""
+        self._next_id += 1
+        rid = self._next_id
+        fut = asyncio.get_running_loop().create_future()
+        self._waiting[rid] = fut
+        start = time.monotonic()
+        await self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        try:
+            result = await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            self._waiting.pop(rid, None)
+            await self.notify("$/cancelRequest", {"id": rid})
+            self.failures.append(f"{method}: no answer in {timeout:.0f} s")
+            raise RequestFailed(f"{method}: no answer in {timeout:.0f} s") from None
+        except RequestFailed as exc:
+            self.failures.append(f"{method}: {exc}")
+            raise
+        return result, time.monotonic() - start
+
+    def wait_diagnostics(self, pred) -> asyncio.Future:
+        """A future for the first publishDiagnostics record (already received or not) satisfying ``pred``."""
+        fut = asyncio.get_running_loop().create_future()
+        for rec in self.diagnostics:
+            if pred(rec):
+                fut.set_result(rec)
+                return fut
+        self._diag_waiters.append((pred, fut))
+        return fut
+
+    async def shutdown(self) -> None:
+        try:
+            await self.request("shutdown", None, timeout=15)
+            await self.notify("exit", None)
+            await asyncio.wait_for(self.proc.wait(), 15)
+        except (RequestFailed, asyncio.TimeoutError, ConnectionError, RuntimeError):
+            pass
+        if self.proc.returncode is None:
+            for p in reversed(tree_pids(self.pid)):  # our own server and its children, by pid
+                try:
+                    os.kill(p, 9)
+                except OSError:
+                    pass
+            await self.proc.wait()
+        self._reader.cancel()
+
+
+def encode(msg: dict) -> bytes:
+    body = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+async def start_server(cmd: list[str], root: Path, log_dir: Path, name: str) -> tuple[Client, float]:
+    """A started and initialized server, and the seconds from spawn to the initialize answer."""
+    start = time.monotonic()
+    client = await Client.start(cmd, log_dir / f"{name}.stderr", str(REPO))
+    caps = {
+        "general": {"positionEncodings": ["utf-16"]},
+        "window": {"workDoneProgress": True, "showMessage": {}},
+        "workspace": {"configuration": True, "workspaceFolders": True, "symbol": {}},
+        "textDocument": {
+            "synchronization": {"didSave": True, "dynamicRegistration": False},
+            "hover": {"contentFormat": ["markdown", "plaintext"]},
+            "definition": {"linkSupport": False}, "references": {},
+            "publishDiagnostics": {"versionSupport": True, "relatedInformation": True},
+        },
+    }
+    await client.request("initialize", {
+        "processId": os.getpid(), "rootUri": uri(root), "rootPath": str(root), "capabilities": caps,
+        "workspaceFolders": [{"uri": uri(root), "name": root.name}], "clientInfo": {"name": "bench_server"}})
+    startup = time.monotonic() - start
+    await client.notify("initialized", {})
+    return client, startup
+
+
+async def wait_idle(client: Client, max_wait: float = 60.0, window: float = 0.5) -> float:
+    """Wait until the server tree uses under 5% CPU for two windows in a row; returns the seconds waited."""
+    start = time.monotonic()
+    ticks, quiet = tree_cpu_ticks(client.pid), 0
+    hz = os.sysconf("SC_CLK_TCK")
+    while time.monotonic() - start < max_wait and quiet < 2:
+        await asyncio.sleep(window)
+        now = tree_cpu_ticks(client.pid)
+        quiet = quiet + 1 if (now - ticks) / hz <= 0.05 * window else 0
+        ticks = now
+    return time.monotonic() - start
+
+
+class RssSampler:
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak, self._task = pid, 0.0, None
+
+    def __enter__(self) -> "RssSampler":
+        self._task = asyncio.ensure_future(self._run())
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._task.cancel()
+
+    async def _run(self) -> None:
+        while True:
+            self.peak = max(self.peak, tree_rss_mb(self.pid))
+            await asyncio.sleep(0.1)
+
+
+# -- the harness's own reading of the file ----------------------------------------------------------------------
+
+class FileFacts:
+    """Instruction definitions and ``%name`` uses found by a line scan independent of hlo_lsp."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.split("\n")
+        self.defs: dict[str, tuple[int, int]] = {}
+        self.instruction_lines: list[int] = []
+        for ln, line in enumerate(self.lines):
+            m = INSTRUCTION.match(line)
+            if m:
+                self.defs.setdefault(m.group(1), (ln, m.start(1)))
+                self.instruction_lines.append(ln)
+        self.use_counts: dict[str, int] = {}
+        for ln in self.instruction_lines:
+            line = self.lines[ln]
+            for m in NAME_USE.finditer(line, line.index("=")):
+                name = m.group(1)
+                if name in self.defs:
+                    self.use_counts[name] = self.use_counts.get(name, 0) + 1
+
+    def tokens(self, ln: int) -> list[tuple[int, int]]:
+        """(start, end) columns of the instruction name and the ``%name`` uses of defined names on line ``ln``."""
+        line = self.lines[ln]
+        out = []
+        m = INSTRUCTION.match(line)
+        if m:
+            out.append((m.start(1), m.end(1)))
+            out += [(u.start(1), u.end(1)) for u in NAME_USE.finditer(line, m.end()) if u.group(1) in self.defs]
+        return out
+
+    def operand_uses(self, ln: int) -> list[tuple[int, int]]:
+        """Uses of defined names inside the operand list (the first parentheses after ``=``) of line ``ln``."""
+        line = self.lines[ln]
+        m = INSTRUCTION.match(line)
+        if not m:
+            return []
+        open_paren = line.find("(", m.end())
+        close = line.find(")", open_paren) if open_paren >= 0 else -1
+        if close < 0:
+            return []
+        return [(u.start(1), u.end(1)) for u in NAME_USE.finditer(line, open_paren, close) if u.group(1) in self.defs]
+
+
+def xla_parse_seconds(path: Path, repeat: int) -> dict:
+    """XLA's parse of ``path`` via xla_parse_time.py under /tmp/jaxenv: {seconds, mb_per_s} or {error}."""
+    if not JAX_PYTHON.exists():
+        return {"error": f"{JAX_PYTHON} missing"}
+    try:
+        out = subprocess.run([str(JAX_PYTHON), str(HERE / "xla_parse_time.py"), str(path), "--repeat", str(repeat),
+                              "--json"], capture_output=True, text=True, timeout=600)
+        rec = json.loads(out.stdout)[0]
+    except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError) as exc:
+        return {"error": f"XLA timing failed: {exc}"}
+    return rec
+
+
+# -- the HLO cases -----------------------------------------------------------------------------------------------
+
+async def timed_requests(client: Client, doc: str, facts: FileFacts, positions: list[tuple[int, int]]) -> dict:
+    """p50/p95 (ms) of hover, definition and references at ``positions``, with null and failure counts."""
+    out = {}
+    for method in ("textDocument/hover", "textDocument/definition", "textDocument/references"):
+        times, nulls, fails = [], 0, 0
+        for ln, col in positions:
+            params = {"textDocument": {"uri": doc},
+                      "position": {"line": ln, "character": utf16_col(facts.lines[ln], col)}}
+            if method.endswith("references"):
+                params["context"] = {"includeDeclaration": True}
+            try:
+                result, seconds = await client.request(method, params)
+            except RequestFailed:
+                fails += 1
+                continue
+            times.append(seconds * 1000)
+            nulls += not result
+        out[method.split("/")[1]] = {"n": len(positions), "p50_ms": pct(times, 50), "p95_ms": pct(times, 95),
+                                     "max_ms": max(times, default=None), "null": nulls, "failed": fails}
+    return out
+
+
+async def open_until_ready(client: Client, path: Path, text: str, facts: FileFacts, rng: random.Random) -> dict:
+    doc = uri(path)
+    last_ln = facts.instruction_lines[-1]
+    last_col = facts.tokens(last_ln)[0][0]
+    hover_last = {"textDocument": {"uri": doc},
+                  "position": {"line": last_ln, "character": utf16_col(facts.lines[last_ln], last_col)}}
+    message = encode({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": doc, "languageId": "hlo", "version": 1, "text": text}}})
+    first_diag = client.wait_diagnostics(lambda r: r[1] == doc and r[2] in (1, None))
+    ready_evt = asyncio.Event()
+    probes: list[float] = []
+
+    async def probe() -> None:  # an impatient user hovering while the file loads
+        while not ready_evt.is_set():
+            ln = rng.choice(facts.instruction_lines)
+            try:
+                _, s = await client.request("textDocument/hover", {"textDocument": {"uri": doc}, "position": {
+                    "line": ln, "character": utf16_col(facts.lines[ln], facts.tokens(ln)[0][0])}})
+                probes.append(s * 1000)
+            except RequestFailed:
+                probes.append(REQUEST_TIMEOUT * 1000)
+            await asyncio.sleep(0.2)
+
+    t0 = time.monotonic()
+    await client._send(message)
+    sent = time.monotonic() - t0
+    prober = asyncio.ensure_future(probe())
+    hover_at, hover_tries, hover_ok = None, 0, False
+    while time.monotonic() - t0 < REQUEST_TIMEOUT * 2:
+        hover_tries += 1
+        try:
+            result, _ = await client.request("textDocument/hover", hover_last)
+        except RequestFailed:
+            break
+        if result and result.get("contents"):
+            hover_at, hover_ok = time.monotonic(), True
+            break
+        await asyncio.sleep(0.02)
+    try:
+        await asyncio.wait_for(first_diag, max(1.0, REQUEST_TIMEOUT - (time.monotonic() - t0)))
+    except asyncio.TimeoutError:
+        client.failures.append("publishDiagnostics for version 1: none in 60 s")
+    ready_evt.set()
+    await prober
+    settle = await wait_idle(client)
+    mine = [r for r in client.diagnostics if r[1] == doc and r[2] in (1, None)]
+    begun = {tok for (t, tok, kind) in client.progress if t >= t0 and kind == "begin"}
+    ends = [t for (t, tok, kind) in client.progress if tok in begun and kind == "end"]
+    diag_last = mine[-1][0] if mine else None
+    parts = [x for x in (hover_at, diag_last, *ends) if x is not None]
+    complete = hover_ok and bool(mine) and len(ends) >= len(begun)
+    return {
+        "doc": doc, "send_s": round(sent, 3),
+        "ready_s": round(max(parts) - t0, 3) if complete else None,
+        "first_diagnostics_s": round(mine[0][0] - t0, 3) if mine else None,
+        "last_diagnostics_s": round(diag_last - t0, 3) if mine else None,
+        "publishes_for_version": len(mine), "diagnostics": len(mine[-1][3]) if mine else None,
+        "hover_last_s": round(hover_at - t0, 3) if hover_at else None, "hover_last_tries": hover_tries,
+        "progress_tokens_begun": len(begun), "progress_ended": len(ends),
+        "idle_after_ready_s": round(settle, 2),
+        "probe_hovers": len(probes), "probe_p95_ms": pct(probes, 95), "probe_max_ms": max(probes, default=None),
+    }
+
+
+async def keystrokes(client: Client, doc: str, facts: FileFacts, baseline: list, n: int, rng: random.Random) -> dict:
+    """Break and mend operand names at random lines; times (ms) from didChange to that version's diagnostics."""
+    per_line: dict[int, int] = {}
+    for d in baseline:
+        ln = d["range"]["start"]["line"]
+        per_line[ln] = per_line.get(ln, 0) + 1
+    candidates = [ln for ln in rng.sample(facts.instruction_lines, min(len(facts.instruction_lines), 50 * n))
+                  if facts.operand_uses(ln)]
+    if not candidates:
+        return {"edits": 0, "error": "no instruction with operands found"}
+    version, times, flagged, mended, fails = 1, [], 0, 0, 0
+    for i in range(n // 2):
+        ln = candidates[i % len(candidates)]
+        start, _ = rng.choice(facts.operand_uses(ln))
+        line = facts.lines[ln]
+        col = utf16_col(line, start)
+        for edit, text in (("break", "zz"), ("mend", "")):
+            version += 1
+            rng_ = {"start": {"line": ln, "character": col},
+                    "end": {"line": ln, "character": col + (2 if edit == "mend" else 0)}}
+            fut = client.wait_diagnostics(lambda r, v=version: r[1] == doc and r[2] == v)
+            t0 = time.monotonic()
+            await client.notify("textDocument/didChange", {"textDocument": {"uri": doc, "version": version},
+                                                           "contentChanges": [{"range": rng_, "text": text}]})
+            try:
+                rec = await asyncio.wait_for(fut, REQUEST_TIMEOUT)
+            except asyncio.TimeoutError:
+                fails += 1
+                client.failures.append(f"publishDiagnostics for version {version}: none in 60 s")
+                continue
+            times.append((rec[0] - t0) * 1000)
+            on_line = sum(1 for d in rec[3] if d["range"]["start"]["line"] == ln)
+            if edit == "break":
+                flagged += on_line > per_line.get(ln, 0)
+            else:
+                mended += on_line == per_line.get(ln, 0)
+            await asyncio.sleep(0.1)
+    return {"edits": len(times) + fails, "p50_ms": pct(times, 50), "p95_ms": pct(times, 95),
+            "max_ms": max(times, default=None), "breaks_flagged": flagged, "mends_clean": mended, "failed": fails,
+            "final_version": version}
+
+
+async def hlo_case(name: str, path: Path, args, log_dir: Path) -> dict:
+    rng = random.Random(args.seed)
+    text = path.read_text(encoding="utf-8")
+    size_mb = len(text.encode("utf-8")) / 1e6
+    rec: dict = {"case": name, "file": str(path), "mb": round(size_mb, 2)}
+    print(f"[{name}] XLA parse of {path.name} ...", file=sys.stderr)
+    rec["xla"] = xla_parse_seconds(path, args.xla_repeat)
+    facts = FileFacts(text)
+    rec["instructions"] = len(facts.instruction_lines)
+    cmd = [sys.executable, "-m", "hlo_lsp"]
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-c", PROFILE_WRAPPER, str(args.profile.resolve() / f"{name}.prof")]
+    print(f"[{name}] starting the server, opening {size_mb:.1f} MB ...", file=sys.stderr)
+    client, rec["startup_s"] = await start_server(cmd, path.parent, log_dir, name)
+    try:
+        with RssSampler(client.pid) as rss:
+            rec["rss_before_open_mb"] = round(tree_rss_mb(client.pid), 1)
+            rec["open"] = await open_until_ready(client, path, text, facts, rng)
+            rec["rss_after_open_mb"] = round(tree_rss_mb(client.pid), 1)
+            doc = rec["open"]["doc"]
+            del text
+            lines = rng.sample(range(len(facts.lines)), min(args.lines, len(facts.lines)))
+            random_pos = []
+            for ln in lines:
+                toks = facts.tokens(ln)
+                random_pos.append((ln, rng.choice(toks)[0] + 1) if toks else (ln, 0))
+            top = sorted(facts.use_counts, key=lambda k: -facts.use_counts[k])[:20]
+            rec["top_names_uses"] = [facts.use_counts[k] for k in top]
+            top_pos = [(facts.defs[k][0], facts.defs[k][1] + 1) for k in top]
+            print(f"[{name}] requests at {len(random_pos)} random lines and {len(top_pos)} top names ...",
+                  file=sys.stderr)
+            rec["random_lines"] = await timed_requests(client, doc, facts, random_pos)
+            rec["top_names"] = await timed_requests(client, doc, facts, top_pos)
+            print(f"[{name}] {args.edits} edits ...", file=sys.stderr)
+            baseline = [r for r in client.diagnostics if r[1] == doc]
+            rec["edits"] = await keystrokes(client, doc, facts, baseline[-1][3] if baseline else [], args.edits, rng)
+            rec["rss_peak_mb"] = round(rss.peak, 1)
+        rec["rss_after_open_x"] = round(rec["rss_after_open_mb"] * 1.048576 / size_mb, 2)
+        rec["progress"] = {"creates": client.progress_creates,
+                           "notifications": len(client.progress),
+                           "kinds": sorted({k for _, _, k in client.progress})}
+        rec["server_requests"] = client.server_requests
+    finally:
+        rec["failures"] = client.failures
+        await client.shutdown()
+    return rec
+
+
+# -- the many-files case ------------------------------------------------------------------------------------------
+
+def siblings(path: Path) -> set[str]:
+    stem = path.name[: -len(".txt")]
+    return {str(path)} | {str(path.parent / (stem + s)) for s in SPLIT_SUFFIXES}
+
+
+async def manyfiles_case(folder: Path, args, log_dir: Path) -> dict:
+    rng = random.Random(args.seed)
+    candidates = [p for p in folder.glob("*after_optimizations.txt")
+                  if (folder / (p.name[:-4] + "-buffer-assignment.txt")).exists()]
+    path = max(candidates, key=lambda p: p.stat().st_size)
+    allowed = siblings(path)
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    rec: dict = {"case": "manyfiles", "folder": str(folder), "files_in_folder": len(files),
+                 "folder_mb": round(sum(p.stat().st_size for p in files) / 1e6, 1), "file": str(path),
+                 "siblings_bytes": sum(os.path.getsize(p) for p in allowed if os.path.exists(p))}
+    audit_log = log_dir / "manyfiles.opens.tsv"
+    audit_log.write_text("")
+    root = str(folder.resolve())
+    cmd = [sys.executable, "-c", AUDIT_WRAPPER, str(audit_log), root]
+    print(f"[manyfiles] starting the server on {folder} ({len(files)} files), opening {path.name} ...",
+          file=sys.stderr)
+    client, rec["startup_s"] = await start_server(cmd, folder, log_dir, "manyfiles")
+    try:
+        rec["idle_before_open_s"] = round(await wait_idle(client), 2)
+        rchar0, sent0 = tree_rchar(client.pid), client.bytes_sent
+        text = path.read_text(encoding="utf-8")
+        facts = FileFacts(text)
+        t_open = time.monotonic()
+        rec["open"] = await open_until_ready(client, path, text, facts, rng)
+        t_ready = t_open + (rec["open"]["ready_s"] or REQUEST_TIMEOUT)
+        rec["read_until_idle_bytes"] = tree_rchar(client.pid) - rchar0 - (client.bytes_sent - sent0)
+        rec["idle_for_indexing_s"] = round(await wait_idle(client, max_wait=120), 2)
+        names = [k for k in facts.defs][:]
+        rng.shuffle(names)
+        queries = ["", "fusion", "add", "param", "broadcast", "constant", "reduce", "dot", "copy", "while"]
+        queries += [n[: max(3, len(n) - 2)] for n in names[:10]]
+        times, counts, fails = [], [], 0
+        for q in queries:
+            try:
+                result, s = await client.request("workspace/symbol", {"query": q})
+            except RequestFailed:
+                fails += 1
+                continue
+            times.append(s * 1000)
+            counts.append(len(result or []))
+        rec["workspace_symbol"] = {"queries": len(queries), "p50_ms": pct(times, 50), "p95_ms": pct(times, 95),
+                                   "max_ms": max(times, default=None), "results_min": min(counts, default=None),
+                                   "results_max": max(counts, default=None), "failed": fails}
+        rec["read_total_bytes"] = tree_rchar(client.pid) - rchar0 - (client.bytes_sent - sent0)
+    finally:
+        rec["failures"] = client.failures
+        await client.shutdown()
+    opened_before, opened_after = set(), set()
+    for row in audit_log.read_text(encoding="utf-8").splitlines():
+        t, event, p = row.split("\t", 2)
+        if event != "open" or os.path.isdir(p) or float(t) < t_open:
+            continue
+        (opened_before if float(t) <= t_ready else opened_after).add(p)
+    rec["opened_until_ready"] = len(opened_before)
+    rec["opened_beyond_siblings"] = sorted(opened_before - allowed)
+    rec["opened_after_ready"] = len(opened_after - opened_before)
+    rec["opened_after_ready_beyond_siblings"] = len(opened_after - allowed)
+    return rec
+
+
+# -- report ------------------------------------------------------------------------------------------------------
+
+def fmt(x, unit: str = "", digits: int = 0) -> str:
+    if x is None:
+        return "—"
+    return f"{x:,.{digits}f}{unit}"
+
+
+def verdict(ok: bool | None) -> str:
+    return "—" if ok is None else ("met" if ok else "**missed**")
+
+
+def table(results: dict) -> str:
+    hlo = [results[k] for k in ("adam", "synth100", "file") if k in results and "open" in results[k]]
+    head = "| measure | " + " | ".join(f"{r['case']} ({r['mb']:.0f} MB)" for r in hlo) + " | target | verdict |"
+    rows = [head, "|---|" + "---:|" * len(hlo) + "---|---|"]
+
+    def row(label: str, cells: list[str], target: str, ok: list[bool | None]) -> None:
+        known = [o for o in ok if o is not None]
+        rows.append(f"| {label} | " + " | ".join(cells) + f" | {target} | "
+                    + verdict(all(known) if known else None) + " |")
+
+    def g(r: dict, *keys):
+        for k in keys:
+            r = r.get(k) if isinstance(r, dict) else None
+        return r
+
+    ready = [g(r, "open", "ready_s") for r in hlo]
+    xla = [g(r, "xla", "seconds") for r in hlo]
+    ratio = [round(a / b, 2) if a and b else None for a, b in zip(ready, xla)]
+    row("XLA `hlo_module_from_text` (s)", [fmt(x, " s", 2) for x in xla], "reference", [None])
+    row("open → ready (s)", [fmt(x, " s", 2) for x in ready], "≤ XLA; 100 MB ≤ 6 s",
+        [x is not None and (r["case"] != "synth100" or x <= 6) for r, x in zip(hlo, ready)])
+    row("open → ready / XLA", [fmt(x, "", 2) for x in ratio], "≤ 1.0", [x is not None and x <= 1.0 for x in ratio])
+    row("  first diagnostics published (s)", [fmt(g(r, "open", "first_diagnostics_s"), " s", 2) for r in hlo], "", [None])
+    row("  hover on last instruction answered (s)", [fmt(g(r, "open", "hover_last_s"), " s", 2) for r in hlo], "",
+        [None])
+    row("  hovers during open: n / max (ms)",
+        [f"{g(r, 'open', 'probe_hovers')} / {fmt(g(r, 'open', 'probe_max_ms'))}" for r in hlo],
+        "answered throughout", [None])
+    for kind, label in (("random_lines", "random lines"), ("top_names", "20 most-referenced names")):
+        for m in ("hover", "definition", "references"):
+            p95 = [g(r, kind, m, "p95_ms") for r in hlo]
+            row(f"{m} p50 / p95, {label} (ms)",
+                [f"{fmt(g(r, kind, m, 'p50_ms'), '', 1)} / {fmt(p, '', 1)}" for r, p in zip(hlo, p95)],
+                "p95 ≤ 20 ms", [p is not None and p <= 20 and not g(r, kind, m, "failed") for r, p in zip(hlo, p95)])
+    e95 = [g(r, "edits", "p95_ms") for r in hlo]
+    row("keystroke → diagnostics p50 / p95 (ms)",
+        [f"{fmt(g(r, 'edits', 'p50_ms'))} / {fmt(p)}" for r, p in zip(hlo, e95)], "p95 ≤ 100 ms",
+        [p is not None and p <= 100 for p in e95])
+    row("  breaks flagged / mends clean / edits",
+        [f"{g(r, 'edits', 'breaks_flagged')} / {g(r, 'edits', 'mends_clean')} / {g(r, 'edits', 'edits')}" for r in hlo],
+        "all", [g(r, "edits", "breaks_flagged") == g(r, "edits", "mends_clean") == g(r, "edits", "edits") // 2
+                for r in hlo])
+    row("RSS of server tree after open (MB, × file)",
+        [f"{fmt(r.get('rss_after_open_mb'))} ({fmt(r.get('rss_after_open_x'), '×', 1)})" for r in hlo],
+        "≤ 10× (23 MB module)", [r.get("rss_after_open_x") is not None and r["rss_after_open_x"] <= 10
+                                 if r["case"] == "adam" else None for r in hlo])
+    row("  peak RSS during the case (MB)", [fmt(r.get("rss_peak_mb")) for r in hlo], "", [None])
+    row("`$/progress` notifications (begin/report/end)",
+        [f"{g(r, 'progress', 'notifications')} ({'/'.join(g(r, 'progress', 'kinds') or []) or 'none'})" for r in hlo],
+        "shown (100 MB)", [bool(g(r, "progress", "notifications")) if r["case"] == "synth100" else None for r in hlo])
+    row("server start → initialize answered (s)", [fmt(r.get("startup_s"), " s", 2) for r in hlo], "", [None])
+    row("requests failed (no answer in 60 s / error)", [str(len(r.get("failures", []))) for r in hlo], "0",
+        [not r.get("failures") for r in hlo])
+    out = "\n".join(rows) if hlo else ""
+    mf = results.get("manyfiles")
+    if mf:
+        ws = mf.get("workspace_symbol", {})
+        beyond = mf.get("opened_beyond_siblings")
+        mrows = [f"\nMany files: `{Path(mf['file']).name}` opened in {mf['folder']} ({mf['files_in_folder']:,} files, "
+                 f"{mf['folder_mb']} MB)\n",
+                 "| measure | figure | target | verdict |", "|---|---:|---|---|",
+                 f"| open → ready (s) | {fmt(g(mf, 'open', 'ready_s'), ' s', 2)} | | — |",
+                 f"| files of the folder opened until ready, beyond the file and its siblings | "
+                 f"{fmt(len(beyond) if beyond is not None else None)} (of {mf.get('opened_until_ready')} opened) | 0 | "
+                 f"{verdict(beyond == [] if beyond is not None else None)} |",
+                 f"| bytes read until idle (rchar − stdin) vs file + siblings | "
+                 f"{fmt(mf.get('read_until_idle_bytes'))} vs {fmt(mf.get('siblings_bytes'))} | about the siblings | — |",
+                 f"| files opened by background work after ready (beyond siblings) | "
+                 f"{mf.get('opened_after_ready')} ({mf.get('opened_after_ready_beyond_siblings')}) | background | — |",
+                 f"| idle after ready (background indexing, s) | {fmt(mf.get('idle_for_indexing_s'), ' s', 1)} | | — |",
+                 f"| `workspace/symbol` p50 / p95 (ms), {ws.get('queries')} queries | "
+                 f"{fmt(ws.get('p50_ms'), '', 1)} / {fmt(ws.get('p95_ms'), '', 1)} | p95 ≤ 200 ms | "
+                 f"{verdict(ws.get('p95_ms') is not None and ws['p95_ms'] <= 200 and not ws.get('failed'))} |",
+                 f"| `workspace/symbol` results per query (min–max) | {ws.get('results_min')}–{ws.get('results_max')} "
+                 f"| | — |"]
+        out += "\n".join(mrows)
+    return out
+
+
+def importtime(top: int = 12) -> list[tuple[int, str]]:
+    """The slowest cumulative imports (µs, module) of ``import hlo_lsp.lsp.server`` under ``-X importtime``."""
+    res = subprocess.run([sys.executable, "-X", "importtime", "-c",
+                          "import hlo_lsp.lsp.server, hlo_lsp.lsp.handlers_insight"],
+                         capture_output=True, text=True, timeout=120, cwd=str(REPO))
+    rows = []
+    for line in res.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            rows.append((int(parts[1]), parts[2].rstrip()))
+    return sorted(rows, reverse=True)[:top]
+
+
+async def run(args) -> dict:
+    log_dir = Path(tempfile.mkdtemp(prefix="bench_server_"))
+    results: dict = {"when": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+                     "load_average": os.getloadavg()[0], "cores": os.cpu_count(), "logs": str(log_dir)}
+    files = {"adam": args.bench_dir / ADAM, "synth100": args.bench_dir / SYNTH}
+    if args.file:
+        files["file"] = args.file.resolve()
+    for case in args.case:
+        deadline = CASE_DEADLINE
+        try:
+            if case in files:
+                if not files[case].exists():
+                    results[case] = {"case": case, "skipped": f"{files[case]} missing (run make_inputs.py)"}
+                    continue
+                results[case] = await asyncio.wait_for(hlo_case(case, files[case], args, log_dir), deadline)
+            elif case == "manyfiles":
+                folder = args.bench_dir / "manyfiles"
+                if not folder.is_dir():
+                    results[case] = {"case": case, "skipped": f"{folder} missing (run make_inputs.py)"}
+                    continue
+                results[case] = await asyncio.wait_for(manyfiles_case(folder, args, log_dir), deadline)
+        except asyncio.TimeoutError:
+            results[case] = {"case": case, "error": f"case took longer than {deadline:.0f} s"}
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    global REQUEST_TIMEOUT
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--case", nargs="+", choices=("adam", "synth100", "manyfiles", "file"),
+                    default=["adam", "synth100", "manyfiles"], help="'file' measures --file like the HLO cases")
+    ap.add_argument("--file", type=Path, help="an HLO module for --case file")
+    ap.add_argument("--bench-dir", type=Path, default=Path(os.environ.get("HLO_BENCH_DIR", "/tmp/bench")))
+    ap.add_argument("--seed", type=int, default=6)
+    ap.add_argument("--lines", type=int, default=200, help="random lines for hover/definition/references")
+    ap.add_argument("--edits", type=int, default=40, help="one-line edits (half break a name, half mend it)")
+    ap.add_argument("--xla-repeat", type=int, default=1, help="XLA parses (best kept)")
+    ap.add_argument("--timeout", type=float, default=REQUEST_TIMEOUT, help="seconds before a request fails")
+    ap.add_argument("--quick", action="store_true", help="20 lines and 10 edits (a smoke run)")
+    ap.add_argument("--profile", type=Path, metavar="DIR", help="run the HLO cases' servers under cProfile")
+    ap.add_argument("--importtime", action="store_true", help="also list the server's slowest imports")
+    ap.add_argument("--json", type=Path, metavar="OUT", help="write every figure as JSON")
+    args = ap.parse_args(argv)
+    REQUEST_TIMEOUT = args.timeout
+    if args.quick:
+        args.lines, args.edits = 20, 10
+    results = asyncio.run(run(args))
+    if args.importtime:
+        results["importtime_us"] = importtime()
+    print(f"Server benchmark, {results['when']} (load average {results['load_average']:.1f} on "
+          f"{results['cores']} cores; server logs in {results['logs']})\n")
+    for k in args.case:
+        r = results.get(k, {})
+        if "skipped" in r or "error" in r:
+            print(f"{k}: {r.get('skipped') or r.get('error')}")
+    print(table(results))
+    if "importtime_us" in results:
+        print("\nSlowest imports of the server (cumulative ms):")
+        for us, mod in results["importtime_us"]:
+            print(f"  {us / 1000:8.1f}  {mod}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, default=str) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
