@@ -257,11 +257,14 @@ def tuple_index(m: _Module) -> Iterator[Diagnostic]:
         attr = d.attribute("index")
         if s is None or not s.is_tuple or attr is None or not attr.value.strip().isdigit():
             continue
-        k = int(attr.value)
+        digits = attr.value.strip()
+        # beyond int64 is out of range of any tuple; int() of over 4300 digits would raise ValueError
+        k = int(digits) if len(digits) <= 18 else len(s.tuple_shapes)
         rng = Range(ins.line, attr.value_start, ins.line, attr.value_end)
         if k >= len(s.tuple_shapes):
+            shown = digits if len(digits) <= 18 else f"{digits[:12]}… ({len(digits)} digits)"
             yield warning(rng, "verifier.tuple-index",
-                          f"index {k} is out of range: `{ops[0].name}` has {len(s.tuple_shapes)} elements")
+                          f"index {shown} is out of range: `{ops[0].name}` has {len(s.tuple_shapes)} elements")
         elif not _same(out, s.tuple_shapes[k]):
             yield warning(Range(ins.line, d.shape.start, ins.line, d.shape.end) if d.shape else rng,
                           "verifier.tuple-index",
