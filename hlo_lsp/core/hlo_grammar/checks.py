@@ -19,7 +19,7 @@ from hlo_lsp.core.occurrences import Occurrence
 from hlo_lsp.core.opcodes import COMMON_ATTRIBUTES, KEYWORDS, OPCODES, PRIMITIVE_TYPES, Attr, OpcodeInfo, lookup
 
 from .attributes import check_value
-from .rules import attribute_problems, infer, negative_dims, opcode_rules
+from .rules import attribute_problems, infer, negative_dims, opcode_rules, oversized
 from .semantics import check_literal, check_sharding
 from .model import Attribute, Computation, Instruction, Name, Tok
 
@@ -132,6 +132,9 @@ class ComputationChecker:
             bad = negative_dims(shp)
             if bad is not None:
                 self.diags.append(error(_tok_range(bad), "invalid-shape", f"{bad.text}: dimension sizes must be >= 0"))
+            big = oversized(shp)
+            if big is not None:
+                self.diags.append(error(_tok_range(big[0]), "shape-too-large", big[1]))
         if info is None or not info.in_parser:
             why = "is not an HLO opcode" if info is None else "is not accepted by XLA's HLO parser"
             self.diags.append(error(_tok_range(ins.opcode), "unknown-opcode", f"'{ins.opcode.text}' {why}"))

@@ -158,6 +158,35 @@ def opcode_rules(ins: Instruction, operand_shapes: list[Shape | None], attrs: di
     return out
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
+def oversized(shape: Shape) -> tuple[Tok, str] | None:
+    """(token, message) when a dimension or an array's element count leaves int64 (XLA's sizes are int64);
+    None otherwise. The product stops as soon as it passes the limit, so 100,000 dimensions never build a
+    95,000-digit number."""
+    stack = [shape]
+    while stack:
+        s = stack.pop()
+        if s.is_tuple:
+            stack.extend(s.elements)
+            continue
+        count = 1
+        for d in s.dims:
+            d = d.lstrip("<=")
+            if not d.isdigit():
+                continue
+            tok = Tok("PRIM_TYPE", s.text, s.line, s.col)
+            if len(d) > 19 or int(d) > _INT64_MAX:
+                shown = d if len(d) <= 24 else f"{d[:12]}… ({len(d)} digits)"
+                return tok, f"dimension size {shown} exceeds int64"
+            count *= int(d)
+            if count > _INT64_MAX:
+                shown = s.text if len(s.text) <= 80 else f"{s.text[:60]}… ({len(s.dims)} dimensions)"
+                return tok, f"the element count of {shown} exceeds int64"
+    return None
+
+
 def negative_dims(shape: Shape) -> Tok | None:
     """The shape's first tuple-free negative dimension, as a token to point at; None when all are >= 0."""
     stack = [shape]
