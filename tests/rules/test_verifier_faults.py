@@ -1,0 +1,90 @@
+"""Verifier-level faults injected into the real HLO modules of tests/data (every jax-cpu after-optimizations
+module and the old-style GPU seed 001; reshapes from the before-optimizations modules): the rule fires on the edited line with its code and no rule fires
+elsewhere (the table), and the shared aggregator shows a warning or error on that line and nothing else."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from hlo_lsp.core.diagnostics import Severity
+from hlo_lsp.core.hlo import read_hlo
+from hlo_lsp.core.rules.verifier import VERIFIER_RULES, verify
+from hlo_lsp.core.workspace import Workspace
+from hlo_lsp.ide.diagnostics import document_diagnostics
+from tests.fixtures import DATA
+from tests.rules.faults import format_table, score
+from tests.rules.hlo_faults import BEFORE_FAULTS, HLO_FAULTS, read
+
+FILES = sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt")) + sorted(DATA.glob("seeds/001_*.txt"))
+BEFORE = sorted(DATA.glob("jax-cpu/*/*before_optimizations.txt"))
+CODES = {c for _rule, codes in VERIFIER_RULES for c in codes}
+
+
+def _faults():
+    out = []
+    for p in FILES:
+        text = p.read_text()
+        instrs = read(text)
+        for gen in HLO_FAULTS:
+            out.extend(gen(p.resolve(), text, instrs))
+    for p in BEFORE:
+        text = p.read_text()
+        for gen in BEFORE_FAULTS:
+            out.extend(gen(p.resolve(), text, read(text)))
+    return out
+
+
+FAULTS = _faults()
+
+
+def test_files_and_faults_found():
+    assert len(FILES) >= 20
+    counts = Counter(f.name for f in FAULTS)
+    assert len(counts) == len(HLO_FAULTS) + len(BEFORE_FAULTS), counts
+    assert min(counts.values()) >= 1, counts
+
+
+def test_rule_table():
+    """Rule level (`verify` on the edited module): exactly the expected (code, line)."""
+    results = []
+    bad = []
+    for f in FAULTS:
+        observed = {(f.path, d.code, d.range.start_line) for d in verify(read_hlo(f.text))}
+        expected = {(f.path, f.code, f.line)}
+        results.append((type("F", (), {"expected": expected})(), observed))
+        if observed != expected:
+            bad.append(f"{f.name} in {f.path.name}: got {sorted(observed)}")
+    table = score(results)
+    print("\n" + format_table(table, "verifier rules: fault injection over real HLO modules"))
+    print(Counter(f.name for f in FAULTS))
+    assert not bad, "\n".join(bad[:20])
+    assert set(table) <= CODES
+
+
+def test_aggregator_reports_each_fault_on_its_line_only():
+    """Through the server/CLI aggregator: a warning or error on the edited line (the grammar may own it as an
+    error, e.g. a written operand shape), and no warning or error on any other line."""
+    bad = []
+    for f in FAULTS:
+        if f.code == "verifier.name-reused":
+            continue  # information only: see below
+        ws = Workspace()
+        ws.open(str(f.path), f.text)
+        diags = [d for d in document_diagnostics(ws, str(f.path)) if d.severity >= Severity.WARNING]
+        lines = {d.range.start_line for d in diags}
+        if lines != {f.line}:
+            bad.append(f"{f.name} in {f.path.name} line {f.line}: "
+                       f"{[(d.range.start_line, d.code) for d in diags]}")
+        mine = [d for d in diags if d.code in CODES]
+        if mine and {d.code for d in mine} != {f.code}:
+            bad.append(f"{f.name}: wrong code {[d.code for d in mine]}")
+    assert not bad, "\n".join(bad[:20])
+
+
+def test_name_reuse_is_information_only():
+    f = next(f for f in FAULTS if f.code == "verifier.name-reused")
+    ws = Workspace()
+    ws.open(str(f.path), f.text)
+    ds = [d for d in document_diagnostics(ws, str(f.path)) if d.code == "verifier.name-reused"]
+    assert [(d.range.start_line, d.severity) for d in ds] == [(f.line, Severity.INFORMATION)]
