@@ -500,6 +500,58 @@ def test_restart_command_replaces_the_client(case, tmp_path):
     assert got["count"] == 1, got
 
 
+SHARED = Path("/work/shared")
+NAME_RULES = (  # the documented name rules, written out independently of lua/hlo/filetype.lua
+    (".hlo", "hlo"), (".hlo.txt", "hlo"), ("before_optimizations.txt", "hlo"), ("after_optimizations.txt", "hlo"),
+    ("-buffer-assignment.txt", "hlo_buffers"), ("-buffer-assignment-values.txt", "hlo_buffers"),
+    ("-live-range.txt", "hlo_buffers"), ("-memory-usage-report.txt", "hlo_buffers"),
+)
+
+
+def documented_filetype(path: Path) -> str:
+    for suffix, ft in NAME_RULES:
+        if path.name.endswith(suffix):
+            return ft
+    if path.suffix == ".txt":
+        return expected_filetype(path.read_text(errors="replace")) or "text"
+    raise AssertionError(path)
+
+
+@pytest.mark.parametrize("where", ["tests-data", "shared"])
+@pytest.mark.parametrize("finder", [_nvim_011, _nvim_07], ids=["0.11", "0.7"])
+def test_filetype_of_every_real_dump(finder, where, tmp_path):
+    """Every .txt dump in tests/data and /work/shared gets the documented filetype (by name, else by
+    first line); with vim.g.hlo_no_autosetup = 1 no server starts. Files are opened in place, read only."""
+    nvim = finder()
+    if nvim is None:
+        pytest.skip("no such Neovim")
+    root = DATA if where == "tests-data" else SHARED
+    if not root.is_dir():
+        pytest.skip(f"{root} is absent")
+    paths = sorted(p for p in root.rglob("*.txt") if p.is_file())
+    if not paths:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"no dumps found under {root}")
+        pytest.skip(f"no dumps under {root}")
+    out = tmp_path / "result.json"
+    (tmp_path / "spec.json").write_text(json.dumps({"out": str(out), "paths": [str(p) for p in paths]}))
+    init = tmp_path / "init.lua"
+    init.write_text(f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n"
+                    "vim.g.do_filetype_lua = 1\nvim.g.hlo_no_autosetup = 1\n")
+    proc = subprocess.run([nvim, "--headless", "-u", str(init), "-R", "-c",
+                           f"luafile {Path(__file__).with_name('nvim_filetypes.lua')}"],
+                          cwd=tmp_path, env=probe_env(tmp_path, own_path_first=False), capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert out.exists(), proc.stderr
+    got = json.loads(out.read_text())
+    assert got["clients"] == 0
+    wrong = {str(p): (ft, documented_filetype(p)) for p, ft in zip(paths, got["filetypes"], strict=True)
+             if ft != documented_filetype(p)}
+    assert not wrong, wrong
+    kinds = {documented_filetype(p) for p in paths}
+    assert {"hlo", "hlo_buffers"} <= kinds, kinds
+
+
 # -- other clients: the configurations of editors/other-clients.md --------------------------------
 
 OTHER_CLIENTS = ROOT / "editors" / "other-clients.md"
