@@ -14,6 +14,7 @@ skipped, never guessed.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -21,6 +22,9 @@ from typing import NamedTuple
 from hlo_lsp.core.bufferset import BufferSet, BufferValue, Source
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, error, warning
 from hlo_lsp.core.shapes import ELEMENT_BITS, element_count, parse_shape
+
+
+_log = logging.getLogger(__name__)
 
 
 class Finding(NamedTuple):
@@ -360,5 +364,8 @@ def buffer_findings(bs: BufferSet, lines: dict[str, list[str]] | None = None) ->
     ctx = Context(bs, lines or {})
     out: list[Finding] = []
     for rule, _codes in BUFFER_RULES:
-        out.extend(rule(ctx))
+        try:
+            out.extend(rule(ctx))
+        except Exception:  # a rule's bug must not take the document's other diagnostics down
+            _log.exception("buffer rule %s failed", rule.__name__)
     return out

@@ -14,6 +14,7 @@ Instructions whose shapes cannot be read are skipped, never guessed.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterator
 
@@ -22,6 +23,7 @@ from hlo_lsp.core.hlo import Computation, HloModule, Instruction
 from hlo_lsp.core.hlo_line import InstructionLine, parse_instruction_line
 from hlo_lsp.core.shapes import Shape, byte_size, element_count, parse_shape, shape_text
 
+_log = logging.getLogger(__name__)
 _FLOATS = frozenset("f16 bf16 f32 f64 f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 "
                     "f8e8m0fnu f4e2m1fn".split())
 # Elementwise opcodes whose operands and result share one element type (HloInstruction::IsElementwise).
@@ -34,6 +36,8 @@ _OTHER_ELEMENTWISE = frozenset("compare convert select clamp is-finite real imag
                                "reduce-precision".split())
 _ELEMENTWISE = _SAME_TYPE_UNARY | _SAME_TYPE_BINARY | _OTHER_ELEMENTWISE
 _LAYOUT_ATTR = re.compile(r"entry_computation_layout=\{")
+_DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() accepts '²', on which int() raises
+_OLD_STYLE_OPERAND = re.compile(r"[\]})] %")  # `f32[4]{0} %x`: an operand written with its shape
 
 
 # --------------------------------------------------------------------------------------------- the model
@@ -214,6 +218,8 @@ def written_operand_shapes(m: _Module) -> Iterator[Diagnostic]:
     is not the shape of its definition. XLA: the printer writes each operand's own shape, and every shape check
     of the verifier reads the definition's; a differing written shape is a hand edit."""
     for ins in m.mod.instructions:
+        if not _OLD_STYLE_OPERAND.search(m.mod.lines[ins.line]):
+            continue
         d = m.detail(ins)
         if d is None or not any(d.operand_shapes):
             continue
@@ -255,7 +261,7 @@ def tuple_index(m: _Module) -> Iterator[Diagnostic]:
             continue
         s = m.shape(ops[0])
         attr = d.attribute("index")
-        if s is None or not s.is_tuple or attr is None or not attr.value.strip().isdigit():
+        if s is None or not s.is_tuple or attr is None or not _DIGITS.fullmatch(attr.value.strip()):
             continue
         digits = attr.value.strip()
         # beyond int64 is out of range of any tuple; int() of over 4300 digits would raise ValueError
@@ -422,5 +428,8 @@ def verify(mod: HloModule) -> list[Diagnostic]:
     m = _Module(mod)
     out: list[Diagnostic] = []
     for rule, _codes in VERIFIER_RULES:
-        out.extend(rule(m))
+        try:
+            out.extend(rule(m))
+        except Exception:  # a rule's bug must not take the document's other diagnostics down
+            _log.exception("verifier rule %s failed", rule.__name__)
     return out
