@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, info, warning
-from hlo_lsp.core.hlo import Computation, HloModule, Instruction
+from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction
 from hlo_lsp.core.hlo_line import InstructionLine, parse_instruction_line
 from hlo_lsp.core.shapes import Shape, byte_size, element_count, parse_shape, shape_text
 
@@ -50,6 +50,9 @@ class _Module:
         self.scope: dict[int, dict[str, Instruction]] = {}
         self._detail: dict[int, InstructionLine | None] = {}
         self._shape: dict[int, Shape | None] = {}
+        self._parsed: dict[str, Shape | None] = {}
+        self._params: dict[str, list[Instruction] | None] = {}
+        self.by_opcode: dict[str, list[Instruction]] | None = None
         self.comp_of: dict[int, Computation] = {}
         for c in mod.computations:
             names: dict[str, Instruction] = {}
@@ -66,11 +69,18 @@ class _Module:
         return self._detail[key]
 
     def shape(self, ins: Instruction) -> Shape | None:
-        """The instruction's result shape; None when not written or unreadable."""
+        """The instruction's result shape; None when not written or unreadable. Only the head of the line is
+        matched (not its attributes), and each distinct shape text is parsed once."""
         key = id(ins)
         if key not in self._shape:
-            d = self.detail(ins)
-            self._shape[key] = parse_shape(d.shape.text) if d is not None and d.shape is not None else None
+            mm = _INSTR.match(self.mod.lines[ins.line])
+            text = mm.group(4) if mm is not None else None
+            if text is None:
+                self._shape[key] = None
+            else:
+                if text not in self._parsed:
+                    self._parsed[text] = parse_shape(text)
+                self._shape[key] = self._parsed[text]
         return self._shape[key]
 
     def operands(self, ins: Instruction) -> list[Instruction | None]:
@@ -81,6 +91,11 @@ class _Module:
 
     def parameters(self, comp_name: str) -> list[Instruction] | None:
         """A computation's parameter instructions by number (0..n-1); None when unknown or numbered oddly."""
+        if comp_name not in self._params:
+            self._params[comp_name] = self._read_parameters(comp_name)
+        return self._params[comp_name]
+
+    def _read_parameters(self, comp_name: str) -> list[Instruction] | None:
         ci = self.mod.computation_by_name.get(comp_name)
         if ci is None:
             return None
@@ -97,6 +112,14 @@ class _Module:
         if d is None:
             return ins.name_range
         return Range(ins.line, d.opcode.start, ins.line, d.opcode.end)
+
+    def called_range(self, ins: Instruction, callee: str) -> Range:
+        """The range of ``callee`` where ``ins`` names it; the instruction name when not found."""
+        d = self.detail(ins)
+        for sp in d.called if d is not None else ():
+            if sp.text == callee:
+                return Range(ins.line, sp.start, ins.line, sp.end)
+        return ins.name_range
 
     def operand_range(self, ins: Instruction, k: int) -> Range:
         d = self.detail(ins)
@@ -131,9 +154,16 @@ def _text(s: Shape) -> str:
 
 
 def _instrs(m: _Module, opcodes) -> Iterator[Instruction]:
-    for ins in m.mod.instructions:
-        if ins.opcode in opcodes:
-            yield ins
+    """The instructions of the given opcodes, in document order (one pass over the module, shared by every rule)."""
+    if m.by_opcode is None:
+        m.by_opcode = {}
+        for ins in m.mod.instructions:
+            m.by_opcode.setdefault(ins.opcode, []).append(ins)
+    lists = [m.by_opcode[o] for o in opcodes if o in m.by_opcode]
+    if len(lists) == 1:
+        yield from lists[0]
+    elif lists:
+        yield from sorted((i for lst in lists for i in lst), key=lambda i: i.line)
 
 
 # ------------------------------------------------------------------------------------------------- rules
@@ -285,21 +315,16 @@ def called_parameters(m: _Module) -> Iterator[Diagnostic]:
     ``HandleWhile`` (body and condition take one parameter of the loop's shape), ``CheckReduce``/``HandleMap``
     via ``ShapeInference::InferReduceShape``/``InferMapShape`` (to_apply arity)."""
     for ins in _instrs(m, ("fusion", "call", "while", "reduce", "map")):
-        d = m.detail(ins)
-        if d is None:
+        if not ins.called:
             continue
         ops = m.operands(ins)
-        for attr in d.attributes:
-            if attr.key not in ("calls", "to_apply", "body", "condition"):
-                continue
-            callee = attr.value.strip().lstrip("%")
+        for callee in ins.called:
             params = m.parameters(callee)
             if params is None:
                 continue
-            rng = Range(ins.line, attr.value_start, ins.line, attr.value_end)
             expected = 1 if ins.opcode == "while" else len(ops)
             if len(params) != expected:
-                yield warning(rng, "verifier.called-parameters",
+                yield warning(m.called_range(ins, callee), "verifier.called-parameters",
                               f"`{callee}` takes {len(params)} parameter{'s' * (len(params) != 1)}, but "
                               f"{ins.opcode} passes {expected}")
                 continue
