@@ -22,13 +22,23 @@ from hlo_lsp.core.diagnostics import Diagnostic, Range, error
 # General per-line form: `  ROOT %name = <shape> opcode(` — the shape is matched lazily up to the first
 # ` word(` (one space, so the match stays linear: each word is tried only from the single space before it).
 _INSTR = re.compile(r"\s*(ROOT\s+)?(%?)([^\s=%]+)\s*=\s*(?:(.*?) )??([a-z][a-z0-9_\-]*)\(")
-# The fast form, scanned over "\n" + text: an array shape is one token, a tuple shape runs to the first `) `
-# after which an opcode and `(` follow. Groups: 1 ROOT, 2 name, 3 opcode, 4 operand list (None when nested).
-_FAST_INSTR = re.compile(
-    r"\n[ \t]*(ROOT )?%?([^\s=%]+) = (?:[^\s(]+ |\(.*?\) )?([a-z][a-z0-9_\-]*)\((?:([^()\n]*)\))?"
-)
+# The index form, scanned over "\n" + text: an instruction line is an indented `[ROOT] [%]name =`. It starts
+# with a literal newline so the regex engine jumps between lines at memchr speed. Groups: 1 ROOT, 2 name.
+_INDEX_INSTR = re.compile(r"\n[ \t]*(ROOT[ \t]+)?%?([^\s=%]+)[ \t]*=")
 _TOP_LINE = re.compile(r"\n([^ \t\n][^\n]*)")  # over "\n" + text: lines starting in column 0
-_COMP_HEADER = re.compile(r"(ENTRY\s+)?(%?)([^\s(%{]+)\s*(.*?)\{\s*$")
+_COMP_NAME = re.compile(r"(ENTRY\s+)?%?([^\s(%{]+)")
+
+
+def _computation_header(line: str) -> tuple[bool, int, str, str] | None:
+    """(is ENTRY, name start, name, signature) of a computation header line (`[ENTRY] [%]name sig {`);
+    None for any other line. The signature is the text between the name and the final `{`."""
+    body = line.rstrip()
+    if not body.endswith("{") or " = " in body:
+        return None
+    m = _COMP_NAME.match(body)
+    if m is None or m.end() >= len(body) + 1:
+        return None
+    return m.group(1) is not None, m.start(2), m.group(2), body[m.end() : -1].strip()
 _TABLE_ROW = re.compile(r"(\d+) (.*)$")
 _CALLED_NAME = re.compile(r"%?([^\s,{}%]+)")
 # Machine-written modules mark every called computation `=%name` or `={%name, ...}`: finding those runs at
@@ -47,37 +57,99 @@ _COMMENT_INDEX = re.compile(r"/\*[^*]*\*/")
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 
-@dataclass(slots=True, eq=False)
 class Instruction:
-    """One instruction line. Columns are code points on ``line``; detail comes from `hlo_line` on demand."""
+    """One instruction line: name and position from the index pass; opcode, operands and parameter number are
+    read from the line on first use (`_parse`) and kept. Columns are code points on ``line``."""
 
-    name: str
-    line: int
-    name_start: int
-    opcode: str
-    raw_operands: str | tuple[str, ...]  # a simple `%a, %b` list as written, split on first use; else names
-    called: tuple[str, ...]  # called computation names, without %
-    is_root: bool
-    parameter_number: int | None = None
+    __slots__ = ("name", "line", "name_start", "is_root", "called", "_lines", "_opcode", "_operands", "_param",
+                 "unreadable")
+
+    def __init__(self, name: str, line: int, name_start: int, is_root: bool, lines: list[str],
+                 called: tuple[str, ...] = ()):
+        self.name = name
+        self.line = line
+        self.name_start = name_start
+        self.is_root = is_root
+        self.called = called  # called computation names, without %
+        self._lines = lines
+        self._opcode: str | None = None
+        self._operands: tuple[str, ...] = ()
+        self._param: int | None = None
+        self.unreadable: str | None = None  # why the line is no well-formed instruction, once parsed
+
+    def __repr__(self) -> str:
+        return f"Instruction({self.name!r}, line={self.line})"
+
+    def _parse(self) -> None:
+        line = self._lines[self.line]
+        m = _INSTR.match(line)
+        if m is None:
+            self._opcode = ""
+            self.unreadable = "expected `name = shape opcode(operands)`"
+            return
+        self._opcode, self._operands, self._param, close = _read_operands(line, m)
+        if close < 0:
+            self.unreadable = "unbalanced parentheses: the operand list is never closed"
+
+    @property
+    def opcode(self) -> str:
+        """The opcode (``""`` for a line that is no well-formed instruction)."""
+        if self._opcode is None:
+            self._parse()
+        return self._opcode
 
     @property
     def operands(self) -> tuple[str, ...]:
-        """Operand instruction names without ``%`` (split from the written list on first use)."""
-        raw = self.raw_operands
-        if isinstance(raw, tuple):
-            return raw
-        if not raw:
-            ops: tuple[str, ...] = ()
-        elif raw.count(" ") != raw.count(", "):
-            ops = tuple(x.split()[-1].lstrip("%") for x in raw.split(", ") if x.split())
-        else:
-            ops = tuple(raw.replace("%", "").split(", "))
-        self.raw_operands = ops
-        return ops
+        """Operand instruction names without ``%``; nested inline instructions are skipped."""
+        if self._opcode is None:
+            self._parse()
+        return self._operands
+
+    @property
+    def parameter_number(self) -> int | None:
+        """N of ``parameter(N)``; None for other opcodes or an unreadable number."""
+        if self._opcode is None:
+            self._parse()
+        return self._param
 
     @property
     def name_range(self) -> Range:
         return Range(self.line, self.name_start, self.line, self.name_start + len(self.name))
+
+
+class InstructionTable:
+    """The module's instructions in document order, kept as parallel arrays (name, line, name column, ROOT
+    flag) and turned into `Instruction` objects on first access, so indexing a 20 MB module creates no object
+    per instruction. Behaves as a read-only sequence."""
+
+    __slots__ = ("names", "line_of", "col_of", "root_flags", "called", "_lines", "_objs")
+
+    def __init__(self, names: list[str], line_of: list[int], col_of: list[int], root_flags: bytearray,
+                 called: dict[int, tuple[str, ...]], lines: list[str]):
+        self.names = names
+        self.line_of = line_of
+        self.col_of = col_of
+        self.root_flags = root_flags
+        self.called = called
+        self._lines = lines
+        self._objs: list[Instruction | None] = [None] * len(names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, i: int) -> Instruction:
+        ins = self._objs[i]
+        if ins is None:
+            if i < 0:
+                i += len(self.names)
+            ins = Instruction(self.names[i], self.line_of[i], self.col_of[i], bool(self.root_flags[i]),
+                              self._lines, self.called.get(i, ()))
+            self._objs[i] = ins
+        return ins
+
+    def __iter__(self):
+        for i in range(len(self.names)):
+            yield self[i]
 
 
 @dataclass(slots=True, eq=False)
@@ -130,7 +202,7 @@ class HloModule:
     name: str | None = None
     header_line: int | None = None
     computations: list[Computation] = field(default_factory=list)
-    instructions: list[Instruction] = field(default_factory=list)
+    instructions: InstructionTable | list[Instruction] = field(default_factory=list)
     tables: dict[str, dict[int, TableRow]] = field(default_factory=dict)
     table_lines: dict[str, int] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -322,100 +394,75 @@ def _called_in(attrs: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _read_instruction(line: str, m: re.Match, ln: int, diags: list[Diagnostic]) -> Instruction:
-    """Build the Instruction for an instruction line that `_INSTR` matched (the general path)."""
-    name = m.group(3)
+def _read_operands(line: str, m: re.Match) -> tuple[str, tuple[str, ...], int | None, int]:
+    """(opcode, operand names, parameter number, index of the closing parenthesis or -1) of a line `_INSTR`
+    matched; a simple ``%a, %b`` list is split directly, anything else depth-aware."""
     opcode = m.group(5)
     open_pos = m.end() - 1
-    param = None
-    operands: tuple[str, ...] = ()
     if opcode == "parameter":
         close = line.find(")", open_pos)
         num = line[open_pos + 1 : close].strip() if close > 0 else ""
-        param = int(num) if num.isdigit() and len(num) < 10 else None
-    else:
-        close = find_close_paren(line, open_pos)
-        seg = line[open_pos + 1 : close] if close >= 0 else line[open_pos + 1 :]
-        if seg and opcode != "constant":
-            ops = []
-            for a, b in split_operands(seg):
-                r = operand_name(_COMMENT_INDEX.sub(lambda mm: " " * len(mm.group()), seg[a:b]))
-                if r is not None:
-                    ops.append(r[0])
-            operands = tuple(ops)
-    called: tuple[str, ...] = ()
-    if close < 0:
-        diags.append(error(Range(ln, open_pos, ln, len(line)), "syntax-error",
-                           f"unbalanced parentheses: the operand list of `{name}` is never closed"))
-    elif "=" in line[close + 1 :]:
-        called = _called_in(line[close + 1 :])
-    return Instruction(name, ln, m.start(3), opcode, operands, called, m.group(1) is not None, param)
+        return opcode, (), (int(num) if num.isdigit() and len(num) < 10 else None), close
+    close = find_close_paren(line, open_pos)
+    seg = line[open_pos + 1 : close] if close >= 0 else line[open_pos + 1 :]
+    if not seg or opcode == "constant":
+        return opcode, (), None, close
+    if "(" not in seg and "[" not in seg and "/" not in seg and seg.count(" ") == seg.count(", "):
+        return opcode, tuple(seg.replace("%", "").split(", ")), None, close
+    ops = []
+    for a, b in split_operands(seg):
+        r = operand_name(_COMMENT_INDEX.sub(lambda mm: " " * len(mm.group()), seg[a:b]))
+        if r is not None:
+            ops.append(r[0])
+    return opcode, tuple(ops), None, close
 
 
-def _scan_instructions(scan: str, lines: list[str], diags: list[Diagnostic]
-                       ) -> tuple[list[int], list[Instruction], list[int]]:
-    """Offsets (in ``scan`` = "\\n" + text: the offset of the newline before the line), Instructions and the
-    indices of ROOT instructions, for every instruction line in document order."""
+def _scan_instructions(scan: str) -> tuple[list[int], list[str], list[int], list[int], list[int]]:
+    """For every instruction line in document order: its offset in ``scan`` ("\\n" + text: the offset of the
+    newline before the line), name, line and name column; plus the indices of ROOT instructions."""
     offsets: list[int] = []
-    instrs: list[Instruction] = []
+    names: list[str] = []
+    line_of: list[int] = []
+    col_of: list[int] = []
     roots: list[int] = []
-    add_off = offsets.append
-    add = instrs.append
+    add_off, add_name, add_line, add_col = offsets.append, names.append, line_of.append, col_of.append
     count = scan.count
     ln = -1
     prev = 0
-    for m in _FAST_INSTR.finditer(scan):
+    for m in _INDEX_INSTR.finditer(scan):
         start = m.start()
         ln += count("\n", prev, start + 1)
         prev = start + 1
-        root, name, opcode, seg = m.group(1, 2, 3, 4)
-        if seg is None or (("[" in seg or "/" in seg) and opcode != "constant"):
-            line = lines[ln]
-            mm = _INSTR.match(line)
-            if mm is not None:
-                ins = _read_instruction(line, mm, ln, diags)
-                if ins.is_root:
-                    roots.append(len(instrs))
-                add_off(start)
-                add(ins)
-            continue
-        if root is not None:
-            roots.append(len(instrs))
+        if m.start(1) >= 0:
+            roots.append(len(names))
         add_off(start)
-        if opcode == "constant":
-            add(Instruction(name, ln, m.start(2) - start - 1, opcode, (), (), root is not None))
-        elif opcode == "parameter":
-            num = seg.strip()
-            param = int(num) if num.isdigit() and len(num) < 10 else None
-            add(Instruction(name, ln, m.start(2) - start - 1, opcode, (), (), root is not None, param))
-        else:
-            add(Instruction(name, ln, m.start(2) - start - 1, opcode, seg, (), root is not None))
-    return offsets, instrs, roots
+        add_name(m.group(2))
+        add_line(ln)
+        add_col(m.start(2) - start - 1)
+    return offsets, names, line_of, col_of, roots
 
 
 _ONE_NAME = re.compile(r"%([^\s,{}%()]+)")
 
 
-def _attach_called(scan: str, offsets: list[int], instrs: list[Instruction], lines: list[str]) -> None:
-    """Fill ``called`` for the (few) instructions whose line names a computation attribute.
+def _find_called(scan: str, offsets: list[int], names: list[str], col_of: list[int], line_of: list[int],
+                 lines: list[str]) -> dict[int, tuple[str, ...]]:
+    """Instruction index -> the computations it calls, for the (few) instructions whose line names one.
 
     Machine-written text: each ``=%`` / ``={%`` hit whose key (the word before ``=``, itself after ``, ``) is a
     call attribute gives the names right there, without rescanning the line. Text without ``%`` (hand-written)
     rescans each candidate line with the string-aware attribute reader."""
+    out: dict[int, tuple[str, ...]] = {}
     if "%" not in scan:
-        last = -1
         for m in _CALLED_ANY.finditer(scan):
             k = bisect.bisect_right(offsets, m.start()) - 1
-            if k < 0 or k == last:
+            if k < 0 or k in out:
                 continue
-            last = k
-            ins = instrs[k]
-            line = lines[ins.line]
-            open_pos = line.find("(", ins.name_start + len(ins.name))
+            line = lines[line_of[k]]
+            open_pos = line.find("(", col_of[k] + len(names[k]))
             close = find_close_paren(line, open_pos) if open_pos >= 0 else -1
-            if close >= 0:
-                ins.called = _called_in(line[close + 1 :])
-        return
+            out[k] = _called_in(line[close + 1 :]) if close >= 0 else ()
+        return {k: v for k, v in out.items() if v}
     found: dict[int, list[str]] = {}
     for m in _CALLED_PERCENT.finditer(scan):
         eq = m.start()
@@ -424,15 +471,14 @@ def _attach_called(scan: str, offsets: list[int], instrs: list[Instruction], lin
             continue
         if scan[eq + 1] == "{":
             close = scan.find("}", eq)
-            names = [n.group(1) for n in _CALLED_NAME.finditer(scan, eq + 2, close)] if close > 0 else []
+            called = [n.group(1) for n in _CALLED_NAME.finditer(scan, eq + 2, close)] if close > 0 else []
         else:
             one = _ONE_NAME.match(scan, eq + 1)
-            names = [one.group(1)] if one else []
+            called = [one.group(1)] if one else []
         k = bisect.bisect_right(offsets, eq) - 1
-        if k >= 0 and names:
-            found.setdefault(k, []).extend(names)
-    for k, names in found.items():
-        instrs[k].called = tuple(names)
+        if k >= 0 and called:
+            found.setdefault(k, []).extend(called)
+    return {k: tuple(v) for k, v in found.items()}
 
 
 def read_hlo(text: str) -> HloModule:
@@ -447,8 +493,12 @@ def read_hlo(text: str) -> HloModule:
     enabled = gc.isenabled()
     gc.disable()  # ~10^5 small objects: generational collections would cost a third of the time
     try:
-        offsets, instrs, roots = _scan_instructions(scan, lines, mod.diagnostics)
-        _attach_called(scan, offsets, instrs, lines)
+        offsets, names, line_of, col_of, roots = _scan_instructions(scan)
+        called = _find_called(scan, offsets, names, col_of, line_of, lines)
+        flags = bytearray(len(names))
+        for r in roots:
+            flags[r] = 1
+        instrs = InstructionTable(names, line_of, col_of, flags, called, lines)
         _read_structure(mod, scan, offsets, instrs, roots)
     finally:
         if enabled:
@@ -456,10 +506,91 @@ def read_hlo(text: str) -> HloModule:
     return mod
 
 
-def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: list[Instruction],
+# over "\n" + text: a computation header line; groups: 1 ENTRY, 2 name, 3 signature (text before the final `{`)
+_HEADER_LINE = re.compile(r"\n(ENTRY[ \t]+)?%?([^\s(%{=}/][^\s(%{=]*)[ \t]*([^\n]*?)\{[ \t]*(?=\n|\Z)")
+_CLOSE_LINE = re.compile(r"\n\}")
+
+
+def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable,
                     roots: list[int]) -> None:
-    """Read the column-0 lines (header, tables, computation headers, braces) and give each computation its
-    contiguous slice of the instruction array."""
+    """Computations, tables and header from the column-0 lines. Machine-written text takes the bulk path
+    (`_read_structure_bulk`: headers and closing braces found by regex and paired by bisection); anything it
+    cannot vouch for takes the per-line path, which also places the errors."""
+    if not _read_structure_bulk(mod, scan, offsets, instrs, roots):
+        mod.computations.clear()
+        mod.computation_by_name.clear()
+        mod.tables.clear()
+        mod.table_lines.clear()
+        _read_structure_lines(mod, scan, offsets, instrs, roots)
+
+
+def _read_structure_bulk(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable,
+                         roots: list[int]) -> bool:
+    """The bulk path; returns False (having changed nothing that the per-line path does not reset) unless every
+    column-0 line is the module header, a table line, a computation header or a closing brace, and headers and
+    braces alternate."""
+    heads = list(_HEADER_LINE.finditer(scan))
+    closes = [m.start() for m in _CLOSE_LINE.finditer(scan)]
+    if not heads or len(heads) != len(closes):
+        return False
+    n = len(scan)
+    for h, c, nxt in zip(heads, closes, [m.start() for m in heads[1:]] + [n]):
+        if not h.start() < c < nxt:
+            return False
+        eol = scan.find("\n", c + 1)
+        if eol < 0:
+            eol = n
+        # the closing line is a lone brace, and only blank lines follow it up to the next header
+        if scan[c + 1 : eol].rstrip() != "}" or (eol < nxt and not scan[eol:nxt].isspace()):
+            return False
+    # the prefix before the first computation: module header and tables, read line by line (it is small)
+    first = heads[0].start()
+    _read_structure_lines(mod, scan[: first + 1], [], [], [])
+    if mod.computations or mod.diagnostics:
+        return False
+    lines = mod.lines
+    comps = mod.computations
+    by_comp = mod.computation_by_name
+    count = scan.count
+    ln = count("\n", 0, first + 1) - 1
+    prev = first + 1
+    kept = instrs
+    r = 0
+    n_roots = len(roots)
+    for hm, c in zip(heads, closes):
+        h = hm.start()
+        ln += count("\n", prev, h + 1)
+        comp = Computation(hm.group(2), ln, hm.start(2) - h - 1, hm.start(1) >= 0, hm.group(3).strip())
+        end_line = ln + count("\n", h + 1, c + 1)
+        prev = c + 1
+        ln = end_line
+        comp.end_line = end_line
+        lo = bisect.bisect_right(offsets, h)
+        hi = bisect.bisect_left(offsets, c)
+        comp.instructions = range(lo, hi)
+        while r < n_roots and roots[r] < lo:
+            r += 1
+        while r < n_roots and roots[r] < hi:
+            comp.root = roots[r]
+            r += 1
+        if comp.root is None and hi > lo:
+            comp.root = hi - 1
+        if end_line - comp.line - 1 != hi - lo:
+            return False  # blank, comment or unreadable lines inside: let the per-line path place them
+        if comp.name not in by_comp:
+            by_comp[comp.name] = len(comps)
+        comps.append(comp)
+    if sum(len(c.instructions) for c in comps) != len(kept):
+        return False
+    mod.instructions = kept
+    mod.by_name = dict(zip(reversed(kept.names), range(len(kept) - 1, -1, -1)))
+    return True
+
+
+def _read_structure_lines(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable | list,
+                          roots: list[int]) -> None:
+    """The per-line path: read the column-0 lines (header, tables, computation headers, braces) and give each
+    computation its contiguous slice of the instruction array, reporting whatever does not fit."""
     lines = mod.lines
     diags = mod.diagnostics
     comps = mod.computations
@@ -483,7 +614,7 @@ def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: list[
                 spans.append((cur_off, off))
                 cur = None
                 continue
-            if " = " in line or not _COMP_HEADER.match(line):
+            if _computation_header(line) is None:
                 continue  # an unindented instruction (scanned already) or an unreadable line (found below)
             diags.append(error(cur.name_range, "unclosed-computation", f"computation `{cur.name}` has no closing `}}`"))
             cur.end_line = ln - 1
@@ -508,9 +639,9 @@ def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: list[
             mod.table_lines[stripped] = ln
             table_next = ln + 1
             continue
-        h = _COMP_HEADER.match(line) if " = " not in line else None
-        if h:
-            cur = Computation(h.group(3), ln, h.start(3), h.group(1) is not None, h.group(4).strip())
+        h = _computation_header(line)
+        if h is not None:
+            cur = Computation(h[2], ln, h[1], h[0], h[3])
             cur_off = off
             mod.computation_by_name.setdefault(cur.name, len(comps))
             comps.append(cur)
@@ -533,7 +664,7 @@ def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: list[
         if lo != covered:
             contiguous = False
         base = len(kept)
-        kept.extend(instrs[lo:hi])
+        kept.extend(instrs[i] for i in range(lo, hi))
         covered += hi - lo
         c.instructions = range(base, len(kept))
         r = bisect.bisect_left(roots, lo)
@@ -551,10 +682,9 @@ def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: list[
             if id(ins) not in inside:
                 diags.append(error(ins.name_range, "syntax-error", f"instruction `{ins.name}` is outside any computation"))
     mod.instructions = kept
-    by_name: dict[str, int] = {}
-    for i in range(len(kept) - 1, -1, -1):
-        by_name[kept[i].name] = i
-    mod.by_name = by_name
+    n = len(kept)
+    # reversed, so that the first definition of a repeated name wins
+    mod.by_name = dict(zip([x.name for x in reversed(kept)], range(n - 1, -1, -1)))
 
 
 def _report_unread_lines(mod: HloModule, comp: Computation, instrs: list[Instruction]) -> None:

@@ -34,6 +34,10 @@ def structural_diagnostics(mod: HloModule) -> list[Diagnostic]:
                     out.append(error(ins.name_range, "multiple-roots", f"computation `{c.name}` has two ROOT instructions"))
         for i in c.instructions:
             ins = mod.instructions[i]
+            if ins.opcode == "" or ins.unreadable:
+                out.append(error(Range(ins.line, ins.name_start, ins.line, len(mod.lines[ins.line].rstrip())),
+                                 "syntax-error", f"cannot read `{ins.name}`: {ins.unreadable}"))
+                continue
             bad_ops = [op for op in ins.operands if op not in names]
             bad_calls = [cc for cc in ins.called if cc not in mod.computation_by_name]
             if not bad_ops and not bad_calls:
