@@ -244,6 +244,8 @@ def analyse_peak(bs: BufferSet, hlo: HloModule | None = None) -> PeakReport:
         dump_total=_dump_total(bs),
         problems=problems,
     )
+    if report.allocated.steps >= MAX_STEPS:
+        problems.append(f"live ranges reach past step {MAX_STEPS:,}; the per-step view stops there")
     return report
 
 
@@ -273,7 +275,7 @@ def _sequence(bs: BufferSet) -> list[str]:
     if not bs.sequence:
         return []
     n = max(s.step for s in bs.sequence) + 1
-    out = [""] * min(n, 1 << 24)
+    out = [""] * min(n, MAX_STEPS)
     for s in bs.sequence:
         if s.step < len(out):
             out[s.step] = s.name
@@ -319,6 +321,9 @@ def category_of(alloc) -> str:
     return "temporary"
 
 
+MAX_STEPS = 1 << 20  # per-step lists stop here; real programs have far fewer steps
+
+
 def allocated_view(bs: BufferSet, shapes: _Shapes | None = None, sources: _Sources | None = None) -> AllocatedView:
     """Bytes reserved per step (union of live slices per allocation), per category and colour, and its peak."""
     shapes = shapes or _Shapes(bs, None)
@@ -332,19 +337,25 @@ def allocated_view(bs: BufferSet, shapes: _Shapes | None = None, sources: _Sourc
         last = max(last, v.live_range[1])
     if bs.live_range_max is not None:
         last = max(last, bs.live_range_max)
-    n = max(last + 1, 0)
-    total = [0] * n
-    by_category = {c: [0] * n for c in CATEGORIES}
-    by_color: dict[int, list[int]] = {}
+    n = min(max(last + 1, 0), MAX_STEPS)  # a hostile live range (0-999999999999) must not size the lists
+    if bs.sequence:  # live ranges end at most one step past the program's last instruction
+        n = min(n, max(s.step for s in bs.sequence) + 2)
+    # difference arrays: a segment [t0, t1) holding b bytes adds b at t0 and removes it at t1
+    d_total = [0] * (n + 1)
+    d_cat = {c: [0] * (n + 1) for c in CATEGORIES}
+    d_color: dict[int, list[int]] = {}
     for index, vals in by_alloc.items():
         alloc = bs.allocation(index)
         cat = category_of(alloc) if alloc is not None else "temporary"
         color = alloc.color if alloc is not None else (vals[0].color or 0)
-        col = by_color.setdefault(color, [0] * n)
-        for t, b in _reserved_per_step(vals, n):
-            total[t] += b
-            by_category[cat][t] += b
-            col[t] += b
+        dc = d_color.setdefault(color, [0] * (n + 1))
+        for t0, t1, b in _reserved_segments(vals, n):
+            for arr in (d_total, d_cat[cat], dc):
+                arr[t0] += b
+                arr[t1] -= b
+    total = _running(d_total, n)
+    by_category = {c: _running(d, n) for c, d in d_cat.items()}
+    by_color = {c: _running(d, n) for c, d in sorted(d_color.items())}
     peak_step = None
     peak = 0
     for t, b in enumerate(total):
@@ -360,24 +371,49 @@ def allocated_view(bs: BufferSet, shapes: _Shapes | None = None, sources: _Sourc
     return AllocatedView(n, total, by_category, by_color, peak_step, peak, live)
 
 
-def _reserved_per_step(vals: list[BufferValue], n: int):
-    """(step, bytes) pairs for one allocation: the union of its live slices at each step where it changes
-    membership; steps in between repeat the last figure. Linear in steps x values of the allocation at worst."""
-    bounds = sorted({max(0, v.live_range[0]) for v in vals} | {v.live_range[1] + 1 for v in vals})
-    bounds = [b for b in bounds if b < n] + [n]
-    for i in range(len(bounds) - 1):
-        t0, t1 = bounds[i], bounds[i + 1]
-        slices = sorted((v.offset, v.offset + v.size) for v in vals if v.live_range[0] <= t0 <= v.live_range[1])
-        b = 0
-        end = -1
-        for s, e in slices:
-            if e <= end:
-                continue
+def _running(diff: list[int], n: int) -> list[int]:
+    out = [0] * n
+    acc = 0
+    for t in range(n):
+        acc += diff[t]
+        out[t] = acc
+    return out
+
+
+def _union(slices) -> int:
+    """Bytes covered by (start, end) byte ranges."""
+    b, end = 0, -1
+    for s, e in sorted(slices):
+        if e > end:
             b += e - max(s, end)
             end = e
-        if b:
-            for t in range(t0, t1):
-                yield t, b
+    return b
+
+
+def _reserved_segments(vals: list[BufferValue], n: int):
+    """(t0, t1, bytes) segments of one allocation: between consecutive times where a value starts or ends, the
+    union of the live slices. The active set is kept by a sweep over start/end events, so the cost is
+    O(boundaries x active values) rather than boundaries x all values."""
+    events: dict[int, list[tuple[int, BufferValue]]] = {}
+    for v in vals:
+        s, e = max(0, v.live_range[0]), v.live_range[1] + 1
+        if s >= n or e <= s:
+            continue
+        events.setdefault(s, []).append((1, v))
+        events.setdefault(min(e, n), []).append((0, v))
+    active: dict[str, BufferValue] = {}
+    times = sorted(events)
+    for i, t0 in enumerate(times):
+        for is_add, v in events[t0]:
+            if is_add:
+                active[v.key] = v
+            else:
+                active.pop(v.key, None)
+        t1 = times[i + 1] if i + 1 < len(times) else n
+        if active and t1 > t0:
+            b = _union((v.offset, v.offset + v.size) for v in active.values())
+            if b:
+                yield t0, t1, b
 
 
 def allocation_in_use(bs: BufferSet, step: int) -> dict[int, int]:
@@ -387,15 +423,7 @@ def allocation_in_use(bs: BufferSet, step: int) -> dict[int, int]:
         if v.live_range and v.allocation is not None and v.size is not None and v.offset is not None:
             if v.live_range[0] <= step <= v.live_range[1]:
                 slices.setdefault(v.allocation, []).append((v.offset, v.offset + v.size))
-    out = {}
-    for index, sl in slices.items():
-        total, end = 0, -1
-        for s, e in sorted(sl):
-            if e > end:
-                total += e - max(s, end)
-                end = e
-        out[index] = total
-    return out
+    return {index: _union(sl) for index, sl in slices.items()}
 
 
 def peak_of_bundle(bundle) -> PeakReport | None:
