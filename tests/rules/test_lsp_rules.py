@@ -1,0 +1,118 @@
+"""End-to-end over stdio: the rules' diagnostics reach the editor through publishDiagnostics and pull
+diagnostics (one implementation with `hlo-lsp check`), related locations included, and quick fixes through
+textDocument/codeAction. Faults are injected in the didOpen text only; nothing is written to disk."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from lsprotocol import types as lsp
+
+from tests.fixtures import DATA
+from tests.rules.dumps import modules
+from tests.rules.faults import missing_used_value, moved_onto_live
+from tests.rules.hlo_faults import gte_out_of_range, read
+from tests.rules.test_code_actions import _typo_in_operand
+from tests.lsp.util import uri
+
+MODULES = [m for m in modules() if not m.single]
+
+
+async def published(client, u: str, version: int) -> list[lsp.Diagnostic]:
+    """The diagnostics the server publishes for ``u`` at ``version`` (call right after sending the change: the
+    notification cannot be handled before this coroutine waits)."""
+    async def wait():
+        while True:
+            params = await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            if params.uri == u and params.version == version:
+                return params.diagnostics
+    return await asyncio.wait_for(wait(), timeout=30)
+
+
+def did_open(client, path, text: str, version: int = 1) -> str:
+    u = uri(path)
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
+        uri=u, language_id="plaintext", version=version, text=text)))
+    return u
+
+
+def close(client, u: str) -> None:
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
+
+
+def _first(gen, mods):
+    for m in mods:
+        for f in gen(m):
+            if f.expected:
+                return f
+    raise AssertionError(f"no module offers {gen.__name__}")
+
+
+async def test_overlap_published_and_pulled_with_both_values_related(client):
+    f = _first(moved_onto_live, MODULES)
+    u = did_open(client, f.path, f.text, version=3)
+    diags = await published(client, u, 3)
+    lines = f.text.split("\n")
+    got = {(d.code, d.range.start.line) for d in diags}
+    assert got == {(code, ln) for _p, code, ln in f.expected}
+    d = next(d for d in diags if d.code == "buffer.overlap")
+    assert d.severity == lsp.DiagnosticSeverity.Warning
+    rel = d.related_information
+    assert len(rel) == 2 and all(r.location.uri == u for r in rel)
+    names = [lines[r.location.range.start.line][r.location.range.start.character:r.location.range.end.character]
+             for r in rel]
+    assert all(n and n in d.message for n in names)
+    pulled = await client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+        text_document=lsp.TextDocumentIdentifier(uri=u)))
+    assert {(x.code, x.range.start.line) for x in pulled.items} == got
+    close(client, u)
+
+
+async def test_cross_file_finding_lands_on_the_assignment_file(client):
+    """A value deleted from Used values (in the open -values.txt) is reported on its assignment line, in the
+    assignment file the editor pulls next."""
+    f = _first(missing_used_value, MODULES)
+    [(ba_path, code, ln)] = sorted(f.expected)
+    u = did_open(client, f.path, f.text, version=2)
+    await published(client, u, 2)
+    pulled = await client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri(ba_path))))
+    assert [(x.code, x.range.start.line) for x in pulled.items] == [(code, ln)]
+    assert pulled.items[0].severity == lsp.DiagnosticSeverity.Error
+    close(client, u)
+
+
+async def test_verifier_warning_published(client):
+    path = next(p for p in sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt"))
+                if gte_out_of_range(p, p.read_text(), read(p.read_text())))
+    f = gte_out_of_range(path.resolve(), path.read_text(), read(path.read_text()))[0]
+    u = did_open(client, f.path, f.text, version=5)
+    diags = await published(client, u, 5)
+    assert [(d.code, d.range.start.line, d.severity) for d in diags] == \
+        [("verifier.tuple-index", f.line, lsp.DiagnosticSeverity.Warning)]
+    close(client, u)
+
+
+async def test_quick_fix_over_code_action(client):
+    caps = client.init_result.capabilities
+    if not caps.code_action_provider:
+        pytest.skip("the server does not register textDocument/codeAction yet (the lead wires code_actions)")
+    path = sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt"))[0].resolve()
+    original = path.read_text()
+    text, n, col, name = _typo_in_operand(original)
+    u = did_open(client, path, text, version=7)
+    diags = await published(client, u, 7)
+    d = next(d for d in diags if d.code == "undefined-operand")
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=u), range=d.range,
+        context=lsp.CodeActionContext(diagnostics=[d])))
+    best = [a for a in actions if isinstance(a, lsp.CodeAction) and a.is_preferred]
+    assert len(best) == 1 and best[0].kind == lsp.CodeActionKind.QuickFix
+    edits = best[0].edit.changes[u]
+    assert len(edits) == 1 and edits[0].range.start.line == n
+    line = text.split("\n")[n]
+    e = edits[0]
+    fixed = line[: e.range.start.character] + e.new_text + line[e.range.end.character:]
+    assert fixed == original.split("\n")[n]
+    close(client, u)
