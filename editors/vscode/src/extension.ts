@@ -9,7 +9,9 @@ import * as cp from 'node:child_process';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
+  CodeLensRequest,
   ExecuteCommandRequest,
+  InlayHintRequest,
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
@@ -46,6 +48,9 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('hlo.server.command')) void restart();
+      else if (e.affectsConfiguration('hlo.inlayHints.enabled') || e.affectsConfiguration('hlo.codeLens.enabled')) {
+        refreshHintsAndLenses();
+      }
     }),
     vscode.commands.registerCommand('hlo.restartServer', () => restart()),
     vscode.commands.registerCommand('hlo.showMemoryTimeline', () => showMemoryTimeline()),
@@ -166,6 +171,18 @@ async function startClient(): Promise<void> {
       `Install or update it with: ${INSTALL_HINT}.`;
     output.appendLine(message);
     void showMissing(message);
+  }
+}
+
+/** Makes VS Code ask again for inlay hints and code lenses, so a toggled setting shows at once. */
+function refreshHintsAndLenses(): void {
+  if (!client || client.state !== State.Running) return;
+  const hints = client.getFeature(InlayHintRequest.method);
+  const lenses = client.getFeature(CodeLensRequest.method);
+  for (const doc of vscode.workspace.textDocuments) {
+    if (!LANGUAGES.includes(doc.languageId)) continue;
+    hints?.getProvider(doc)?.onDidChangeInlayHints.fire();
+    lenses?.getProvider(doc)?.onDidChangeCodeLensEmitter.fire();
   }
 }
 

@@ -17,9 +17,10 @@ function record(name, ok, detail) {
   console.log(`${ok ? 'PASS' : 'FAIL'} ${name}${detail ? ` - ${detail}` : ''}`);
 }
 async function step(name, fn) {
+  const t0 = Date.now();
   try {
     const detail = await fn();
-    record(name, true, detail);
+    record(name, true, `${detail ? `${detail}; ` : ''}${((Date.now() - t0) / 1000).toFixed(1)}s`);
     return true;
   } catch (e) {
     const file = `failed-${results.length + 1}.png`;
@@ -101,15 +102,33 @@ async function openFile(name) {
 
 /** Runs a command by its title through the command palette (F1). */
 async function runCommand(title) {
-  await page.locator(`${EDITOR} .view-lines`).first().click({ position: { x: 5, y: 5 } }).catch(() => {});
-  await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget .quick-input-box input').first();
-  await input.waitFor({ state: 'visible' });
+  await page.keyboard.press('F1');
+  try {
+    await input.waitFor({ state: 'visible', timeout: 3000 });
+  } catch {
+    // The focus was somewhere F1 does not reach (a webview): give it back to the workbench and retry.
+    await page.locator('.part.editor .tabs-container').first().click({ position: { x: 2, y: 2 } }).catch(() => {});
+    await page.keyboard.press('F1');
+    await input.waitFor({ state: 'visible' });
+  }
   await input.fill(`>${title}`);
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
   await row.waitFor({ state: 'visible' });
   await row.click();
   await sleep(500);
+}
+
+/** Waits until the language status shows `want` (the workbench may learn the extension's languages a moment after load). */
+async function waitForMode(want, timeout = 15000) {
+  const deadline = Date.now() + timeout;
+  let mode = '';
+  while (Date.now() < deadline) {
+    mode = await statusText('status.editor.mode').catch(() => '');
+    if (mode === want) return;
+    await sleep(300);
+  }
+  throw new Error(`language status says "${mode}"`);
 }
 
 const toastTexts = () => page.locator('.notifications-toasts .notification-toast').allInnerTexts();
@@ -183,8 +202,7 @@ if (ready) {
 
   await step(`${BA} opens as "HLO Buffer Assignment" (filename pattern)`, async () => {
     await openFile(BA);
-    const mode = await statusText('status.editor.mode');
-    if (mode !== 'HLO Buffer Assignment') throw new Error(`language status says "${mode}"`);
+    await waitForMode('HLO Buffer Assignment');
   });
 
   await step('the TextMate grammar colours a value name', async () => {
@@ -203,8 +221,13 @@ if (ready) {
 
   await step(`hover over value ${value.name} shows "${value.size} bytes"`, async () => {
     const text = await hoverUntil(value.name, 'value: <', (t) => bytesIn(t, value.size));
+    await sleep(800); // let the hover finish fading in
     const editor = await page.locator('.part.editor').boundingBox();
-    const file = await shot('hover.png', { x: editor.x, y: editor.y, width: Math.min(editor.width, 900), height: Math.min(editor.height, 300) });
+    const box = await page.locator('.monaco-hover:not(.hidden)').first().boundingBox();
+    const bottom = box ? box.y + box.height + 8 : editor.y + 300;
+    const file = await shot('hover.png', {
+      x: editor.x, y: editor.y, width: Math.min(editor.width, 900), height: Math.min(editor.height, bottom - editor.y),
+    });
     return `${JSON.stringify(text.split('\n')[0].slice(0, 80))}; screenshot ${path.relative(process.cwd(), file)}`;
   });
 
@@ -234,21 +257,13 @@ if (ready) {
 
   await step(`${HLO} opens as "HLO"`, async () => {
     await openFile(HLO);
-    const mode = await statusText('status.editor.mode');
-    if (mode !== 'HLO') throw new Error(`language status says "${mode}"`);
+    await waitForMode('HLO');
   });
 
   const seed = firstValue(read(SEED));
   await step(`seed ${SEED} is switched from plain text to "HLO Buffer Assignment" (first line)`, async () => {
     await openFile(SEED);
-    const deadline = Date.now() + 10000;
-    let mode = '';
-    while (Date.now() < deadline) {
-      mode = await statusText('status.editor.mode');
-      if (mode === 'HLO Buffer Assignment') return;
-      await sleep(300);
-    }
-    throw new Error(`language status says "${mode}"`);
+    await waitForMode('HLO Buffer Assignment');
   });
 
   await step(`hover over ${seed.name} in the seed shows "${seed.size} bytes"`, async () => {
@@ -273,7 +288,12 @@ if (ready) {
     while (Date.now() < deadline) {
       const tabs = await page.locator('.part.editor .tab .label-name').allInnerTexts();
       const chart = tabs.find((t) => t.startsWith('Memory: '));
-      if (chart) return `webview "${chart}"`;
+      if (chart) {
+        await sleep(1500);
+        await shot('memory-timeline.png');
+        await runCommand('View: Close All Editor Groups');
+        return `webview "${chart}"`;
+      }
       const toasts = await toastTexts();
       const said = toasts.find((t) => /memory timeline/i.test(t));
       if (said) return `message: ${JSON.stringify(said.split('\n')[0].slice(0, 120))}`;
@@ -284,11 +304,12 @@ if (ready) {
     throw new Error('neither a chart nor a message appeared');
   });
 
-  // Workspace settings: VS Code watches the folder, so the change reaches the extension at once.
+  // Workspace settings (e2e.sh creates the file empty: VS Code sees an existing file change at once, a new
+  // .vscode folder only about 20 s later).
   const wsSettings = path.join(WS, '.vscode', 'settings.json');
   await step('a missing server gives a message with the install command', async () => {
+    await openFile(BA); // the client starts only while a dump is open
     await runCommand('Notifications: Clear All Notifications');
-    fs.mkdirSync(path.dirname(wsSettings), { recursive: true });
     fs.writeFileSync(wsSettings, JSON.stringify({ 'hlo.server.command': ['/nonexistent/bin/hlo-lsp'] }));
     const deadline = Date.now() + 20000;
     while (Date.now() < deadline) {
@@ -301,16 +322,45 @@ if (ready) {
     }
     throw new Error(`no install message; notifications: ${JSON.stringify(await toastTexts())}`);
   });
-  fs.rmSync(path.dirname(wsSettings), { recursive: true, force: true });
+  fs.writeFileSync(wsSettings, '{}\n');
 
   await step('"HLO: Restart Server" brings the server back (hover works again)', async () => {
+    await openFile(BA);
     await runCommand('Notifications: Clear All Notifications');
     await sleep(2000); // the settings change restarts the client once by itself
     await runCommand('HLO: Restart Server');
     await page.locator('.part.statusbar', { hasText: 'HLO language server restarted' }).waitFor({ timeout: 20000 });
-    await openFile(BA);
     const text = await hoverUntil(value.name, 'value: <', (t) => bytesIn(t, value.size));
     return JSON.stringify(text.split('\n')[0].slice(0, 60));
+  });
+
+  await step('hlo.inlayHints.enabled / hlo.codeLens.enabled = false hide hints and lenses at once', async () => {
+    await openFile(BA);
+    const rawLine = ba.split('\n').find((l) => l.includes(`<${/<(\d+) /.exec(ba.slice(ba.indexOf(' value: <')))[1]} ${value.name} `));
+    const state = () => page.evaluate(([raw, name]) => {
+      const editor = document.querySelector('.part.editor .editor-group-container.active .monaco-editor');
+      const line = [...editor.querySelectorAll('.view-lines .view-line')].find((l) => l.textContent.includes(name));
+      return {
+        lenses: editor.querySelectorAll('.codelens-decoration').length,
+        hinted: !!line && line.textContent.replace(/\u00a0/g, ' ').trimEnd().length > raw.trimEnd().length,
+      };
+    }, [rawLine, value.name]);
+    const until = async (want, what) => {
+      const deadline = Date.now() + 20000;
+      let st;
+      while (Date.now() < deadline) {
+        st = await state();
+        if (want(st)) return st;
+        await sleep(300);
+      }
+      throw new Error(`${what}: ${JSON.stringify(st)}`);
+    };
+    const before = await until((st) => st.lenses > 0 && st.hinted, 'the server shows no code lens or inlay hint');
+    fs.writeFileSync(wsSettings, JSON.stringify({ 'hlo.inlayHints.enabled': false, 'hlo.codeLens.enabled': false }));
+    await until((st) => st.lenses === 0 && !st.hinted, 'still shown after turning both off');
+    fs.writeFileSync(wsSettings, '{}\n');
+    await until((st) => st.lenses > 0 && st.hinted, 'not back after turning both on');
+    return `${before.lenses} lenses and the hint on ${value.name} went and came back`;
   });
 
   await step('no "command already exists" or activation error in the extension host', async () => {

@@ -48,6 +48,7 @@ cp -r "$REPO/tests/data/jax-cpu/cond_switch" "$WS"
 cp "$REPO/tests/data/seeds/000_45ad91e6d67cdb55.txt" "$WS/"
 cp "$HERE/e2e-data/broken_by_hand.hlo" "$WS/"
 mkdir -p "$WORK/data/User" "$WORK/extensions"
+mkdir -p "$WS/.vscode" && echo '{}' > "$WS/.vscode/settings.json"
 SERVER_SETTING=""
 if [ -n "${HLO_SERVER_COMMAND:-}" ]; then SERVER_SETTING="\"hlo.server.command\": $HLO_SERVER_COMMAND,"; fi
 cat > "$WORK/data/User/settings.json" <<JSON
