@@ -108,7 +108,7 @@ def check_value(kind: str, toks: list[Tok]) -> tuple[int, str] | None:
     if kind in ("sharding", "frontend"):
         return None if first.type in ("LBRACE", "LAYOUT_OPEN") else (0, "expects a braced value")
     if kind == "json":
-        ok = (len(toks) == 1 and first.type == "STRING") or first.type in ("LBRACE", "LAYOUT_OPEN")
+        ok = len(toks) == 1 and first.type in ("STRING", "JSON_DICT")
         return None if ok else (0, "expects a string or a JSON dictionary")
     return None
 

@@ -121,6 +121,11 @@ class ComputationChecker:
         if ins.name is not None:
             self.occ.append(Occurrence(ins.name.line, ins.name.start, ins.name.end, "instruction", ins.name.text, "def"))
             self._keyword(ins.name)
+            eq = ins.equal
+            if ins.name.bare and eq is not None and eq.line == ins.name.line and eq.col == ins.name.end:
+                self.diags.append(error(_rng(eq.line, ins.name.start, eq.end), "syntax-error",
+                                        f"write a space before '=': XLA reads '{ins.name.text}=' as an attribute "
+                                        "name, not an instruction name"))
         info, wrapped = lookup(ins.opcode.text)
         if ins.shape is not None and ins.shape.layout_rank >= 0 and ins.shape.element is not None \
                 and ins.shape.layout_rank != len(ins.shape.dims):

@@ -47,6 +47,9 @@ FRIENDLY = {
     "DXD": "a size such as 3x3",
     "PAD": "a padding such as 0_0x1_1",
     "IOTA_T": "'T('",
+    "JSON_DICT": "a JSON dictionary",
+    "BACKEND_ATTR": "an attribute such as 'dimensions='",
+    "FRONTEND_ATTR": "an attribute such as 'dimensions='",
     "$END": "the end of the block",
 }
 

@@ -97,6 +97,7 @@ class Instruction:
     nested: bool = False
     arg_count: int = 0
     close_paren: Tok | None = None
+    equal: Tok | None = None  # the '=' after the name
 
 
 @dataclass(slots=True)
@@ -243,6 +244,8 @@ def instruction_of(tree: Tree) -> Instruction:
                 root = tok(c)
             elif c.type == "NAME":
                 opcode = tok(c)
+            elif c.type == "EQUAL" and instr.equal is None:
+                instr.equal = tok(c)
             continue
         if c.data == "any_name":
             name = _name(c)

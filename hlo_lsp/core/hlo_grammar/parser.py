@@ -15,7 +15,7 @@ from pathlib import Path
 
 from hlo_lsp.core.resources import grammar_path
 
-START_RULES = ("module", "header", "stack_frame_index", "computation", "instruction")
+START_RULES = ("module", "header", "stack_frame_index", "computation", "instruction", "computation_layout")
 
 _lock = threading.Lock()
 _parser = None

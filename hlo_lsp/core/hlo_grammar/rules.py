@@ -39,7 +39,7 @@ def attribute_problems(attr: Attribute, kind: str) -> tuple[Tok, str] | None:
                 depth -= 1
             elif depth == 1 and t.type == "ATTR_NAME":
                 nxt = vals[k + 1] if k + 1 < len(vals) else None
-                if nxt is None or nxt.type not in ("STRING", "LBRACE", "LAYOUT_OPEN"):
+                if nxt is None or nxt.type not in ("STRING", "JSON_DICT"):
                     return t, "a frontend attribute value is a string or a JSON dictionary"
     return None
 

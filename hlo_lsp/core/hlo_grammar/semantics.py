@@ -184,16 +184,38 @@ def check_sharding(toks: list[Tok]) -> tuple[Tok, str] | None:
     return _single_sharding(toks)
 
 
+class _Bad(Exception):
+    def __init__(self, tok: Tok, message: str):
+        self.tok, self.message = tok, message
+
+
 def _ints_until(toks: list[Tok], j: int, stop: str) -> tuple[list[int], int]:
+    """`INT (, INT)*` up to the ``stop`` token; raises _Bad like XLA's "expects integer"."""
     vals = []
+    want_int = True
     while j < len(toks) and toks[j].type != stop:
-        if toks[j].type == "INT":
-            vals.append(int(toks[j].text))
+        t = toks[j]
+        if want_int and t.type == "INT":
+            vals.append(int(t.text))
+        elif not want_int and t.type == "COMMA":
+            pass
+        else:
+            raise _Bad(t, "expects integer" if want_int else "expects ','")
+        want_int = not want_int
         j += 1
+    if want_int and vals:
+        raise _Bad(toks[min(j, len(toks) - 1)], "expects integer")
     return vals, j + 1
 
 
 def _single_sharding(toks: list[Tok]) -> tuple[Tok, str] | None:
+    try:
+        return _single_sharding_checked(toks)
+    except _Bad as bad:
+        return bad.tok, bad.message
+
+
+def _single_sharding_checked(toks: list[Tok]) -> tuple[Tok, str] | None:
     if not toks or toks[0].type not in _OPEN or toks[-1].type != "RBRACE":
         return (toks[0] if toks else None), "expected '{' to start sharding attribute"
     body = toks[1:-1]

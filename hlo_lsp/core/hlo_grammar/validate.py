@@ -134,7 +134,7 @@ def _validate_block(block: Block) -> BlockResult:
         return BlockResult(block.kind, True, diags, occ, facts, _summary(comp, block))
     if block.kind == "header":
         header = model.header_of(tree)
-        return BlockResult(block.kind, True, _check_header(header), [], BlockFacts())
+        return BlockResult(block.kind, True, _check_header(header, block.text), [], BlockFacts())
     tables = model.tables_of(tree)
     return _check_tables(tables)
 
@@ -148,7 +148,28 @@ _HEADER_ATTRIBUTES = {
 }
 
 
-def _check_header(header: model.Header) -> list[Diagnostic]:
+def _subparse(text: str, toks: list, start: str) -> Diagnostic | None:
+    """Parse the source text spanned by ``toks`` with start rule ``start``; a syntax error or None."""
+    lines = text.split("\n")
+    first, last = toks[0], toks[-1]
+    if first.line == last.line:
+        piece = lines[first.line][first.col: last.end]
+    else:
+        piece = "\n".join([lines[first.line][first.col:]] + lines[first.line + 1: last.line]
+                          + [lines[last.line][: last.end]])
+    try:
+        get_parser().parse(piece, start=start)
+    except UnexpectedInput as exc:
+        d = syntax_diagnostic(exc, piece, None)
+        r = d.range
+        shift = lambda line, col: (line + first.line, col + (first.col if line == 0 else 0))  # noqa: E731
+        sl, sc = shift(r.start_line, r.start_col)
+        el, ec = shift(r.end_line, r.end_col)
+        return error(Range(sl, sc, el, ec), "invalid-attribute", d.message)
+    return None
+
+
+def _check_header(header: model.Header, text: str) -> list[Diagnostic]:
     from .attributes import check_value
 
     diags = []
@@ -162,6 +183,10 @@ def _check_header(header: model.Header) -> list[Diagnostic]:
             diags.append(error(rng, "unknown-attribute", f"HloModule does not take the attribute '{attr.name}'"))
         elif check_value(kind, attr.value) is not None:
             diags.append(error(rng, "invalid-attribute", f"{attr.name}=: {check_value(kind, attr.value)[1]}"))
+        elif attr.name == "entry_computation_layout" and attr.value:
+            problem = _subparse(text, attr.value, "computation_layout")
+            if problem is not None:
+                diags.append(problem)
         seen.add(attr.name)
     return diags
 
@@ -218,6 +243,10 @@ def _summary(comp: model.Computation, block: Block) -> ComputationSummary:
 
 _TABLE_KIND = {"FileNames": "file_name", "FunctionNames": "function_name", "FileLocations": "file_location",
                "StackFrames": "stack_frame"}
+_TABLE_KEYS = {
+    "FileLocations": frozenset({"file_name_id", "function_name_id", "line", "end_line", "column", "end_column"}),
+    "StackFrames": frozenset({"file_location_id", "parent_frame_id"}),
+}
 _REFS = {"file_name_id=": "file_name", "function_name_id=": "function_name", "file_location_id=": "file_location"}
 
 
@@ -229,6 +258,18 @@ def _check_tables(tables: model.Tables) -> BlockResult:
     for entry in tables.entries:
         kind = _TABLE_KIND[entry.table]
         t = entry.id_tok
+        keys = _TABLE_KEYS.get(entry.table)
+        if keys is not None:
+            given = [v for v in entry.value if v.type == "ATTR_NAME"]
+            for v in given:
+                if v.text[:-1] not in keys:
+                    diags.append(error(Range(v.line, v.col, v.line, v.end - 1), "unknown-attribute",
+                                       f"unexpected attribute '{v.text[:-1]}' in {entry.table}; allowed: "
+                                       + ", ".join(sorted(keys))))
+            missing = sorted(keys - {v.text[:-1] for v in given})
+            if missing:
+                diags.append(error(Range(t.line, t.col, t.line, t.end), "missing-attribute",
+                                   f"{entry.table} entry {t.text} needs {', '.join(k + '=' for k in missing)}"))
         occ.append(Occurrence(t.line, t.col, t.end, kind, t.text, "def"))
         defs[kind].add(t.text)
         vals = entry.value
