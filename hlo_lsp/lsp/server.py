@@ -15,8 +15,9 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from hlo_lsp import __version__
+from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity
 from hlo_lsp.core.workspace import ReadError, Workspace
-from hlo_lsp.ide import calls, hover, navigation, symbols
+from hlo_lsp.ide import calls, code_actions, hover, navigation, symbols
 from hlo_lsp.ide.diagnostics import document_diagnostics
 from hlo_lsp.ide.types import CallItem, Location
 from hlo_lsp.lsp.convert import Converter, path_to_uri, uri_to_path
@@ -295,4 +296,28 @@ def on_pull_diagnostics(ls: HloLanguageServer, params: lsp.DocumentDiagnosticPar
     conv, lines = ls.conv, ls.lines_of(path)
     items = [conv.diagnostic(path, lines, d) for d in document_diagnostics(ls.ws, path)]
     return lsp.RelatedFullDocumentDiagnosticReport(items=items)
+def _core_range(conv: Converter, lines, r: lsp.Range) -> Range:
+    sl, sc = conv.from_position(lines, r.start)
+    el, ec = conv.from_position(lines, r.end)
+    return Range(sl, sc, el, ec)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix], resolve_provider=False))
+@safe
+def on_code_action(ls: HloLanguageServer, params: lsp.CodeActionParams):
+    path = uri_to_path(params.text_document.uri)
+    conv, lines = ls.conv, ls.lines_of(path)
+    sent = [Diagnostic(_core_range(conv, lines, d.range), Severity.ERROR, str(d.code or ""), d.message)
+            for d in params.context.diagnostics]
+    out = []
+    for a in code_actions.code_actions(ls.ws, path, _core_range(conv, lines, params.range), sent):
+        changes = {path_to_uri(p): [lsp.TextEdit(range=conv.range_in(p, e.range), new_text=e.new_text) for e in edits]
+                   for p, edits in a.edits.items()}
+        out.append(lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.QuickFix, is_preferred=True,
+                                  diagnostics=[conv.diagnostic(path, lines, a.diagnostic)],
+                                  edit=lsp.WorkspaceEdit(changes=changes)))
+    return out or None
+
+
 from hlo_lsp.lsp import handlers_insight  # noqa: E402,F401  registers the memory-insight features
