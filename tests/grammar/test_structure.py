@@ -192,3 +192,15 @@ def test_mutated_inputs_never_hit_an_internal_error():
             result = validate_module(case)
             assert not [d for d in result.diagnostics if d.code == "internal-error"], case
     assert count > 1000
+
+
+def test_parser_cache_goes_to_the_user_cache_dir(tmp_path):
+    code = "import hlo_lsp.core.hlo_grammar as g; print(len(g.validate_module('c {\\n x = f32[] parameter(0)\\n}').diagnostics))"
+    env = {"XDG_CACHE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.stdout.strip() == "0", out.stderr
+    assert list((tmp_path / "hlo-lsp").glob("hlo-grammar-*.lark.cache"))
+    # An unwritable cache directory falls back to building without a cache.
+    env["XDG_CACHE_HOME"] = "/proc/hlo-lsp-not-writable"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.stdout.strip() == "0", out.stderr
