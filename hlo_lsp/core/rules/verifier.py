@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, info, warning
 from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction
 from hlo_lsp.core.hlo_line import InstructionLine, parse_instruction_line
-from hlo_lsp.core.shapes import Shape, byte_size, element_count, parse_shape, shape_text
+from hlo_lsp.core.shapes import ELEMENT_BITS, Shape, byte_size, element_count, parse_shape, shape_text
 
 _log = logging.getLogger(__name__)
 _FLOATS = frozenset("f16 bf16 f32 f64 f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 "
@@ -37,7 +37,8 @@ _OTHER_ELEMENTWISE = frozenset("compare convert select clamp is-finite real imag
 _ELEMENTWISE = _SAME_TYPE_UNARY | _SAME_TYPE_BINARY | _OTHER_ELEMENTWISE
 _LAYOUT_ATTR = re.compile(r"entry_computation_layout=\{")
 _DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() accepts '²', on which int() raises
-_OLD_STYLE_OPERAND = re.compile(r"[\]})] %")  # `f32[4]{0} %x`: an operand written with its shape
+# `f32[4]{0} %x` / `f32[4] x`: an operand written with its shape (searched after the opcode's parenthesis)
+_OLD_STYLE_OPERAND = re.compile(r"[\]})] %?[^\s,()%=]+\s*[,)]")
 
 
 # --------------------------------------------------------------------------------------------- the model
@@ -221,6 +222,33 @@ def element_types(m: _Module) -> Iterator[Diagnostic]:
                               f"{'operand 0' if ref is shapes[0] else 'the result'} is {ref.element_type}")
 
 
+def bitcast_convert_shape(m: _Module) -> Iterator[Diagnostic]:
+    """``verifier.bitcast-convert``: a ``bitcast-convert`` whose result dimensions do not follow from its
+    operand's and the two bit widths. XLA: ``ShapeInference::InferBitcastConvertShape``: equal widths keep the
+    dimensions; a narrower result appends a minor dimension of ``in_bits / out_bits``; a wider result drops a
+    minor dimension that must equal ``out_bits / in_bits``. ``pred`` (whose width differs between XLA versions)
+    is left alone."""
+    for ins in _instrs(m, ("bitcast-convert",)):
+        out = m.shape(ins)
+        ops = m.operands(ins)
+        if out is None or not out.is_array or len(ops) != 1 or ops[0] is None:
+            continue
+        s = m.shape(ops[0])
+        if s is None or not s.is_array or "pred" in (s.element_type, out.element_type):
+            continue
+        a, b = ELEMENT_BITS[s.element_type], ELEMENT_BITS[out.element_type]
+        if a == b:
+            want: tuple[int, ...] | None = s.dims
+        elif a > b:
+            want = s.dims + (a // b,) if a % b == 0 else None
+        else:
+            want = s.dims[:-1] if b % a == 0 and s.dims and s.dims[-1] == b // a else None
+        if want is None or want != out.dims:
+            yield warning(m.opcode_range(ins), "verifier.bitcast-convert",
+                          f"bitcast-convert of {_text(s)} ({a} bits an element) cannot give {_text(out)} "
+                          f"({b} bits an element)")
+
+
 def element_count_kept(m: _Module) -> Iterator[Diagnostic]:
     """``verifier.element-count``: a ``reshape`` that changes the number of elements, or a ``bitcast`` that
     changes both the element count and the byte size. XLA: ``ShapeInference::InferReshapeShape`` ("reshape
@@ -248,7 +276,9 @@ def written_operand_shapes(m: _Module) -> Iterator[Diagnostic]:
     is not the shape of its definition. XLA: the printer writes each operand's own shape, and every shape check
     of the verifier reads the definition's; a differing written shape is a hand edit."""
     for ins in m.mod.instructions:
-        if not _OLD_STYLE_OPERAND.search(m.mod.lines[ins.line]):
+        line = m.mod.lines[ins.line]
+        head = _INSTR.match(line)
+        if head is None or not _OLD_STYLE_OPERAND.search(line, head.end()):
             continue
         d = m.detail(ins)
         if d is None or not any(d.operand_shapes):
@@ -439,6 +469,7 @@ def name_reused(m: _Module) -> Iterator[Diagnostic]:
 VERIFIER_RULES: tuple[tuple[Callable[[_Module], Iterator[Diagnostic]], tuple[str, ...]], ...] = (
     (elementwise_shapes, ("verifier.elementwise-shape",)),
     (element_types, ("verifier.element-type",)),
+    (bitcast_convert_shape, ("verifier.bitcast-convert",)),
     (element_count_kept, ("verifier.element-count",)),
     (written_operand_shapes, ("operand-shape-mismatch",)),
     (tuple_index, ("verifier.tuple-index",)),
