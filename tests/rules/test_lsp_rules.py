@@ -27,7 +27,7 @@ async def published(client, u: str, version: int) -> list[lsp.Diagnostic]:
             params = await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
             if params.uri == u and params.version == version:
                 return params.diagnostics
-    return await asyncio.wait_for(wait(), timeout=30)
+    return await asyncio.wait_for(wait(), timeout=90)  # generous: the 2 shared cores are often busy
 
 
 def did_open(client, path, text: str, version: int = 1) -> str:
