@@ -23,13 +23,28 @@ def _r(t: Tok) -> Range:
     return Range(t.line, t.col, t.line, max(t.end, t.col + 1))
 
 
+_METADATA_INTS = frozenset("source_line source_end_line source_column source_end_column stack_frame_id".split())
+
+
 def attribute_problems(attr: Attribute, kind: str) -> tuple[Tok, str] | None:
-    """Sub-attribute rules for metadata= and frontend_attributes=."""
+    """Sub-attribute rules for metadata= (HloParserImpl::ParseMetadata) and frontend_attributes=."""
     vals = attr.value
     if kind == "metadata":
-        for t in vals[1:-1]:
-            if t.type == "ATTR_NAME" and t.text[:-1] not in _METADATA_KEYS:
-                return t, f"unexpected metadata attribute '{t.text[:-1]}'"
+        depth = 0
+        for k, t in enumerate(vals):
+            if t.type in ("LBRACE", "LAYOUT_OPEN", "LSQB", "LPAR"):
+                depth += 1
+            elif t.type in ("RBRACE", "RSQB", "RPAR"):
+                depth -= 1
+            elif depth == 1 and t.type == "ATTR_NAME":
+                key = t.text[:-1]
+                if key not in _METADATA_KEYS:
+                    return t, f"unexpected metadata attribute '{key}'"
+                nxt = vals[k + 1] if k + 1 < len(vals) else t
+                if key in _METADATA_INTS and nxt.type != "INT":
+                    return nxt, f"metadata {key}= expects an integer"
+                if key not in _METADATA_INTS and key != "profile_type" and nxt.type != "STRING":
+                    return nxt, f"metadata {key}= expects a string"
     elif kind == "frontend":
         depth = 0
         for k, t in enumerate(vals):
