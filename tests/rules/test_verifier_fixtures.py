@@ -135,3 +135,11 @@ def test_hostile_values_never_raise():
     assert [d.code for d in verify(read_hlo(text))] == ["verifier.tuple-index"]
     text2 = text.replace(f"index={huge}", "index=²")
     assert verify(read_hlo(text2)) == []
+
+
+def test_lenient_where_xla_is():
+    """Forms some XLA pipeline accepts: abs of complex is real; a TPU bitcast whose tiled sizes agree."""
+    body = "x = c64[4] parameter(0)\n  ROOT r = f32[4] abs(x)"
+    assert verify(read_hlo(_module(body)[0])) == []
+    body = "x = f32[8,127]{1,0:T(8,128)} parameter(0)\n  ROOT r = f32[8,128]{1,0:T(8,128)} bitcast(x)"
+    assert verify(read_hlo(_module(body)[0])) == []

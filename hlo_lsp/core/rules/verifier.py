@@ -21,7 +21,15 @@ from collections.abc import Callable, Iterator
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, info, warning
 from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction
 from hlo_lsp.core.hlo_line import InstructionLine, parse_instruction_line
-from hlo_lsp.core.shapes import ELEMENT_BITS, Shape, byte_size, element_count, parse_shape, shape_text
+from hlo_lsp.core.shapes import (
+    ELEMENT_BITS,
+    Shape,
+    byte_size,
+    element_count,
+    padded_byte_size,
+    parse_shape,
+    shape_text,
+)
 
 _log = logging.getLogger(__name__)
 _FLOATS = frozenset("f16 bf16 f32 f64 f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 "
@@ -203,6 +211,8 @@ def element_types(m: _Module) -> Iterator[Diagnostic]:
         shapes = [m.shape(o) if o is not None else None for o in ops]
         if any(s is None or not s.is_array for s in shapes) or not shapes:
             continue
+        if ins.opcode == "abs" and shapes[0].element_type in ("c64", "c128"):
+            continue  # abs of a complex number is real
         if ins.opcode == "compare":
             if out.element_type != "pred":
                 yield warning(m.opcode_range(ins), "verifier.element-type",
@@ -251,9 +261,10 @@ def bitcast_convert_shape(m: _Module) -> Iterator[Diagnostic]:
 
 def element_count_kept(m: _Module) -> Iterator[Diagnostic]:
     """``verifier.element-count``: a ``reshape`` that changes the number of elements, or a ``bitcast`` that
-    changes both the element count and the byte size. XLA: ``ShapeInference::InferReshapeShape`` ("reshape
-    operation has mismatched element counts"); ``HloVerifier::HandleBitcast`` compares the byte sizes (a
-    bitcast may reinterpret u8[16] as f32[4], so the count alone is not checked)."""
+    changes the element count and both the byte size and the tiled (padded) byte size. XLA:
+    ``ShapeInference::InferReshapeShape`` ("reshape operation has mismatched element counts");
+    ``HloVerifier::HandleBitcast`` compares the backend's byte sizes (a bitcast may reinterpret u8[16] as f32[4],
+    and TPU sizes include tile padding, so the count alone is not checked)."""
     for ins in _instrs(m, ("reshape", "bitcast")):
         out = m.shape(ins)
         ops = m.operands(ins)
@@ -265,8 +276,9 @@ def element_count_kept(m: _Module) -> Iterator[Diagnostic]:
         a, b = element_count(s), element_count(out)
         if not isinstance(a, int) or not isinstance(b, int) or a == b:
             continue
-        if ins.opcode == "bitcast" and byte_size(s) == byte_size(out):
-            continue
+        if ins.opcode == "bitcast" and (byte_size(s) == byte_size(out)
+                                        or padded_byte_size(s) == padded_byte_size(out)):
+            continue  # the verifier compares the backend's (tiled, padded) sizes
         yield warning(m.opcode_range(ins), "verifier.element-count",
                       f"{ins.opcode} turns {_text(s)} ({a} elements) into {_text(out)} ({b} elements)")
 
