@@ -8,7 +8,8 @@ import { chromium } from 'playwright-core';
 const URL = process.env.E2E_URL;
 const WS = process.env.E2E_WORKSPACE;
 const SHOTS = process.env.E2E_SCREENSHOTS;
-const LOGS = process.env.E2E_LOGS;
+const USER_DATA = process.env.E2E_USER_DATA;
+const ONLY = process.env.E2E_ONLY ?? '';
 const SERVER_WAIT = Number(process.env.E2E_SERVER_WAIT_MS ?? 45000);
 
 const results = [];
@@ -185,6 +186,43 @@ async function hoverUntil(text, lineHint, want, timeout = SERVER_WAIT) {
   throw new Error(`no matching hover over "${text}" within ${timeout / 1000}s${last ? `; last hover: ${JSON.stringify(last.slice(0, 160))}` : ''}`);
 }
 
+/** Fails when the extension host logged a duplicate command, a failed activation or a missing module. */
+async function checkExtensionLogs() {
+  await step('no "command already exists" or activation error in the extension host', async () => {
+    const logsDir = path.join(USER_DATA, 'logs');
+    const found = [];
+    const walk = (d) => {
+      if (!fs.existsSync(d)) return;
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (/exthost|HLO/i.test(p)) {
+          for (const l of fs.readFileSync(p, 'utf8').split('\n')) {
+            if (/already exists|Activating extension .*hlo-lsp.* failed|Cannot find module/i.test(l)) found.push(l.trim());
+          }
+        }
+      }
+    };
+    walk(logsDir);
+    if (found.length) throw new Error(found[0].slice(0, 200));
+  });
+}
+
+/** The server's own log lines from the extension's output channel. */
+function extensionOutput() {
+  const out = [];
+  const walk = (d) => {
+    if (!fs.existsSync(d)) return;
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name === 'HLO Language Server.log') out.push(fs.readFileSync(p, 'utf8'));
+    }
+  };
+  walk(path.join(USER_DATA, 'logs'));
+  return out.join('\n');
+}
+
 let ready = false;
 try {
   await page.goto(URL, { waitUntil: 'domcontentloaded', timeout: 60000 });
@@ -194,7 +232,21 @@ try {
   record('workbench loads with the dump folder in the explorer', false, String(e.message).split('\n')[0]);
 }
 
-if (ready) {
+if (ready && ONLY === 'python-fallback') {
+  record('workbench loads (no hlo-lsp on PATH, Python extension stub installed)', true);
+  const value = firstValue(read(BA));
+  await step(`hover over ${value.name} shows "${value.size} bytes" with the server run as "<python> -m hlo_lsp"`, async () => {
+    await openFile(BA);
+    await waitForMode('HLO Buffer Assignment');
+    await hoverUntil(value.name, 'value: <', (t) => bytesIn(t, value.size));
+    const started = /starting: (.*) \(from (\w+)\)/.exec(extensionOutput());
+    if (!started || started[2] !== 'python' || !started[1].endsWith(' -m hlo_lsp')) {
+      throw new Error(`extension log says ${started ? started[0] : 'nothing about starting'}`);
+    }
+    return started[1];
+  });
+  await checkExtensionLogs();
+} else if (ready) {
   record('workbench loads with the dump folder in the explorer', true);
   const ba = read(BA);
   const value = firstValue(ba);
@@ -363,28 +415,12 @@ if (ready) {
     return `${before.lenses} lenses and the hint on ${value.name} went and came back`;
   });
 
-  await step('no "command already exists" or activation error in the extension host', async () => {
-    const logsDir = path.join(LOGS, 'data', 'logs');
-    const found = [];
-    const walk = (d) => {
-      if (!fs.existsSync(d)) return;
-      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-        const p = path.join(d, e.name);
-        if (e.isDirectory()) walk(p);
-        else if (/exthost|HLO/i.test(p)) {
-          for (const l of fs.readFileSync(p, 'utf8').split('\n')) {
-            if (/already exists|Activating extension .*hlo-lsp.* failed|Cannot find module/i.test(l)) found.push(l.trim());
-          }
-        }
-      }
-    };
-    walk(logsDir);
-    if (found.length) throw new Error(found[0].slice(0, 200));
-  });
+  await checkExtensionLogs();
 }
 
 await browser.close();
 const passed = results.filter((r) => r.ok).length;
 const failed = results.length - passed;
-console.log(`${passed} passed, ${failed} failed`);
+console.log(`${ONLY || 'main'}: ${passed} passed, ${failed} failed`);
+if (process.env.E2E_RESULTS) fs.writeFileSync(process.env.E2E_RESULTS, JSON.stringify({ passed, failed }));
 process.exit(failed ? 1 : 0);

@@ -47,13 +47,28 @@ WS="$WORK/cond_switch"
 cp -r "$REPO/tests/data/jax-cpu/cond_switch" "$WS"
 cp "$REPO/tests/data/seeds/000_45ad91e6d67cdb55.txt" "$WS/"
 cp "$HERE/e2e-data/broken_by_hand.hlo" "$WS/"
-mkdir -p "$WORK/data/User" "$WORK/extensions"
 mkdir -p "$WS/.vscode" && echo '{}' > "$WS/.vscode/settings.json"
-SERVER_SETTING=""
-if [ -n "${HLO_SERVER_COMMAND:-}" ]; then SERVER_SETTING="\"hlo.server.command\": $HLO_SERVER_COMMAND,"; fi
-cat > "$WORK/data/User/settings.json" <<JSON
+PY="$(python3 -c 'import sys; print(sys.executable)')"
+
+# code-server sessions: one user-data dir and extensions dir each; all killed on exit (process groups we made).
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [ -n "${HLO_E2E_KEEP:-}" ]; then log "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+# session NAME SERVER_SETTING_JSON PATH VSIX... : installs the extensions, starts code-server, runs e2e.mjs in
+# mode NAME ("main" or "python-fallback"), stops code-server. Adds to PASSED/FAILED.
+PASSED=0; FAILED=0
+session() {
+  local name="$1" server_setting="$2" path_env="$3"; shift 3
+  local data="$WORK/$name/data" exts="$WORK/$name/extensions"
+  mkdir -p "$data/User" "$exts"
+  cat > "$data/User/settings.json" <<JSON
 {
-  $SERVER_SETTING
+  $server_setting
   "workbench.startupEditor": "none",
   "workbench.colorTheme": "Default Dark Modern",
   "workbench.tips.enabled": false,
@@ -70,33 +85,70 @@ cat > "$WORK/data/User/settings.json" <<JSON
   "chat.commandCenter.enabled": false
 }
 JSON
-CS=(node "$CS_ENTRY" --user-data-dir "$WORK/data" --extensions-dir "$WORK/extensions")
-"${CS[@]}" --install-extension "$VSIX" >"$WORK/install.log" 2>&1 || { cat "$WORK/install.log" >&2; exit 1; }
-
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-setsid "${CS[@]}" --auth none --bind-addr "127.0.0.1:$PORT" --disable-telemetry --disable-update-check \
-  --disable-workspace-trust --disable-getting-started-override "$WS" >"$WORK/code-server.log" 2>&1 &
-CS_PID=$!
-cleanup() {
-  kill -- "-$CS_PID" 2>/dev/null || kill "$CS_PID" 2>/dev/null || true
-  wait "$CS_PID" 2>/dev/null || true
-  if [ -n "${HLO_E2E_KEEP:-}" ]; then log "kept $WORK"; else rm -rf "$WORK"; fi
+  local cs=(node "$CS_ENTRY" --user-data-dir "$data" --extensions-dir "$exts")
+  for vsix in "$@"; do
+    "${cs[@]}" --install-extension "$vsix" >>"$WORK/$name/install.log" 2>&1 || { cat "$WORK/$name/install.log" >&2; exit 1; }
+  done
+  local port
+  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+  mkdir -p "$WORK/$name/tmp" # code-server's sockets (ipc, git) go there, and away with $WORK
+  # The extension host takes PATH from a login shell of $HOME (VS Code resolves the user's shell environment):
+  # the fallback session gets an empty home, so no shell profile puts hlo-lsp back on PATH.
+  local home="$HOME"
+  if [ "$name" != main ]; then home="$WORK/$name/home"; mkdir -p "$home"; fi
+  HOME="$home" TMPDIR="$WORK/$name/tmp" PATH="$path_env" setsid "${cs[@]}" --auth none --bind-addr "127.0.0.1:$port" --disable-telemetry \
+    --disable-update-check --disable-workspace-trust --disable-getting-started-override "$WS" \
+    >"$WORK/$name/code-server.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  for _ in $(seq 1 60); do
+    if curl -fs -o /dev/null "http://127.0.0.1:$port/healthz"; then break; fi
+    sleep 0.5
+  done
+  log "$name: code-server on port $port (pid $pid)"
+  local rc=0
+  E2E_ONLY="$([ "$name" = main ] || echo "$name")" E2E_URL="http://127.0.0.1:$port/?folder=$WS" \
+    E2E_WORKSPACE="$WS" E2E_CHROMIUM="$CHROMIUM" E2E_SCREENSHOTS="$HERE/screenshots" E2E_USER_DATA="$data" \
+    E2E_RESULTS="$WORK/$name/results.json" node "$HERE/e2e.mjs" || rc=$?
+  kill -- "-$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  if [ -f "$WORK/$name/results.json" ]; then
+    PASSED=$((PASSED + $(node -p "require('$WORK/$name/results.json').passed")))
+    FAILED=$((FAILED + $(node -p "require('$WORK/$name/results.json').failed")))
+  else
+    FAILED=$((FAILED + 1))
+  fi
+  if [ $rc -ne 0 ]; then
+    log "$name: code-server log tail:"; tail -n 20 "$WORK/$name/code-server.log" >&2
+    local extlog
+    extlog="$(find "$data/logs" -name 'HLO Language Server.log' 2>/dev/null | head -n 1)"
+    if [ -n "$extlog" ]; then log "$name: extension output tail:"; tail -n 30 "$extlog" >&2; fi
+  fi
 }
-trap cleanup EXIT
-for _ in $(seq 1 60); do
-  if curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz"; then break; fi
-  sleep 0.5
-done
-log "code-server on port $PORT (pid $CS_PID), workspace $WS"
 
-set +e
-E2E_URL="http://127.0.0.1:$PORT/?folder=$WS" E2E_WORKSPACE="$WS" E2E_CHROMIUM="$CHROMIUM" \
-  E2E_SCREENSHOTS="$HERE/screenshots" E2E_LOGS="$WORK" node "$HERE/e2e.mjs"
-rc=$?
-set -e
-if [ $rc -ne 0 ]; then
-  log "code-server log tail:"; tail -n 20 "$WORK/code-server.log" >&2
-  EXTLOG="$(find "$WORK/data/logs" -name '*HLO Language Server*' 2>/dev/null | head -n 1)"
-  if [ -n "$EXTLOG" ]; then log "extension output tail ($EXTLOG):"; tail -n 30 "$EXTLOG" >&2; fi
+SERVER_SETTING=""
+if [ -n "${HLO_SERVER_COMMAND:-}" ]; then SERVER_SETTING="\"hlo.server.command\": $HLO_SERVER_COMMAND,"; fi
+session main "$SERVER_SETTING" "$PATH" "$VSIX"
+
+# 6. The fallback: no hlo-lsp on PATH, and a stand-in for the Python extension that names an interpreter which
+#    has hlo_lsp: the extension must run "<python> -m hlo_lsp".
+if "$PY" -c 'import hlo_lsp' 2>/dev/null; then
+  STUB="$WORK/python-stub"
+  cp -r "$HERE/e2e-data/python-stub" "$STUB"
+  echo "$PY" > "$STUB/interpreter.txt"
+  (cd "$STUB" && "$EXT/node_modules/.bin/vsce" package --no-dependencies --allow-missing-repository \
+    --skip-license -o "$WORK/python-stub.vsix") >"$WORK/python-stub.log" 2>&1 \
+    || { cat "$WORK/python-stub.log" >&2; exit 1; }
+  BARE_PATH=""
+  IFS=: read -r -a dirs <<<"$PATH"
+  for d in "${dirs[@]}"; do
+    [ -n "$d" ] && [ ! -x "$d/hlo-lsp" ] && BARE_PATH="${BARE_PATH:+$BARE_PATH:}$d"
+  done
+  session python-fallback "" "$BARE_PATH" "$VSIX" "$WORK/python-stub.vsix"
+else
+  log "skipping the Python-extension fallback: $PY cannot import hlo_lsp"
+  FAILED=$((FAILED + 1))
 fi
-exit $rc
+
+echo "e2e: $PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
