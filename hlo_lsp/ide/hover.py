@@ -59,8 +59,8 @@ class _Fields:
         self.plain = [title_plain]
 
     def add(self, label: str, md: str, plain: str | None = None) -> None:
-        self.md.append(f"**{label}** {md}  ")
-        self.plain.append(f"{label}: {plain if plain is not None else md.replace('`', '')}")
+        self.md.append(f"**{label}** {md}".rstrip() + "  ")
+        self.plain.append(f"{label}: {plain if plain is not None else md.replace('`', '')}".rstrip())
 
     def block(self, code: str) -> None:
         self.md += ["", "```hlo", code, "```"]
