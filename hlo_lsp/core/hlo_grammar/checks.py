@@ -213,6 +213,9 @@ class ComputationChecker:
         op = info.name
         count = len(ins.operands)
         where = _tok_range(ins.opcode)
+        if op in ("parameter", "constant") and ins.commas:
+            self.diags.append(error(where, "syntax-error", f"expects ')' after the {op} {'number' if op == 'parameter' else 'literal'}"))
+            return
         if op == "parameter":
             lit = ins.literal
             if ins.operands or len(lit) != 1 or lit[0].type != "INT":

@@ -98,6 +98,7 @@ class Instruction:
     arg_count: int = 0
     close_paren: Tok | None = None
     equal: Tok | None = None  # the '=' after the name
+    commas: int = 0  # commas in the operand list (XLA skips empty operands)
 
 
 @dataclass(slots=True)
@@ -199,6 +200,8 @@ def _operand_list(tree: Tree, instr: Instruction) -> None:
         if isinstance(c, Token):
             if c.type == "RPAR":
                 instr.close_paren = tok(c)
+            elif c.type == "COMMA":
+                instr.commas += 1
             continue
         instr.arg_count += 1
         if c.data == "operand":
