@@ -10,7 +10,7 @@ Attribute kinds (how the value is written):
 ``int``, ``float``, ``bool``, ``string``, ``int_list`` (``{1,2}``), ``int_list_list`` (``{{0,1},{1,0}}``),
 ``computation`` (``%name``), ``computation_list`` (``{%a, %b}``), ``instruction_list``,
 ``window``, ``dim_labels``, ``padding``, ``slice``, ``shape``, ``shape_list``, ``enum:<name>``,
-``sharding``, ``metadata``, ``frontend``, ``json`` (string or JSON dict), ``any`` (checked by XLA only).
+``replica_groups``, ``sharding``, ``metadata``, ``frontend``, ``json`` (string or JSON dict), ``any`` (checked by XLA only).
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ ENUMS: dict[str, frozenset[str]] = {
     "distribution": frozenset({"rng_uniform", "rng_normal"}),
     "rng_algorithm": frozenset({"rng_default", "rng_three_fry", "rng_philox"}),
     "fft_type": frozenset({"FFT", "IFFT", "RFFT", "IRFFT"}),
+    "api_version": frozenset({"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                              "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"}),
 }
 
 # Attributes whose value names computations, in the order completion should offer them.
@@ -86,7 +88,7 @@ def _a(**kinds: str) -> dict[str, Attr]:
 
 
 _ACCURACY = _a(result_accuracy="any")
-_COLLECTIVE = _a(replica_groups="any", channel_id="int", constrain_layout="bool", use_global_device_ids="bool")
+_COLLECTIVE = _a(replica_groups="replica_groups", channel_id="int", constrain_layout="bool", use_global_device_ids="bool")
 _DOT = _a(
     lhs_contracting_dims="int_list",
     rhs_contracting_dims="int_list",
@@ -134,10 +136,10 @@ _add("all-gather all-gather-start", "collective", None, {**_COLLECTIVE, **_a(dim
 _add("all-reduce all-reduce-start", "collective", None, {**_COLLECTIVE, **_a(to_apply="computation!", mode="any")})
 _add("reduce-scatter", "collective", None,
      {**_COLLECTIVE, **_a(to_apply="computation!", mode="any", dimensions="int_list!")})
-_add("all-to-all", "collective", None, _a(replica_groups="any", channel_id="int", dimensions="int_list",
+_add("all-to-all", "collective", None, _a(replica_groups="replica_groups", channel_id="int", dimensions="int_list",
                                           constrain_layout="bool"))
-_add("ragged-all-to-all", "collective", None, _a(replica_groups="any", channel_id="int", dimensions="int_list"))
-_add("collective-broadcast", "collective", None, _a(replica_groups="any", channel_id="int"))
+_add("ragged-all-to-all", "collective", None, _a(replica_groups="replica_groups", channel_id="int", dimensions="int_list"))
+_add("collective-broadcast", "collective", None, _a(replica_groups="replica_groups", channel_id="int"))
 _add("collective-permute collective-permute-start", "collective", None,
      _a(source_target_pairs="int_list_list!", channel_id="int", slice_sizes="int_list_list"))
 _add("async-start", "async", None, _a(calls="computation!", async_execution_thread="string",
@@ -200,7 +202,7 @@ _add("custom-call", "custom", None, _a(
     custom_call_target="string!", window="window", dim_labels="dim_labels", feature_group_count="int",
     batch_group_count="int", operand_layout_constraints="shape_list", custom_call_has_side_effect="bool",
     to_apply="computation", called_computations="computation_list", output_to_operand_aliasing="any",
-    padding_type="any", literal="any", operand_precision="any", schedule="any", api_version="any"))
+    padding_type="any", literal="any", operand_precision="any", schedule="any", api_version="enum:api_version"))
 _add("get-dimension-size", "dynamic-shape", 1, _a(dimensions="int_list!"), True)
 _add("set-dimension-size", "dynamic-shape", 2, _a(dimensions="int_list!"), True)
 

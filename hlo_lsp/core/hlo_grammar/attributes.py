@@ -103,6 +103,8 @@ def check_value(kind: str, toks: list[Tok]) -> tuple[int, str] | None:
             names = ", ".join(sorted(allowed)) if allowed else "a name"
             return 0, f"expects one of {names}"
         return None
+    if kind == "replica_groups":
+        return _check_replica_groups(toks)
     if kind == "metadata":
         return None if first.type in ("LBRACE", "LAYOUT_OPEN") else (0, "expects {op_type=... op_name=...}")
     if kind in ("sharding", "frontend"):
@@ -163,3 +165,40 @@ def _check_window(toks: list[Tok]) -> tuple[int, str] | None:
             return i + 1, f"expects '{key}=' followed by an integer or a size such as 3x3"
         i += 2
     return None
+
+
+def _check_replica_groups(toks: list[Tok]) -> tuple[int, str] | None:
+    """``{{0,1},{2,3}}``, ``{}``, the iota form ``[2,2]<=[4]`` / ``[2,2]<=[2,2]T(1,0)``, or ``mesh[...]``."""
+    first = toks[0]
+    if first.type in ("LBRACE", "LAYOUT_OPEN"):
+        return check_value("int_list_list", toks)
+    if first.type == "NAME" and first.text == "mesh":
+        return None
+    msg = "expects replica groups such as {{0,1},{2,3}} or [2,2]<=[4]"
+    i = 0
+    for part in ("dims", "leq", "reshape", "perm"):
+        if part == "leq":
+            if i >= len(toks) or toks[i].type != "LEQ":
+                return min(i, len(toks) - 1), msg
+            i += 1
+            continue
+        if part == "perm":
+            if i == len(toks):
+                return None
+            if toks[i].type != "IOTA_T" or i + 1 >= len(toks) or toks[i + 1].type != "LPAR":
+                return i, msg
+            i += 1
+        opener, closer = ("LPAR", "RPAR") if part == "perm" else ("LSQB", "RSQB")
+        if i >= len(toks) or toks[i].type != opener:
+            return min(i, len(toks) - 1), msg
+        i += 1
+        want_int = True
+        while i < len(toks) and toks[i].type != closer:
+            if (want_int and toks[i].type != "INT") or (not want_int and toks[i].type != "COMMA"):
+                return i, "expects integer" if want_int else msg
+            want_int = not want_int
+            i += 1
+        if want_int or i >= len(toks):
+            return min(i, len(toks) - 1), "expects integer"
+        i += 1
+    return None if i == len(toks) else (i, msg)

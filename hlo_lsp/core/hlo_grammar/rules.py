@@ -31,12 +31,24 @@ def attribute_problems(attr: Attribute, kind: str) -> tuple[Tok, str] | None:
     vals = attr.value
     if kind == "metadata":
         depth = 0
+        value_next = False
         for k, t in enumerate(vals):
+            at_top = depth == 1
             if t.type in ("LBRACE", "LAYOUT_OPEN", "LSQB", "LPAR"):
                 depth += 1
             elif t.type in ("RBRACE", "RSQB", "RPAR"):
                 depth -= 1
-            elif depth == 1 and t.type == "ATTR_NAME":
+            if not at_top:
+                continue
+            if value_next:
+                value_next = False
+                continue
+            if t.type in ("COMMA", "RBRACE"):
+                continue
+            if t.type != "ATTR_NAME":
+                return t, "expects attribute name (metadata is {op_name=\"...\" source_line=N ...})"
+            value_next = True
+            if True:
                 key = t.text[:-1]
                 if key not in _METADATA_KEYS:
                     return t, f"unexpected metadata attribute '{key}'"
