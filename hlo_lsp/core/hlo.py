@@ -246,15 +246,20 @@ class HloModule:
         i = self._line_to_instr.get(line)
         return None if i is None else self.instructions[i]
 
-    def computation_at_line(self, line: int) -> Computation | None:
-        """The computation whose header..closing-brace span holds ``line``; None outside every computation."""
+    def computation_index_at_line(self, line: int) -> int | None:
+        """Index (in `computations`) of the computation whose header..closing-brace span holds ``line``; None
+        outside every computation."""
         if self._comp_lines is None:
             self._comp_lines = [c.line for c in self.computations]
         i = bisect.bisect_right(self._comp_lines, line) - 1
-        if i < 0:
+        if i < 0 or line > self.computations[i].end_line:
             return None
-        c = self.computations[i]
-        return c if line <= c.end_line else None
+        return i
+
+    def computation_at_line(self, line: int) -> Computation | None:
+        """The computation whose header..closing-brace span holds ``line``; None outside every computation."""
+        i = self.computation_index_at_line(line)
+        return None if i is None else self.computations[i]
 
     def users(self, name: str) -> list[Instruction]:
         """Instructions that take ``name`` as an operand, in document order; [] when unused."""
@@ -481,13 +486,19 @@ def _find_called(scan: str, offsets: list[int], names: list[str], col_of: list[i
     return {k: tuple(v) for k, v in found.items()}
 
 
-def read_hlo(text: str) -> HloModule:
-    """Index HLO module text; never raises. Lines it cannot read become ``syntax-error`` diagnostics."""
+def read_hlo(text: str, lines: list[str] | None = None) -> HloModule:
+    """Index HLO module text; never raises. Lines it cannot read become ``syntax-error`` diagnostics.
+
+    ``lines``, when given, must be ``text.split("\\n")`` (an editor's line store): the module then shares that
+    list, so an in-place edit of a line is seen by the module (see `incremental.patch_module`)."""
     if text.startswith("\ufeff"):
         text = text[1:]
+        lines = None
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
+        lines = None
+    if lines is None:
+        lines = text.split("\n")
     mod = HloModule(lines=lines)
     scan = "\n" + text
     enabled = gc.isenabled()

@@ -16,8 +16,11 @@ from pathlib import Path
 
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error
+from hlo_lsp.core.document import Edit, LineDocument
 from hlo_lsp.core.hlo import HloModule, read_hlo
+from hlo_lsp.core.hlo_checks import StructuralChecker
 from hlo_lsp.core.hlo_index import HloIndex
+from hlo_lsp.core.incremental import patch_module
 from hlo_lsp.core.occurrences import OccurrenceIndex
 
 MAX_FILE_BYTES = 1 << 30
@@ -48,12 +51,18 @@ def read_text_file(path: str | Path) -> str:
         raise ReadError(f"{path}: not UTF-8 text (invalid byte at offset {e.start})") from None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Source:
+    """One version of a document's text (the line store is shared between versions of an open document)."""
+
     path: str
-    text: str
+    doc: LineDocument
     version: int | None = None  # the client's version for an open document
     stamp: tuple[float, int] | None = None  # (mtime, size) for a file read from disk
+
+    @property
+    def text(self) -> str:
+        return self.doc.text
 
 
 @dataclass(slots=True, eq=False)
@@ -67,12 +76,21 @@ class Analysis:
     buffers: object | None = None  # hlo_lsp.core.buffers.BufferDoc
     index: HloIndex | OccurrenceIndex | None = None
     read_diagnostics: list[Diagnostic] = field(default_factory=list)
+    checker: StructuralChecker | None = None  # incremental structural checks (HLO)
+    verified: list[Diagnostic] | None = None  # the last whole-module verifier run, when one was made
+    edited_lines: set[int] = field(default_factory=set)  # lines edited since `verified` was computed
 
     @property
     def lines(self) -> list[str]:
         if self.hlo is not None:
             return self.hlo.lines
-        return self.source.text.split("\n")
+        return self.source.doc.lines
+
+    @property
+    def size(self) -> int:
+        """The document's length in characters (newlines included)."""
+        lines = self.lines
+        return sum(map(len, lines)) + len(lines) - 1
 
 
 def analyse(path: str, source: Source) -> Analysis:
@@ -81,8 +99,9 @@ def analyse(path: str, source: Source) -> Analysis:
     a = Analysis(path, kind, source)
     if kind == kinds.HLO or kind is None and source.text.lstrip().startswith(("HloModule", "ENTRY", "%")):
         a.kind = kinds.HLO
-        a.hlo = read_hlo(source.text)
+        a.hlo = read_hlo(source.text, source.doc.lines)
         a.index = HloIndex(a.hlo)
+        a.checker = StructuralChecker(a.hlo)
         a.read_diagnostics = list(a.hlo.diagnostics)
     elif kind in kinds.BUFFER_KINDS:
         from hlo_lsp.core.buffers import read_buffers
@@ -122,11 +141,42 @@ class Workspace:
 
     def open(self, path: str, text: str, version: int | None = None) -> None:
         with self._lock:
-            self._open[path] = Source(path, text, version)
+            self._open[path] = Source(path, LineDocument(text), version)
             self._analyses.pop(path, None)
 
     def change(self, path: str, text: str, version: int | None = None) -> None:
+        """Replace the whole text of an open document (full sync)."""
         self.open(path, text, version)
+
+    def document(self, path: str) -> LineDocument | None:
+        """The line store of an open document, for applying edits; None when it is not open."""
+        src = self._open.get(path)
+        return src.doc if src is not None else None
+
+    def edited(self, path: str, version: int | None, edits: list[Edit]) -> bool:
+        """Record that ``edits`` were applied to ``path``'s line store, giving ``version``. The cached analysis
+        is patched in place when every edit allows it (True), else dropped to be read again (False)."""
+        with self._lock:
+            old = self._open.get(path)
+            if old is None:
+                return False
+            src = Source(path, old.doc, version)
+            self._open[path] = src
+            a = self._analyses.get(path)
+            if a is None or a.hlo is None or a.hlo.lines is not old.doc.lines:
+                self._analyses.pop(path, None)
+                return False
+            for e in edits:
+                if not patch_module(a.hlo, e):
+                    self._analyses.pop(path, None)
+                    return False
+                for ln in range(e.first, e.first + e.new_count):
+                    a.edited_lines.add(ln)
+                    if a.checker is not None:
+                        a.checker.invalidate_line(ln)
+            a.source = src
+            a.index = HloIndex(a.hlo)
+            return True
 
     def close(self, path: str) -> None:
         with self._lock:
@@ -157,7 +207,7 @@ class Workspace:
             src = self._disk.get(path)
             if src is not None and src.stamp == stamp:
                 return src
-            src = Source(path, read_text_file(path), None, stamp)
+            src = Source(path, LineDocument(read_text_file(path)), None, stamp)
             self._disk[path] = src
             return src
 

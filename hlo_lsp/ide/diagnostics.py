@@ -2,8 +2,8 @@
 
 HLO text: the grammar's syntax and structural errors (it reads hand-written forms the fast reader does not);
 above `GRAMMAR_LIMIT` bytes the fast reader's own syntax errors plus its structural checks stand in until the
-incremental validator covers the file; then the verifier-level rules (`hlo_lsp.core.rules.verifier`), minus
-any on a line that already has an error. Buffer files: the reader's errors, the join's problems for this file,
+incremental validator covers the file; then, up to `VERIFIER_LIMIT` bytes, the verifier-level rules
+(`hlo_lsp.core.rules.verifier`), minus any on a line that already has an error. Buffer files: the reader's errors, the join's problems for this file,
 and the buffer-assignment rules (`hlo_lsp.core.rules.buffer_rules`) run once per module on its joined files,
 each finding reported on the document holding its line, related locations in sibling files given their path.
 """
@@ -20,19 +20,39 @@ from hlo_lsp.core.workspace import Analysis, ModuleBundle, ReadError, Workspace,
 GRAMMAR_LIMIT = 2_000_000
 
 
-def analysis_diagnostics(ws: Workspace, a: Analysis) -> list[Diagnostic]:
-    """Diagnostics of an analysed document, sorted by position."""
+def run_verifier(a: Analysis, version: int | None = None) -> bool:
+    """Run the whole-module verifier-level rules on ``a`` and keep the result, unless the document moved past
+    ``version`` meanwhile (then nothing is kept and False is returned)."""
+    found = verify(a.hlo)
+    if version is not None and a.source.version != version:
+        return False
+    a.verified = found
+    a.edited_lines.clear()
+    return True
+
+
+def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> list[Diagnostic]:
+    """Diagnostics of an analysed document, sorted by position.
+
+    Small HLO modules: the grammar and the verifier rules, run in full. Large ones: the reader's errors and the
+    incremental structural checks, plus the last verifier run minus the lines edited since; ``complete`` runs
+    the verifier first when it has not run (the server does that in a worker thread, publishing the fast part
+    first)."""
     out: list[Diagnostic] = []
     if a.hlo is not None:
-        if len(a.source.text) <= GRAMMAR_LIMIT:
+        if a.size <= GRAMMAR_LIMIT:
             from hlo_lsp.core.hlo_grammar import validate_module
 
             out.extend(validate_module(a.source.text).diagnostics)
+            verified = verify(a.hlo)
         else:
             out.extend(a.read_diagnostics)
-            out.extend(structural_diagnostics(a.hlo))
+            out.extend(a.checker.diagnostics() if a.checker is not None else structural_diagnostics(a.hlo))
+            if a.verified is None and complete:
+                run_verifier(a)
+            verified = [d for d in a.verified or () if d.range.start_line not in a.edited_lines]
         error_lines = {d.range.start_line for d in out if d.severity >= Severity.ERROR}
-        out.extend(d for d in verify(a.hlo) if d.range.start_line not in error_lines)
+        out.extend(d for d in verified if d.range.start_line not in error_lines)
     elif a.buffers is not None:
         out.extend(a.read_diagnostics)
         try:
@@ -55,7 +75,7 @@ def _findings(bundle: ModuleBundle) -> list[Finding]:
     hit = _FINDINGS.get(id(bs))
     if hit is not None and hit[0] is bs:
         return hit[1]
-    lines = {kind: d.source.text.split("\n") for kind, d in bundle.buffer_docs.items()}
+    lines = {kind: d.source.doc.lines for kind, d in bundle.buffer_docs.items()}
     found = buffer_findings(bs, lines)
     if len(_FINDINGS) > 32:
         _FINDINGS.clear()

@@ -28,17 +28,12 @@ TOKEN_MODIFIERS = ["declaration"]
 _T = {t: i for i, t in enumerate(TOKEN_TYPES)}
 DECL = 1
 
-_SHAPE = re.compile(r"\b(?:pred|token|opaque|bf16|[suf]\d{1,2}|c64|c128|f[48]e\w+)\[[^\]\n]*\](?:\{[^}\n]*\})?")
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?![\w])")
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_COMMENT = re.compile(r"/\*[^*\n]*\*/")
-_ATTR_KEY = re.compile(r"([A-Za-z_][\w.\-]*)=")
-_HLO_WORDS = re.compile(r"\b(HloModule|ENTRY|ROOT|FileNames|FunctionNames|FileLocations|StackFrames)\b")
-_BUFFER_WORDS = re.compile(
-    r"\b(BufferAssignment|allocation|value|size|offset|parameter|output shape is|maybe-live-out|thread-local|"
+_HLO_WORDS = "HloModule|ENTRY|ROOT|FileNames|FunctionNames|FileLocations|StackFrames"
+_BUFFER_WORDS = (
+    r"BufferAssignment|allocation|value|size|offset|parameter|output shape is|maybe-live-out|thread-local|"
     r"preallocated-temp|constant|color|shape|at ShapeIndex|Total bytes used|Used values|positions|uses|operand|"
     r"from instruction|HloLiveRange|max|InstructionSequence|BufferLiveRange|Live ranges at|peak|bytes|cumulative|"
-    r"Stack trace breakdown for peak usage|total|current|remaining|Memory space|Allocation)\b")
+    r"Stack trace breakdown for peak usage|total|current|remaining|Memory space|Allocation")
 _MODULE_NAME = re.compile(r"HloModule\s+([^\s,]+)")
 _SIG_PARAM = re.compile(r"[(,]\s*(?:/\*[^*]*\*/)?%?([^\s:(),%]+):")
 MAX_LINE = 100_000  # a longer line gets only the tokens in its first MAX_LINE characters
@@ -54,23 +49,44 @@ class Token:
 
 
 class _Line:
-    """Accepted tokens of one line; `add` refuses a token that overlaps one already accepted."""
+    """Accepted tokens of one line. Candidates are added in passes of falling priority (`add` queues one,
+    `flush` ends a pass): a candidate overlapping an accepted token or an earlier candidate of its pass is
+    dropped. Each pass is one sort and one linear merge, so a long line with many numbers stays linear-ish."""
 
     def __init__(self, line: int):
         self.line = line
-        self.starts: list[int] = []
-        self.tokens: list[Token] = []
+        self.accepted: list[Token] = []
+        self.pending: list[tuple[int, int, int, int]] = []
 
     def add(self, start: int, end: int, kind: str, mods: int = 0) -> None:
-        if end <= start or start >= MAX_LINE:
+        if end > start and start < MAX_LINE:
+            self.pending.append((start, end, _T[kind], mods))
+
+    def flush(self) -> None:
+        if not self.pending:
             return
-        i = bisect.bisect_right(self.starts, start)
-        if i > 0 and self.tokens[i - 1].end > start:
-            return
-        if i < len(self.tokens) and self.tokens[i].start < end:
-            return
-        self.starts.insert(i, start)
-        self.tokens.insert(i, Token(self.line, start, end, _T[kind], mods))
+        self.pending.sort(key=lambda c: c[0])
+        old = self.accepted
+        merged: list[Token] = []
+        i = 0
+        last_end = -1  # end of the last token placed in `merged`
+        for start, end, typ, mods in self.pending:
+            while i < len(old) and old[i].start < start:
+                merged.append(old[i])
+                last_end = old[i].end
+                i += 1
+            if start < last_end or (i < len(old) and old[i].start < end):
+                continue
+            merged.append(Token(self.line, start, end, typ, mods))
+            last_end = end
+        merged.extend(old[i:])
+        self.accepted = merged
+        self.pending = []
+
+    @property
+    def tokens(self) -> list[Token]:
+        self.flush()
+        return self.accepted
 
 
 def semantic_tokens(ws: Workspace, path: str, start_line: int = 0, end_line: int | None = None) -> list[Token]:
@@ -92,19 +108,25 @@ def semantic_tokens(ws: Workspace, path: str, start_line: int = 0, end_line: int
     return out
 
 
-def _generic(acc: _Line, text: str, words: re.Pattern) -> None:
-    for m in _COMMENT.finditer(text):
-        acc.add(m.start(), m.end(), "comment")
-    for m in _STRING.finditer(text):
-        acc.add(m.start(), m.end(), "string")
-    for m in _SHAPE.finditer(text):
-        acc.add(m.start(), m.end(), "type")
-    for m in words.finditer(text):
-        acc.add(m.start(), m.end(), "macro")
-    for m in _ATTR_KEY.finditer(text):
-        acc.add(m.start(1), m.end(1), "property")
-    for m in _NUMBER.finditer(text):
-        acc.add(m.start(), m.end(), "number")
+def _combined(words: str) -> re.Pattern:
+    """One alternation for everything that is not a name: comment, string, shape, word, attribute key, number.
+    Every branch is linear (no nested quantifiers); the key's lookbehind pins it to the start of a word."""
+    return re.compile(
+        r"(?P<comment>/\*[^*\n]*\*/)|(?P<string>\"(?:[^\"\\\n]|\\.)*\")"
+        r"|(?P<type>\b(?:pred|token|opaque|bf16|[suf]\d{1,2}|c64|c128|f[48]e\w+)\[[^\]\n]*\](?:\{[^}\n]*\})?)"
+        rf"|(?P<macro>\b(?:{words})\b)|(?P<property>(?<![\w.\-])[A-Za-z_][\w.\-]*(?==))"
+        r"|(?P<number>(?<![\w.])-?\d+(?!\w))")
+
+
+def _generic(acc: _Line, text: str, pattern: re.Pattern) -> None:
+    acc.flush()  # the names and spans already queued win over everything below
+    for m in pattern.finditer(text):
+        acc.add(m.start(), m.end(), m.lastgroup)
+    acc.flush()
+
+
+_HLO_TOKENS = _combined(_HLO_WORDS)
+_BUFFER_TOKENS = _combined(_BUFFER_WORDS)
 
 
 def _hlo_line(a, ln: int, text: str) -> list[Token]:
@@ -143,7 +165,7 @@ def _hlo_line(a, ln: int, text: str) -> list[Token]:
         else:
             for o in a.index.on_line(ln):
                 acc.add(o.start, o.end, "number", DECL if o.role == "def" else 0)
-    _generic(acc, text, _HLO_WORDS)
+    _generic(acc, text, _HLO_TOKENS)
     return acc.tokens
 
 
@@ -155,7 +177,7 @@ def _buffer_line(a, ln: int, text: str) -> list[Token]:
     text = text[:MAX_LINE]
     for o in a.index.on_line(ln):
         acc.add(o.start, o.end, _OCC_TYPE.get(o.kind, "variable"), DECL if o.role == "def" else 0)
-    _generic(acc, text, _BUFFER_WORDS)
+    _generic(acc, text, _BUFFER_TOKENS)
     return acc.tokens
 
 

@@ -199,8 +199,11 @@ def size_below_shape(ctx: Context) -> Iterator[Finding]:
     shape, at least ``ShapeUtil::ByteSizeOf`` (padding, tiling and dynamic-shape metadata only add to it), and
     ``HloBufferSize`` takes the max over aliased values. Tuples (platform-specific pointer tables), token and
     opaque values are not checked; a value larger than its shape is never flagged."""
+    seen: dict[str, int | None] = {}
     for alloc, a, kind in _assignments(ctx.bs):
-        need = _packed_bytes(a.shape)
+        need = seen.get(a.shape, -1)
+        if need == -1:
+            need = seen[a.shape] = _packed_bytes(a.shape)
         if need is not None and a.size < need:
             yield _finding(Source(kind, a.line, a.range), error(
                 a.range, "buffer.size-below-shape",

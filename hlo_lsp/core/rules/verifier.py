@@ -14,6 +14,7 @@ Instructions whose shapes cannot be read are skipped, never guessed.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 from collections.abc import Callable, Iterator
@@ -43,6 +44,7 @@ _SAME_TYPE_BINARY = frozenset("add subtract multiply divide maximum minimum powe
 _OTHER_ELEMENTWISE = frozenset("compare convert select clamp is-finite real imag complex "
                                "reduce-precision".split())
 _ELEMENTWISE = _SAME_TYPE_UNARY | _SAME_TYPE_BINARY | _OTHER_ELEMENTWISE
+_OPCODE_PATTERNS: dict[tuple[str, ...], re.Pattern] = {}
 _LAYOUT_ATTR = re.compile(r"entry_computation_layout=\{")
 _DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() accepts '²', on which int() raises
 # `f32[4]{0} %x` / `f32[4] x`: an operand written with its shape (searched after the opcode's parenthesis)
@@ -52,24 +54,77 @@ _OLD_STYLE_OPERAND = re.compile(r"[\]})] %?[^\s,()%=]+\s*[,)]")
 # --------------------------------------------------------------------------------------------- the model
 
 class _Module:
-    """The module with per-computation name lookup and cached line details and shapes."""
+    """The module with lazy per-computation name lookup, candidate lines found by one regex scan of the text, and
+    cached line details and shapes: a rule touches only the instructions of its opcodes (the reader parses an
+    instruction's line on first use, so nothing else is parsed)."""
 
     def __init__(self, mod: HloModule) -> None:
         self.mod = mod
-        self.scope: dict[int, dict[str, Instruction]] = {}
+        self._scope: dict[int, dict[str, int]] = {}
         self._detail: dict[int, InstructionLine | None] = {}
         self._shape: dict[int, Shape | None] = {}
         self._parsed: dict[str, Shape | None] = {}
         self._params: dict[str, list[Instruction] | None] = {}
-        self.by_opcode: dict[str, list[Instruction]] | None = None
-        self.comp_of: dict[int, Computation] = {}
-        for c in mod.computations:
-            names: dict[str, Instruction] = {}
-            for i in c.instructions:
-                ins = mod.instructions[i]
-                names.setdefault(ins.name, ins)
-                self.comp_of[id(ins)] = c
-            self.scope[id(c)] = names
+        self._text: str | None = None
+        self._line_starts: list[int] | None = None
+        self._index_of_line: dict[int, int] | None = None
+        table = mod.instructions
+        self._names: list[str] = getattr(table, "names", None) or [i.name for i in table]
+        self._line_of: list[int] = getattr(table, "line_of", None) or [i.line for i in table]
+
+    # -- finding candidates without touching every instruction ------------------------------------------
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = "\n".join(self.mod.lines)
+        return self._text
+
+    def lines_matching(self, pattern: re.Pattern) -> list[int]:
+        """The distinct lines holding a match of ``pattern``, in order."""
+        if self._line_starts is None:
+            starts, pos = [], 0
+            for ln in self.mod.lines:
+                starts.append(pos)
+                pos += len(ln) + 1
+            self._line_starts = starts
+        out: list[int] = []
+        for mm in pattern.finditer(self.text):
+            ln = bisect.bisect_right(self._line_starts, mm.start()) - 1
+            if not out or out[-1] != ln:
+                out.append(ln)
+        return out
+
+    def at_line(self, line: int) -> Instruction | None:
+        if self._index_of_line is None:
+            self._index_of_line = {ln: i for i, ln in enumerate(self._line_of)}
+        i = self._index_of_line.get(line)
+        return None if i is None else self.mod.instructions[i]
+
+    def of_opcodes(self, opcodes) -> list[Instruction]:
+        """The instructions with one of ``opcodes``, in document order."""
+        key = tuple(sorted(opcodes))
+        pat = _OPCODE_PATTERNS.get(key)
+        if pat is None:
+            pat = _OPCODE_PATTERNS[key] = re.compile(r" (?:%s)\(" % "|".join(re.escape(o) for o in key))
+        out = []
+        for ln in self.lines_matching(pat):
+            ins = self.at_line(ln)
+            if ins is not None and ins.opcode in opcodes:
+                out.append(ins)
+        return out
+
+    def scope(self, comp: Computation) -> dict[str, int]:
+        """Name -> instruction index within ``comp`` (the first of a repeated name)."""
+        names = self._scope.get(id(comp))
+        if names is None:
+            names = {}
+            for i in comp.instructions:
+                names.setdefault(self._names[i], i)
+            self._scope[id(comp)] = names
+        return names
+
+    def comp_of(self, ins: Instruction) -> Computation | None:
+        return self.mod.computation_at_line(ins.line)
 
     def detail(self, ins: Instruction) -> InstructionLine | None:
         key = id(ins)
@@ -94,9 +149,10 @@ class _Module:
 
     def operands(self, ins: Instruction) -> list[Instruction | None]:
         """The operand instructions in the same computation (None for a name that does not resolve)."""
-        c = self.comp_of.get(id(ins))
-        names = self.scope.get(id(c), {}) if c is not None else {}
-        return [names.get(op) for op in ins.operands]
+        c = self.comp_of(ins)
+        names = self.scope(c) if c is not None else {}
+        table = self.mod.instructions
+        return [table[names[op]] if op in names else None for op in ins.operands]
 
     def parameters(self, comp_name: str) -> list[Instruction] | None:
         """A computation's parameter instructions by number (0..n-1); None when unknown or numbered oddly."""
@@ -109,8 +165,10 @@ class _Module:
         if ci is None:
             return None
         comp = self.mod.computations[ci]
-        params = [self.mod.instructions[i] for i in comp.instructions
-                  if self.mod.instructions[i].opcode == "parameter"]
+        lines, line_of, table = self.mod.lines, self._line_of, self.mod.instructions
+        # The substring test spares parsing every other instruction of the computation.
+        params = [table[i] for i in comp.instructions
+                  if " parameter(" in lines[line_of[i]] and table[i].opcode == "parameter"]
         nums = [p.parameter_number for p in params]
         if any(n is None for n in nums) or sorted(nums) != list(range(len(params))):
             return None
@@ -162,17 +220,8 @@ def _text(s: Shape) -> str:
     return shape_text(s, with_layout=False)
 
 
-def _instrs(m: _Module, opcodes) -> Iterator[Instruction]:
-    """The instructions of the given opcodes, in document order (one pass over the module, shared by every rule)."""
-    if m.by_opcode is None:
-        m.by_opcode = {}
-        for ins in m.mod.instructions:
-            m.by_opcode.setdefault(ins.opcode, []).append(ins)
-    lists = [m.by_opcode[o] for o in opcodes if o in m.by_opcode]
-    if len(lists) == 1:
-        yield from lists[0]
-    elif lists:
-        yield from sorted((i for lst in lists for i in lst), key=lambda i: i.line)
+def _instrs(m: _Module, opcodes) -> list[Instruction]:
+    return m.of_opcodes(opcodes)
 
 
 # ------------------------------------------------------------------------------------------------- rules
@@ -287,8 +336,11 @@ def written_operand_shapes(m: _Module) -> Iterator[Diagnostic]:
     """``operand-shape-mismatch``: an operand written with a shape (old style ``add(f32[4]{0} %x, ...)``) that
     is not the shape of its definition. XLA: the printer writes each operand's own shape, and every shape check
     of the verifier reads the definition's; a differing written shape is a hand edit."""
-    for ins in m.mod.instructions:
-        line = m.mod.lines[ins.line]
+    for ln in m.lines_matching(_OLD_STYLE_OPERAND):
+        ins = m.at_line(ln)
+        if ins is None:
+            continue
+        line = m.mod.lines[ln]
         head = _INSTR.match(line)
         if head is None or not _OLD_STYLE_OPERAND.search(line, head.end()):
             continue
@@ -459,22 +511,24 @@ def name_reused(m: _Module) -> Iterator[Diagnostic]:
     """``verifier.name-reused`` (information): an instruction name defined in two computations. XLA: names are
     unique module-wide (``HloModule`` uniquifies them with its ``NameUniquer``), so its printer never writes
     this; the parser accepts it because names are scoped per computation."""
-    first: dict[str, Instruction] = {}
+    first: dict[str, tuple[int, Computation]] = {}
+    names = m._names
+    table = m.mod.instructions
     for c in m.mod.computations:
         local: set[str] = set()
         for i in c.instructions:
-            ins = m.mod.instructions[i]
-            if ins.name in local:
+            name = names[i]
+            if name in local:
                 continue
-            local.add(ins.name)
-            prev = first.get(ins.name)
+            local.add(name)
+            prev = first.get(name)
             if prev is None:
-                first[ins.name] = ins
+                first[name] = (i, c)
                 continue
-            pc = m.comp_of.get(id(prev))
+            ins, other = table[i], table[prev[0]]
             yield info(ins.name_range, "verifier.name-reused",
-                       f"`{ins.name}` is also defined in `{pc.name if pc else '?'}`; XLA keeps names unique "
-                       "across the module", related=(Related(prev.name_range, f"the other `{ins.name}`"),))
+                       f"`{name}` is also defined in `{prev[1].name}`; XLA keeps names unique across the module",
+                       related=(Related(other.name_range, f"the other `{name}`"),))
 
 
 #: Every rule with the codes it can emit, in the order they run.

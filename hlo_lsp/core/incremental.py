@@ -1,0 +1,76 @@
+"""Patch an `HloModule` in place for an edit, instead of reading the whole module again.
+
+The unit of incremental work is the instruction line: an edit that keeps the number of lines and leaves every
+touched line an (indented) instruction line updates that instruction's entry in the `InstructionTable` (name,
+column, ROOT flag, called computations; its parsed form is dropped and re-read on first use), the name index,
+and the computation's root. Anything else (a line added or removed, a header or brace touched) returns False and
+the caller reads the module again. `patched_lines` counts the lines re-read, for tests.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hlo_lsp.core.document import Edit
+from hlo_lsp.core.hlo import _INSTR, HloModule, InstructionTable, _called_in, find_close_paren
+
+_EDIT_LINE = re.compile(r"[ \t]+(ROOT[ \t]+)?%?([^\s=%]+)[ \t]*=")
+
+patched_lines = 0
+
+
+def patch_module(mod: HloModule, edit: Edit) -> bool:
+    """Update ``mod`` (whose ``lines`` already hold the edited text) for ``edit``; False when the edit is not
+    one this patch can express, in which case ``mod`` must be read again."""
+    global patched_lines
+    table = mod.instructions
+    if edit.old_count != edit.new_count or not isinstance(table, InstructionTable):
+        return False
+    if mod._line_to_instr is None:
+        mod._line_to_instr = {ln: i for i, ln in enumerate(table.line_of)}
+    changes = []
+    for k in range(edit.first, edit.first + edit.new_count):
+        i = mod._line_to_instr.get(k)
+        m = _EDIT_LINE.match(mod.lines[k]) if i is not None else None
+        if m is None:
+            return False
+        changes.append((i, k, m))
+    for i, k, m in changes:
+        _patch_instruction(mod, table, i, mod.lines[k], m)
+        patched_lines += 1
+    mod._users = None
+    mod._callers = None
+    return True
+
+
+def _patch_instruction(mod: HloModule, table: InstructionTable, i: int, line: str, m: re.Match) -> None:
+    old_name, new_name = table.names[i], m.group(2)
+    table.names[i] = new_name
+    table.col_of[i] = m.start(2)
+    table.root_flags[i] = 1 if m.group(1) else 0
+    full = _INSTR.match(line)
+    called: tuple[str, ...] = ()
+    if full is not None:
+        close = find_close_paren(line, full.end() - 1)
+        if close >= 0 and "=" in line[close + 1 :]:
+            called = _called_in(line[close + 1 :])
+    if called:
+        table.called[i] = called
+    else:
+        table.called.pop(i, None)
+    table._objs[i] = None
+    if old_name != new_name:
+        by = mod.by_name
+        if by.get(old_name) == i:
+            try:
+                by[old_name] = table.names.index(old_name)
+            except ValueError:
+                del by[old_name]
+        if by.get(new_name, i + 1) > i:
+            by[new_name] = i
+    k = mod.computation_index_at_line(table.line_of[i])
+    if k is not None:
+        c = mod.computations[k]
+        lo, hi = c.instructions.start, c.instructions.stop
+        r = table.root_flags.rfind(1, lo, hi)
+        c.root = r if r >= 0 else (hi - 1 if hi > lo else None)
