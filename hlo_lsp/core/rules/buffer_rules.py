@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from hlo_lsp.core.bufferset import BufferSet, BufferValue, Source
-from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, error, warning
+from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, error, info, warning
 from hlo_lsp.core.shapes import ELEMENT_BITS, element_count, parse_shape
 
 
 _log = logging.getLogger(__name__)
+#: Pair comparisons the overlap sweep may spend on one allocation (a few seconds at most).
+OVERLAP_BUDGET = 4_000_000
 
 
 class Finding(NamedTuple):
@@ -251,7 +253,9 @@ def overlapping_slices(ctx: Context) -> Iterator[Finding]:
     slice and ``HloLiveRange::NormalizeAliasedBuffers`` makes their ranges touch at most. Skipped: allocations
     with a non-zero color (memory-space assignment and private stacks reuse bytes by other rules),
     thread-local allocations, and values without a live range. Reported on the line of the value listed later,
-    with both values as related locations."""
+    with both values as related locations. The sweep compares each value with the values still covering its
+    offset; past `OVERLAP_BUDGET` comparisons in one allocation it stops with one information
+    (``buffer.overlap-incomplete``) rather than take quadratic time on a hostile file."""
     bs = ctx.bs
     for alloc in bs.allocations:
         if alloc.color or alloc.thread_local:
@@ -268,9 +272,17 @@ def overlapping_slices(ctx: Context) -> Iterator[Finding]:
             items.append((a.offset, a.offset + a.size, s, e, a))
         items.sort(key=lambda t: (t[0], t[1]))
         active: list[tuple[int, int, int, int, object]] = []
+        budget = OVERLAP_BUDGET
         for it in items:
-            off, end = it[0], it[1]
+            off = it[0]
             active = [x for x in active if x[1] > off]
+            budget -= 2 * len(active)
+            if budget < 0:
+                yield _finding(Source(at_kind, alloc.line, alloc.range), info(
+                    alloc.range, "buffer.overlap-incomplete",
+                    f"allocation {alloc.index}: too many values share bytes to compare every pair; the overlap "
+                    f"check stopped at offset {off}"))
+                break
             for other in active:
                 if other[4].value_id != it[4].value_id and _interferes(other, it):
                     first, second = sorted((other, it), key=lambda t: t[4].line)
@@ -358,7 +370,7 @@ BUFFER_RULES: tuple[tuple[Callable[[Context], Iterator[Finding]], tuple[str, ...
     (sequence_steps, ("live-range.sequence-index", "live-range.duplicate-step")),
     (size_below_shape, ("buffer.size-below-shape",)),
     (used_values_mismatch, ("buffer.used-values-mismatch",)),
-    (overlapping_slices, ("buffer.overlap",)),
+    (overlapping_slices, ("buffer.overlap", "buffer.overlap-incomplete")),
     (peak_not_live, ("live-range.peak-not-live",)),
     (peak_cumulative, ("live-range.peak-cumulative",)),
 )

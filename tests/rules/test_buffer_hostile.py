@@ -1,0 +1,43 @@
+"""Hostile buffer files: the rules never raise and never take quadratic time; absurd numbers are findings."""
+
+from __future__ import annotations
+
+import time
+
+from hlo_lsp.core.buffers import read_buffers
+from hlo_lsp.core.bufferset import BufferSet
+from hlo_lsp.core.rules.buffer_rules import buffer_findings
+
+
+def _single(n_values: int, same_offset: bool) -> str:
+    lines = ["BufferAssignment:", f"allocation 0: size {n_values * 4}, preallocated-temp:"]
+    for i in range(n_values):
+        off = 0 if same_offset else 4 * i
+        lines.append(f" value: <{i} v.{i} @0> (size=4,offset={off}): f32[]")
+    lines += ["", f"Total bytes used: {n_values * 4} (x)", "", "Used values:"]
+    lines += [f"<{i} v.{i} @0>\n positions:\n  v.{i}\n uses:\n  (none)" for i in range(n_values)]
+    lines += ["", f"HloLiveRange (max {n_values}):", "  InstructionSequence:"]
+    lines += [f"    {i}:v.{i}" for i in range(n_values)]
+    lines += ["  BufferLiveRange:"] + [f"    v.{i}{{}}:{i}-{i}" for i in range(n_values)]
+    return "\n".join(lines) + "\n"
+
+
+def test_many_values_on_one_offset_end_fast():
+    """30,000 values at offset 0, each live at its own step: legal (no two touch), and the sweep must not take
+    the 450 million comparisons of a naive pairwise check."""
+    text = _single(30_000, same_offset=True)
+    bs = BufferSet.from_docs([read_buffers(text, "single")])
+    t = time.perf_counter()
+    found = buffer_findings(bs)
+    assert time.perf_counter() - t < 30
+    assert [(f.diagnostic.code, f.diagnostic.severity.label) for f in found] == \
+        [("buffer.overlap-incomplete", "information")]
+
+
+def test_absurd_numbers_are_findings_not_exceptions():
+    text = _single(3, same_offset=False)
+    text = text.replace("v.1{}:1-1", "v.1{}:1-" + "9" * 40).replace("(size=4,offset=8)", "(size=" + "9" * 30 +
+                                                                   ",offset=8)")
+    bs = BufferSet.from_docs([read_buffers(text, "single")])
+    codes = sorted(f.diagnostic.code for f in buffer_findings(bs))
+    assert "live-range.beyond-schedule" in codes and "buffer.slice-out-of-range" in codes
