@@ -2,9 +2,9 @@
 
 HLO text: the grammar's syntax and structural errors (it reads hand-written forms the fast reader does not);
 above `GRAMMAR_LIMIT` bytes the fast reader's own syntax errors plus its structural checks stand in until the
-incremental validator covers the file; then, up to `VERIFIER_LIMIT` bytes, the verifier-level rules
-(`hlo_lsp.core.rules.verifier`), minus any on a line that already has an error. Buffer files: the reader's errors, the join's problems for this file,
-and the buffer-assignment rules (`hlo_lsp.core.rules.buffer_rules`) run once per module on its joined files,
+incremental validator covers the file; then the verifier-level rules (`hlo_lsp.core.rules.verifier`; for large
+modules their last run, see `run_verifier`), minus any on a line that already has an error. Buffer files: the
+reader's errors, the join's problems for this file, and the buffer-assignment rules (`hlo_lsp.core.rules.buffer_rules`) run once per module on its joined files,
 each finding reported on the document holding its line, related locations in sibling files given their path.
 """
 
