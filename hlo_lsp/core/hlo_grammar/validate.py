@@ -261,6 +261,10 @@ def _check_tables(tables: model.Tables) -> BlockResult:
         keys = _TABLE_KEYS.get(entry.table)
         if keys is not None:
             given = [v for v in entry.value if v.type == "ATTR_NAME"]
+            for k, v in enumerate(entry.value):
+                if v.type == "ATTR_NAME" and (k + 1 >= len(entry.value) or entry.value[k + 1].type != "INT"):
+                    diags.append(error(Range(v.line, v.col, v.line, v.end), "invalid-attribute",
+                                       f"{v.text} expects an integer"))
             for v in given:
                 if v.text[:-1] not in keys:
                     diags.append(error(Range(v.line, v.col, v.line, v.end - 1), "unknown-attribute",
