@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from hlo_lsp.core.diagnostics import Severity
+
 from hlo_lsp.core.buffers import read_buffers
 from hlo_lsp.core.bufferset import BufferSet
 from hlo_lsp.core.rules.buffer_rules import buffer_findings
@@ -41,3 +43,28 @@ def test_absurd_numbers_are_findings_not_exceptions():
     bs = BufferSet.from_docs([read_buffers(text, "single")])
     codes = sorted(f.diagnostic.code for f in buffer_findings(bs))
     assert "live-range.beyond-schedule" in codes and "buffer.slice-out-of-range" in codes
+
+
+def test_a_cut_listing_gives_the_reader_error_not_a_flood_of_rule_errors():
+    """An assignment file cut mid-line (a truncated copy): the reader says so once; the section-comparing rules
+    (used values, totals) stay silent instead of flagging every value after the cut."""
+    from hlo_lsp.core.workspace import Workspace
+    from hlo_lsp.ide.diagnostics import document_diagnostics
+    from tests.rules.dumps import modules
+
+    checked = 0
+    for m in modules():
+        if m.single:
+            continue
+        ba = m.paths["assignment"]
+        text = m.texts[ba]
+        cut = text[: int(len(text) * 0.6)]
+        if cut.endswith("\n"):
+            cut = cut[:-1]
+        ws = Workspace()
+        ws.open(str(ba), cut)
+        codes = [d.code for p in (ba, m.paths["values"]) for d in document_diagnostics(ws, str(p))
+                 if d.severity >= Severity.WARNING]
+        assert codes and all(c.startswith("buffers.") for c in codes), (ba.name, codes)
+        checked += 1
+    assert checked >= 20

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from hlo_lsp.core.bufferset import BufferSet, BufferValue, Source
-from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, error, info, warning
+from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, Severity, error, info, warning
 from hlo_lsp.core.shapes import ELEMENT_BITS, element_count, parse_shape
 
 
@@ -41,6 +41,12 @@ class Finding(NamedTuple):
 class Context:
     bs: BufferSet
     lines: dict[str, list[str]]  # document kind -> its lines, for facts the model keeps no line of
+    broken: frozenset[str] = frozenset()  # kinds whose reader reported errors (cut or corrupted files)
+
+    def complete(self, *kinds: str) -> bool:
+        """True when none of the given document kinds (nor an old single file) had reader errors: rules that
+        compare whole sections stay silent on a cut file, whose reader error already says so."""
+        return not (self.broken & {*kinds, "single"})
 
 
 def _finding(at: Source, diag: Diagnostic, related: tuple[tuple[Source, str], ...] = ()) -> Finding:
@@ -98,7 +104,7 @@ def total_mismatch(ctx: Context) -> Iterator[Finding]:
     allocations; the memory-usage report sums them the same way (checked only for dumps whose allocations are
     all of color 0, where every real report agrees; how it splits other memory spaces is not assumed)."""
     bs = ctx.bs
-    if not bs.allocations:
+    if not bs.allocations or not ctx.complete("assignment", "values", "memory-report"):
         return
     total = sum(a.size for a in bs.allocations)
     if bs.total_bytes_used is not None and bs.total_at is not None and bs.total_at.kind != "single" \
@@ -188,7 +194,7 @@ def sequence_steps(ctx: Context) -> Iterator[Finding]:
         else:
             seen[step.name] = here
     mx = bs.live_range_max
-    if mx is not None and not reported_index and len(bs.sequence) != mx:
+    if mx is not None and not reported_index and len(bs.sequence) != mx and ctx.complete("live-range"):
         last = bs.sequence[-1]
         yield _finding(Source(kind, last.line, last.range), error(
             last.range, "live-range.sequence-index",
@@ -229,7 +235,9 @@ def used_values_mismatch(ctx: Context) -> Iterator[Finding]:
     exactly the values of ``allocation.assigned_buffers()`` of every allocation. Checked only when the module's
     files hold both the listing and a non-empty ``Used values`` section."""
     bs = ctx.bs
-    if not bs.allocations or not any(v.used_at is not None for v in bs.values_by_key.values()):
+    if not bs.allocations or not ctx.complete("assignment", "values"):
+        return
+    if not any(v.used_at is not None for v in bs.values_by_key.values()):
         return
     for v in bs.values_by_key.values():
         if v.used_at is not None and v.assignment_at is None:
@@ -379,7 +387,9 @@ BUFFER_RULES: tuple[tuple[Callable[[Context], Iterator[Finding]], tuple[str, ...
 def buffer_findings(bs: BufferSet, lines: dict[str, list[str]] | None = None) -> list[Finding]:
     """All findings of every buffer rule on one module's buffer facts; [] for a consistent dump. ``lines`` maps a
     document kind to its lines (used to place the memory report's totals); rules needing absent text skip."""
-    ctx = Context(bs, lines or {})
+    broken = frozenset(kind for kind, doc in bs.docs.items()
+                       if any(d.severity >= Severity.ERROR for d in doc.diagnostics))
+    ctx = Context(bs, lines or {}, broken)
     out: list[Finding] = []
     for rule, _codes in BUFFER_RULES:
         try:
