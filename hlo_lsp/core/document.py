@@ -31,13 +31,14 @@ class Edit(NamedTuple):
 
 
 class LineDocument:
-    __slots__ = ("lines", "_text")
+    __slots__ = ("lines", "_text", "generation")
 
     def __init__(self, text: str):
         if text.startswith("\ufeff"):
             text = text[1:]
         self.lines = split_lines(text)
         self._text: str | None = text if "\r" not in text else None
+        self.generation = 0  # bumped by every edit
 
     @property
     def text(self) -> str:
@@ -48,7 +49,9 @@ class LineDocument:
 
     def replace_all(self, text: str) -> Edit:
         old = self.lines
+        generation = self.generation
         self.__init__(text)
+        self.generation = generation + 1
         return Edit(0, len(old), len(self.lines), old)
 
     def apply(self, start_line: int, start_col: int, end_line: int, end_col: int, new_text: str) -> Edit:
@@ -72,4 +75,5 @@ class LineDocument:
         old = lines[start_line : end_line + 1]
         lines[start_line : end_line + 1] = new
         self._text = None
+        self.generation += 1
         return Edit(start_line, len(old), len(new), old)

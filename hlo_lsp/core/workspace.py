@@ -93,20 +93,23 @@ class Analysis:
         return sum(map(len, lines)) + len(lines) - 1
 
 
-def analyse(path: str, source: Source) -> Analysis:
-    """Read one document into its model; never raises."""
-    kind = kinds.detect_kind(path, source.text[:8192])
+def analyse(path: str, source: Source, text: str | None = None) -> Analysis:
+    """Read one document into its model; never raises. ``text`` is a snapshot of the source's text (taken
+    while no edit can interleave); the module gets lines of its own, which `Workspace.analysis` swaps for the
+    editor's line store when no edit landed meanwhile."""
+    text = source.text if text is None else text
+    kind = kinds.detect_kind(path, text[:8192])
     a = Analysis(path, kind, source)
-    if kind == kinds.HLO or kind is None and source.text.lstrip().startswith(("HloModule", "ENTRY", "%")):
+    if kind == kinds.HLO or kind is None and text.lstrip().startswith(("HloModule", "ENTRY", "%")):
         a.kind = kinds.HLO
-        a.hlo = read_hlo(source.text, source.doc.lines)
+        a.hlo = read_hlo(text)
         a.index = HloIndex(a.hlo)
         a.checker = StructuralChecker(a.hlo)
         a.read_diagnostics = list(a.hlo.diagnostics)
     elif kind in kinds.BUFFER_KINDS:
         from hlo_lsp.core.buffers import read_buffers
 
-        doc = read_buffers(source.text, kind)
+        doc = read_buffers(text, kind)
         a.buffers = doc
         a.index = OccurrenceIndex(doc.occurrences)
         a.read_diagnostics = list(doc.diagnostics)
@@ -212,16 +215,28 @@ class Workspace:
             return src
 
     def analysis(self, path: str) -> Analysis:
-        """The analysis of ``path``'s current text (cached); ReadError when it cannot be read."""
-        src = self.source(path)
+        """The analysis of ``path``'s current text (cached); ReadError when it cannot be read. Safe to call from
+        a worker thread while the editor's edits land on the main thread: the text is snapshotted first (a
+        join holds the GIL), and the result is cached only if no edit landed while it was computed."""
         with self._lock:
+            src = self.source(path)
             a = self._analyses.get(path)
             if a is not None and a.source is src:
                 return a
-        a = analyse(path, src)
+            generation = src.doc.generation
+            text = src.text
+        a = analyse(path, src, text)
         with self._lock:
-            self._analyses[path] = a
+            if src.doc.generation == generation and self._current(path) is src:
+                if a.hlo is not None and a.hlo.lines == src.doc.lines:
+                    a.hlo.lines = src.doc.lines  # share the editor's line store: edits can now patch in place
+                    if hasattr(a.hlo.instructions, "_lines"):
+                        a.hlo.instructions._lines = src.doc.lines
+                self._analyses[path] = a
         return a
+
+    def _current(self, path: str) -> Source | None:
+        return self._open.get(path) or self._disk.get(path)
 
     def try_analysis(self, path: str) -> Analysis | None:
         """Like `analysis`, but None when the file cannot be read."""

@@ -102,10 +102,10 @@ def _buffer_rule_diagnostics(bundle: ModuleBundle, kind: str | None) -> list[Dia
     return out
 
 
-def document_diagnostics(ws: Workspace, path: str) -> list[Diagnostic]:
+def document_diagnostics(ws: Workspace, path: str, complete: bool = True) -> list[Diagnostic]:
     """Diagnostics of ``path``; one ``unreadable-file`` error when it cannot be read as text."""
     try:
         a = ws.analysis(path)
     except ReadError as e:
         return [unreadable_diagnostic(str(e))]
-    return analysis_diagnostics(ws, a)
+    return analysis_diagnostics(ws, a, complete)

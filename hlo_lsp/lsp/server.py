@@ -10,20 +10,24 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 from hlo_lsp import __version__
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity
 from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide import calls, code_actions, hover, navigation, symbols
-from hlo_lsp.ide.diagnostics import document_diagnostics
+from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
 from hlo_lsp.ide.types import CallItem, Location
 from hlo_lsp.lsp.convert import Converter, path_to_uri, uri_to_path
 
 log = logging.getLogger("hlo_lsp")
-DEBOUNCE_S = 0.15
+DEBOUNCE_S = 0.05  # a burst of changes that need a full re-read waits this long for the next one
+PROGRESS_MIN_BYTES = 4_000_000
 
 SYMBOL_KIND = {
     "module": lsp.SymbolKind.Module, "namespace": lsp.SymbolKind.Namespace, "function": lsp.SymbolKind.Function,
@@ -32,12 +36,35 @@ SYMBOL_KIND = {
 }
 
 
+class HloProtocol(LanguageServerProtocol):
+    """pygls' protocol without its text-document store: ours (`core.document.LineDocument`) applies an
+    incremental change in O(lines touched), where pygls rebuilds the whole string on every keystroke."""
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams):
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams):
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
+
 class HloLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("hlo-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__("hlo-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=HloProtocol)
         self.ws = Workspace()
         self.plain_hover = False
+        self.client_progress = False
         self._pending: dict[str, asyncio.Task] = {}
+        self._progress_seq = 0
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
@@ -62,8 +89,8 @@ class HloLanguageServer(LanguageServer):
         conv = self.conv
         return [conv.location(x) for x in locs] or None
 
-    def publish(self, path: str, version: int | None) -> None:
-        diags = document_diagnostics(self.ws, path)
+    def publish(self, path: str, version: int | None, complete: bool = True) -> None:
+        diags = document_diagnostics(self.ws, path, complete)
         lines = self.lines_of(path)
         conv = self.conv
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
@@ -95,41 +122,114 @@ def safe(fn):
 
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: HloLanguageServer, params: lsp.InitializeParams) -> None:
-    hover_caps = params.capabilities.text_document.hover if params.capabilities.text_document else None
+    caps = params.capabilities
+    hover_caps = caps.text_document.hover if caps.text_document else None
     formats = hover_caps.content_format if hover_caps and hover_caps.content_format else None
     ls.plain_hover = bool(formats) and lsp.MarkupKind.Markdown not in formats
+    ls.client_progress = bool(caps.window and caps.window.work_done_progress)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-def did_open(ls: HloLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+async def did_open(ls: HloLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
     path = uri_to_path(params.text_document.uri)
     ls.ws.open(path, params.text_document.text, params.text_document.version)
-    _publish_now(ls, path)
+    _schedule(ls, path, params.text_document.version, delay=0.0)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 async def did_change(ls: HloLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    uri = params.text_document.uri
-    path = uri_to_path(uri)
-    if not ls.ws.is_open(path):
+    path = uri_to_path(params.text_document.uri)
+    doc = ls.ws.document(path)
+    if doc is None:
         return  # a change for a document never opened: nothing to apply it to
-    doc = ls.workspace.get_text_document(uri)
-    ls.ws.change(path, doc.source, params.text_document.version)
+    version = params.text_document.version
+    current = ls.current_version(path)
+    if version is not None and current is not None and version <= current:
+        log.warning("ignoring stale change %s <= %s for %s", version, current, path)
+        return
+    edits = []
+    conv = ls.conv
+    for ch in params.content_changes:
+        if isinstance(ch, lsp.TextDocumentContentChangeWholeDocument) or getattr(ch, "range", None) is None:
+            edits.append(doc.replace_all(ch.text))
+            continue
+        sl, sc = conv.from_position(doc.lines, ch.range.start)
+        el, ec = conv.from_position(doc.lines, ch.range.end)
+        edits.append(doc.apply(sl, sc, el, ec, ch.text))
+    if ls.ws.edited(path, version, edits):
+        _publish_now(ls, path, complete=False)  # patched in place: the edited lines are checked already
+        _schedule(ls, path, version, delay=1.0)  # the whole-module rules once typing pauses
+    else:
+        _schedule(ls, path, version, delay=DEBOUNCE_S)
+
+
+def _schedule(ls: HloLanguageServer, path: str, version: int | None, delay: float) -> None:
     old = ls._pending.pop(path, None)
     if old is not None:
         old.cancel()
-    ls._pending[path] = asyncio.ensure_future(_debounced_publish(ls, path, params.text_document.version))
+    ls._pending[path] = asyncio.ensure_future(_analyse_and_publish(ls, path, version, delay))
 
 
-async def _debounced_publish(ls: HloLanguageServer, path: str, version: int) -> None:
-    await asyncio.sleep(DEBOUNCE_S)
-    if ls.current_version(path) == version:
-        _publish_now(ls, path)
-
-
-def _publish_now(ls: HloLanguageServer, path: str) -> None:
+async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | None, delay: float) -> None:
+    """Read (in a worker thread, with progress for large documents), publish what is fast, then run the
+    whole-module rules (also in a worker thread) and publish again; stale versions are never published."""
+    if delay:
+        await asyncio.sleep(delay)
+    token = _begin_progress(ls, path)
     try:
-        ls.publish(path, ls.current_version(path))
+        await asyncio.to_thread(_try_analysis, ls.ws, path)
+        if ls.current_version(path) != version:
+            return
+        _publish_now(ls, path, complete=False)
+        a = ls.ws.try_analysis(path)
+        if a is not None and a.hlo is not None and a.verified is None and a.size > GRAMMAR_LIMIT:
+            _report_progress(ls, token, "verifier rules")
+            done = await asyncio.to_thread(run_verifier, a, version)
+            if done and ls.current_version(path) == version:
+                _publish_now(ls, path)
+    finally:
+        _end_progress(ls, token)
+
+
+def _try_analysis(ws: Workspace, path: str) -> None:
+    try:
+        ws.analysis(path)
+    except ReadError:
+        pass  # published as one unreadable-file diagnostic
+
+
+def _begin_progress(ls: HloLanguageServer, path: str) -> str | None:
+    """Start a `$/progress` bar for reading a large document when the client shows them; its token or None."""
+    if not ls.client_progress:
+        return None
+    try:
+        if os.path.getsize(path) < PROGRESS_MIN_BYTES:
+            return None
+    except OSError:
+        src = ls.ws._open.get(path)
+        if src is None or len(src.doc.lines) < PROGRESS_MIN_BYTES // 100:
+            return None
+    ls._progress_seq += 1
+    token = f"hlo-lsp/read/{ls._progress_seq}"
+    ls.work_done_progress.create(token)
+    ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
+        title="hlo-lsp", message=f"reading {os.path.basename(path)}", cancellable=False))
+    return token
+
+
+def _report_progress(ls: HloLanguageServer, token: str | None, message: str) -> None:
+    if token is not None:
+        ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=message))
+
+
+def _end_progress(ls: HloLanguageServer, token: str | None) -> None:
+    if token is not None:
+        ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+
+
+def _publish_now(ls: HloLanguageServer, path: str, complete: bool = True) -> None:
+    try:
+        ls.publish(path, ls.current_version(path), complete)
     except Exception:  # noqa: BLE001
         log.exception("publishing diagnostics for %s failed", path)
 
