@@ -39,6 +39,16 @@ def load_report(path: str, ws: Workspace | None = None) -> PeakReport:
     return report
 
 
+def _emit(text: str) -> None:
+    """Print to stdout; a reader that went away (``| head``) ends the output quietly, without a traceback."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's final flush does not fail again
+
+
 def _fail(message: str) -> int:
     print(f"hlo-lsp: {message}", file=sys.stderr)
     return 2
@@ -49,14 +59,14 @@ def peak(dump: str | None, top: int, fmt: str, diff: list[str] | None = None) ->
         if diff:
             old, new = (load_report(p) for p in diff)
             d = diff_peaks(old, new)
-            print(json.dumps(d.as_json(top), indent=1) if fmt == "json" else diff_text(d, top, diff))
+            _emit(json.dumps(d.as_json(top), indent=1) if fmt == "json" else diff_text(d, top, diff))
             return 0
         if dump is None:
             return _fail("peak: give DUMP, or --diff OLD NEW")
         report = load_report(dump)
     except InsightError as e:
         return _fail(str(e))
-    print(json.dumps(report.as_json(top), indent=1) if fmt == "json" else peak_text(report, top))
+    _emit(json.dumps(report.as_json(top), indent=1) if fmt == "json" else peak_text(report, top))
     return 0
 
 
@@ -68,7 +78,7 @@ def timeline(dump: str, output: str, top: int) -> int:
         write_timeline(report, output, title=os.path.basename(dump), top=top)
     except (InsightError, ChartError) as e:
         return _fail(str(e))
-    print(output)
+    _emit(output)
     return 0
 
 

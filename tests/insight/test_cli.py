@@ -131,3 +131,16 @@ def test_diff_on_two_real_dumps_of_one_program(capsys):
     assert code == 0
     assert text.startswith(f"peak: {human(old_total)} at step ")
     assert f"(+{human(new_total - old_total)})" in text.split("\n")[0]
+
+
+def test_closed_pipe_gives_no_traceback():
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "hlo_lsp", "peak", str(SEED), "--format", "json", "--top", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()  # read one line, then go away like `| head -1`
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err and proc.returncode == 0
