@@ -30,6 +30,11 @@ class ReadError(Exception):
     """A file that cannot be used as text; the message names the file and the problem in one line."""
 
 
+class NotReady(ReadError):
+    """The document is being read by another thread (a large document just opened or replaced); requests
+    answer null meanwhile instead of reading it a second time."""
+
+
 def read_text_file(path: str | Path) -> str:
     """The UTF-8 text of ``path``; raises ReadError (missing, unreadable, binary, not UTF-8, too large)."""
     try:
@@ -138,6 +143,7 @@ class Workspace:
         self._disk: dict[str, Source] = {}
         self._analyses: dict[str, Analysis] = {}
         self._bundles: dict[tuple, ModuleBundle] = {}
+        self._busy: dict[str, int] = {}  # path -> id of the thread reading it now
         self._lock = threading.RLock()
 
     # -- document lifecycle ----------------------------------------------------------------------------------
@@ -218,14 +224,24 @@ class Workspace:
         """The analysis of ``path``'s current text (cached); ReadError when it cannot be read. Safe to call from
         a worker thread while the editor's edits land on the main thread: the text is snapshotted first (a
         join holds the GIL), and the result is cached only if no edit landed while it was computed."""
+        me = threading.get_ident()
         with self._lock:
             src = self.source(path)
             a = self._analyses.get(path)
             if a is not None and a.source is src:
                 return a
+            reader = self._busy.get(path)
+            if reader is not None and reader != me:
+                raise NotReady(f"{path}: still being read")
+            self._busy[path] = me
             generation = src.doc.generation
             text = src.text
-        a = analyse(path, src, text)
+        try:
+            a = analyse(path, src, text)
+        finally:
+            with self._lock:
+                if self._busy.get(path) == me:
+                    del self._busy[path]
         with self._lock:
             if src.doc.generation == generation and self._current(path) is src:
                 if a.hlo is not None and a.hlo.lines == src.doc.lines:

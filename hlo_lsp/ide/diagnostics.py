@@ -15,7 +15,7 @@ from hlo_lsp.core.diagnostics import Related
 from hlo_lsp.core.hlo_checks import structural_diagnostics
 from hlo_lsp.core.rules.buffer_rules import Finding, buffer_findings
 from hlo_lsp.core.rules.verifier import verify
-from hlo_lsp.core.workspace import Analysis, ModuleBundle, ReadError, Workspace, unreadable_diagnostic
+from hlo_lsp.core.workspace import Analysis, ModuleBundle, NotReady, ReadError, Workspace, unreadable_diagnostic
 
 GRAMMAR_LIMIT = 2_000_000
 
@@ -106,6 +106,8 @@ def document_diagnostics(ws: Workspace, path: str, complete: bool = True) -> lis
     """Diagnostics of ``path``; one ``unreadable-file`` error when it cannot be read as text."""
     try:
         a = ws.analysis(path)
+    except NotReady:
+        raise
     except ReadError as e:
         return [unreadable_diagnostic(str(e))]
     return analysis_diagnostics(ws, a, complete)

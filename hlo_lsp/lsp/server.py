@@ -19,7 +19,7 @@ from pygls.protocol.language_server import lsp_method
 
 from hlo_lsp import __version__
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity
-from hlo_lsp.core.workspace import ReadError, Workspace
+from hlo_lsp.core.workspace import NotReady, ReadError, Workspace
 from hlo_lsp.ide import calls, code_actions, hover, navigation, symbols
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
 from hlo_lsp.ide.types import CallItem, Location
@@ -230,6 +230,8 @@ def _end_progress(ls: HloLanguageServer, token: str | None) -> None:
 def _publish_now(ls: HloLanguageServer, path: str, complete: bool = True) -> None:
     try:
         ls.publish(path, ls.current_version(path), complete)
+    except NotReady:
+        pass  # the reading thread publishes when it is done
     except Exception:  # noqa: BLE001
         log.exception("publishing diagnostics for %s failed", path)
 
@@ -390,9 +392,16 @@ def on_outgoing(ls: HloLanguageServer, params: lsp.CallHierarchyOutgoingCallsPar
 
 @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(inter_file_dependencies=True,
                                                                     workspace_diagnostics=False))
-@safe
-def on_pull_diagnostics(ls: HloLanguageServer, params: lsp.DocumentDiagnosticParams):
+async def on_pull_diagnostics(ls: HloLanguageServer, params: lsp.DocumentDiagnosticParams):
     path = uri_to_path(params.text_document.uri)
+    pending = ls._pending.get(path)
+    if pending is not None and not pending.done():
+        await asyncio.wait([pending])  # a large document still being read: answer once it is
+    return _pull_report(ls, path)
+
+
+@safe
+def _pull_report(ls: HloLanguageServer, path: str):
     conv, lines = ls.conv, ls.lines_of(path)
     items = [conv.diagnostic(path, lines, d) for d in document_diagnostics(ls.ws, path)]
     return lsp.RelatedFullDocumentDiagnosticReport(items=items)
