@@ -96,7 +96,7 @@ def _allocation_lenses(doc, bs, report: PeakReport) -> list[Lens]:
         used = in_use.get(alloc.index, 0)
         n = len(alloc.assignments)
         title = (f"{pct(alloc.size, whole)} of total, {n} value{'s' if n != 1 else ''}, "
-                 f"{human_size(used)} of {human_size(alloc.size)} in use at the peak (step {step})")
+                 f"{human_size(used)} of {human_size(alloc.size)} in use at the allocated peak (step {step})")
         out.append(Lens(alloc.range, title))
     return out
 

@@ -28,6 +28,7 @@ from hlo_lsp.lsp.convert import Converter, path_to_uri, uri_to_path
 log = logging.getLogger("hlo_lsp")
 DEBOUNCE_S = 0.05  # a burst of changes that need a full re-read waits this long for the next one
 PROGRESS_MIN_BYTES = 4_000_000
+BACKGROUND_READ_BYTES = 2_000_000  # larger documents are read in a worker thread; requests meanwhile get null
 
 SYMBOL_KIND = {
     "module": lsp.SymbolKind.Module, "namespace": lsp.SymbolKind.Namespace, "function": lsp.SymbolKind.Function,
@@ -132,7 +133,10 @@ def initialize(ls: HloLanguageServer, params: lsp.InitializeParams) -> None:
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 async def did_open(ls: HloLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
     path = uri_to_path(params.text_document.uri)
-    ls.ws.open(path, params.text_document.text, params.text_document.version)
+    text = params.text_document.text
+    ls.ws.open(path, text, params.text_document.version)
+    if len(text) < BACKGROUND_READ_BYTES:
+        _try_analysis(ls.ws, path)  # small: read now, so the requests that follow an open find it ready
     _schedule(ls, path, params.text_document.version, delay=0.0)
 
 
