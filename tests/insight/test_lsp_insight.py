@@ -12,6 +12,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from tests.fixtures import DATA, instruction_lines, parse_assignment_listing, parse_live_ranges
+from tests.insight.test_peak import independent_allocated
 from tests.insight.util import array_bytes, decode_tokens, human
 from tests.lsp.util import open_doc, pos, tdp
 
@@ -36,6 +37,18 @@ ENTRY %main (p: f32[4]) -> f32[] {
   ROOT %r = f32[] reduce(%p, %zero), dimensions={0}, to_apply=%add_comp
 }
 """
+
+
+def covered(slices: list[tuple[int, int]]) -> int:
+    """Bytes covered by byte ranges: a +1/-1 event sweep, counting where at least one range is open."""
+    events = sorted([(s, 1) for s, _ in slices] + [(e, -1) for _, e in slices])
+    total, depth, prev = 0, 0, None
+    for x, d in events:
+        if depth > 0:
+            total += x - prev
+        depth += d
+        prev = x
+    return total
 
 
 def whole(lines: list[str]) -> lsp.Range:
@@ -103,11 +116,21 @@ async def test_code_lens_on_allocations_and_peak(client):
         counts[v["allocation"]] = counts.get(v["allocation"], 0) + 1
     by_line = {x.range.start.line: x for x in lenses}
     assert len(by_line) == len(headers)
+    totals, _ = independent_allocated(LIVE)
+    peak_step = totals.index(max(totals))
+    live = parse_live_ranges(LIVE.read_text())
+    slices: dict[int, list[tuple[int, int]]] = {}
+    for v in parse_assignment_listing(text):
+        r = live.get(v["key"])
+        if r and r[0] <= peak_step <= r[1]:
+            slices.setdefault(v["allocation"], []).append((v["offset"], v["offset"] + v["size"]))
+    in_use = {a: covered(sl) for a, sl in slices.items()}
     for n, index, size in headers:
         title = by_line[n].command.title
         n_values = counts[index]
         assert title.startswith(f"{100 * size / total:.0f}% of total, {n_values} value{'s' if n_values != 1 else ''}, ")
-        assert f" of {human(size)} in use at the peak" in title
+        assert f" of {human(size)} in use at the allocated peak (step {peak_step})" in title
+        assert f", {human(in_use.get(index, 0))} of " in title
 
     u2 = open_doc(client, LIVE)
     live_text = LIVE.read_text()
