@@ -19,6 +19,7 @@ from pygls.protocol.language_server import lsp_method
 
 from hlo_lsp import __version__
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity
+from hlo_lsp.core.folder_index import FolderIndex
 from hlo_lsp.core.workspace import NotReady, ReadError, Workspace
 from hlo_lsp.ide import calls, code_actions, hover, navigation, symbols
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
@@ -66,6 +67,7 @@ class HloLanguageServer(LanguageServer):
         self.client_progress = False
         self._pending: dict[str, asyncio.Task] = {}
         self._progress_seq = 0
+        self.folder_indexes: dict[str, FolderIndex] = {}
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
@@ -318,13 +320,37 @@ def on_document_symbol(ls: HloLanguageServer, params: lsp.DocumentSymbolParams):
     return [_symbol(conv, lines, s) for s in symbols.document_symbols(ls.ws, path)]
 
 
+def _folder_indexes(ls: HloLanguageServer) -> list[FolderIndex]:
+    """One background index per workspace folder, started on the first workspace-symbol query."""
+    roots = [uri_to_path(f.uri) for f in ls.workspace.folders.values()] or (
+        [ls.workspace.root_path] if ls.workspace.root_path else [])
+    for root in roots:
+        if root not in ls.folder_indexes and os.path.isdir(root):
+            ls.folder_indexes[root] = FolderIndex(root)
+            ls.folder_indexes[root].start()
+    return list(ls.folder_indexes.values())
+
+
 @server.feature(lsp.WORKSPACE_SYMBOL)
 @safe
 def on_workspace_symbol(ls: HloLanguageServer, params: lsp.WorkspaceSymbolParams):
     conv = ls.conv
-    return [lsp.WorkspaceSymbol(name=s.name, kind=SYMBOL_KIND[s.kind], location=conv.location(s.location),
-                                container_name=s.container or None)
-            for s in symbols.workspace_symbols(ls.ws, params.query, ls.ws.open_paths())]
+    out = [lsp.WorkspaceSymbol(name=s.name, kind=SYMBOL_KIND[s.kind], location=conv.location(s.location),
+                               container_name=s.container or None)
+           for s in symbols.workspace_symbols(ls.ws, params.query, ls.ws.open_paths())]
+    seen = {(x.location.uri, x.location.range.start.line, x.name) for x in out}
+    for index in _folder_indexes(ls):
+        for s in index.query(params.query):
+            uri = path_to_uri(s.path)
+            if (uri, s.line, s.name) in seen:
+                continue
+            seen.add((uri, s.line, s.name))
+            # folder files are not read for this answer: their names are ASCII in XLA dumps, so columns agree
+            rng = lsp.Range(start=lsp.Position(line=s.line, character=s.col),
+                            end=lsp.Position(line=s.line, character=s.col + len(s.name)))
+            out.append(lsp.WorkspaceSymbol(name=s.name, kind=SYMBOL_KIND[s.kind], location=lsp.Location(uri=uri, range=rng),
+                                           container_name=s.container or None))
+    return out[: symbols.MAX_WORKSPACE_SYMBOLS]
 
 
 @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
