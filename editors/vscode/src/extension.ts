@@ -53,7 +53,7 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     }),
     vscode.commands.registerCommand('hlo.restartServer', () => restart()),
-    vscode.commands.registerCommand('hlo.showMemoryTimeline', () => showMemoryTimeline()),
+    vscode.commands.registerCommand('hlo.showMemoryTimeline', (arg?: unknown) => showMemoryTimeline(arg)),
   );
   for (const doc of vscode.workspace.textDocuments) onDocument(doc);
 }
@@ -232,15 +232,32 @@ async function showMissing(message: string): Promise<void> {
 }
 
 /**
+ * The document a timeline is for: the command's argument (a URI string, a file path as the server's code lenses
+ * pass it, or a `vscode.Uri` from a menu), else the active editor's document when it is one of ours.
+ */
+function timelineTarget(arg: unknown): vscode.Uri | undefined {
+  if (arg instanceof vscode.Uri) return arg;
+  if (typeof arg === 'string' && arg !== '') {
+    return /^[a-zA-Z][\w+.-]+:/.test(arg) && !/^[a-zA-Z]:[\\/]/.test(arg) ? vscode.Uri.parse(arg) : vscode.Uri.file(arg);
+  }
+  const doc = vscode.window.activeTextEditor?.document;
+  return doc && LANGUAGES.includes(doc.languageId) ? doc.uri : undefined;
+}
+
+/** One chart panel per document, reused when the command runs again. */
+const timelinePanels = new Map<string, vscode.WebviewPanel>();
+
+/**
  * Asks the server (`workspace/executeCommand` `hlo.showMemoryTimeline`, argument: the document URI) for an HTML
  * chart and shows the file it names in a webview. A null answer or an error becomes a message, never a throw.
  */
-async function showMemoryTimeline(): Promise<void> {
-  const doc = vscode.window.activeTextEditor?.document;
-  if (!doc || !LANGUAGES.includes(doc.languageId)) {
+async function showMemoryTimeline(arg?: unknown): Promise<void> {
+  const target = timelineTarget(arg);
+  if (!target) {
     void vscode.window.showInformationMessage('Open an HLO module or a buffer-assignment dump first.');
     return;
   }
+  const name = path.basename(target.path);
   await ensureClient();
   if (!client || client.state !== State.Running) {
     void vscode.window.showWarningMessage('The HLO language server is not running, so it cannot draw a memory timeline.');
@@ -250,30 +267,37 @@ async function showMemoryTimeline(): Promise<void> {
   try {
     answer = await client.sendRequest(ExecuteCommandRequest.type, {
       command: 'hlo.showMemoryTimeline',
-      arguments: [doc.uri.toString()],
+      arguments: [target.toString()],
     });
   } catch (e) {
-    void vscode.window.showWarningMessage(`The server could not draw a memory timeline: ${errorText(e)}`);
+    void vscode.window.showWarningMessage(`The server could not draw a memory timeline for ${name}: ${errorText(e)}`);
     return;
   }
-  const target = typeof answer === 'string' ? answer : (answer as { uri?: unknown } | null)?.uri;
-  if (typeof target !== 'string' || target === '') {
-    void vscode.window.showInformationMessage(
-      `No memory timeline for ${path.basename(doc.uri.path)}: the server found no buffer assignment for it.`);
+  const chart = typeof answer === 'string' ? answer : (answer as { uri?: unknown } | null)?.uri;
+  if (typeof chart !== 'string' || chart === '') {
+    void vscode.window.showInformationMessage(`No memory timeline for ${name}: the server found no buffer assignment for it.`);
     return;
   }
   try {
-    const uri = vscode.Uri.parse(target);
+    const uri = vscode.Uri.parse(chart);
     const html = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-    const panel = vscode.window.createWebviewPanel(
-      'hloMemoryTimeline',
-      `Memory: ${path.basename(doc.uri.path)}`,
-      vscode.ViewColumn.Beside,
-      { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(uri, '..')] },
-    );
+    const key = target.toString();
+    let panel = timelinePanels.get(key);
+    if (panel) {
+      panel.reveal();
+    } else {
+      // The active column, full width: the chart keeps a wide side panel of peak buffers.
+      panel = vscode.window.createWebviewPanel('hloMemoryTimeline', `Memory: ${name}`, vscode.ViewColumn.Active, {
+        enableScripts: true,
+        retainContextWhenHidden: true,
+        localResourceRoots: [vscode.Uri.joinPath(uri, '..')],
+      });
+      timelinePanels.set(key, panel);
+      panel.onDidDispose(() => timelinePanels.delete(key));
+    }
     panel.webview.html = html;
   } catch (e) {
-    void vscode.window.showWarningMessage(`Could not open the memory timeline ${target}: ${errorText(e)}`);
+    void vscode.window.showWarningMessage(`Could not open the memory timeline ${chart}: ${errorText(e)}`);
   }
 }
 

@@ -341,8 +341,6 @@ if (ready && ONLY === 'python-fallback') {
       const tabs = await page.locator('.part.editor .tab .label-name').allInnerTexts();
       const chart = tabs.find((t) => t.startsWith('Memory: '));
       if (chart) {
-        await sleep(1500);
-        await shot('memory-timeline.png');
         await runCommand('View: Close All Editor Groups');
         return `webview "${chart}"`;
       }
@@ -354,6 +352,21 @@ if (ready && ONLY === 'python-fallback') {
       await sleep(500);
     }
     throw new Error('neither a chart nor a message appeared');
+  });
+
+  const LIVE = BA.replace('-buffer-assignment.txt', '-live-range.txt');
+  await step(`clicking a code lens in ${LIVE} opens its memory chart`, async () => {
+    await openFile(LIVE);
+    const lens = page.locator(`${EDITOR} .codelens-decoration a`).first();
+    await lens.waitFor({ state: 'visible', timeout: SERVER_WAIT });
+    const title = (await lens.innerText()).trim();
+    await lens.click();
+    await page.locator('.part.editor .tab .label-name', { hasText: `Memory: ${LIVE}` }).first()
+      .waitFor({ timeout: SERVER_WAIT });
+    await sleep(2000); // plotly draws after load
+    await shot('memory-timeline.png');
+    await runCommand('View: Close All Editor Groups');
+    return `lens "${title.slice(0, 60)}"`;
   });
 
   // Workspace settings (e2e.sh creates the file empty: VS Code sees an existing file change at once, a new
