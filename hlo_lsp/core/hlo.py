@@ -21,10 +21,10 @@ from hlo_lsp.core.diagnostics import Diagnostic, Range, error
 
 # General per-line form: `  ROOT %name = <shape> opcode(` — the shape is matched lazily up to the first
 # ` word(` (one space, so the match stays linear: each word is tried only from the single space before it).
-_INSTR = re.compile(r"\s*(ROOT\s+)?(%?)([^\s=%]+)\s*=\s*(?:(.*?) )??([a-z][a-z0-9_\-]*)\(")
+_INSTR = re.compile(r"\s*(ROOT\s+)?(%?)([\w.\-]+)\s*=\s*(?:(.*?) )??([a-z][a-z0-9_\-]*)\(")
 # The index form, scanned over "\n" + text: an instruction line is an indented `[ROOT] [%]name =`. It starts
 # with a literal newline so the regex engine jumps between lines at memchr speed. Groups: 1 ROOT, 2 name.
-_INDEX_INSTR = re.compile(r"\n[ \t]*(ROOT[ \t]+)?%?([^\s=%]+)[ \t]*=")
+_INDEX_INSTR = re.compile(r"\n[ \t]*(ROOT[ \t]+)?%?([\w.\-]+)[ \t]*=")
 _TOP_LINE = re.compile(r"\n([^ \t\n][^\n]*)")  # over "\n" + text: lines starting in column 0
 _COMP_NAME = re.compile(r"(ENTRY\s+)?%?([^\s(%{]+)")
 

@@ -14,7 +14,7 @@ import re
 from hlo_lsp.core.document import Edit
 from hlo_lsp.core.hlo import _INSTR, HloModule, InstructionTable, _called_in, find_close_paren
 
-_EDIT_LINE = re.compile(r"[ \t]+(ROOT[ \t]+)?%?([^\s=%]+)[ \t]*=")
+_EDIT_LINE = re.compile(r"[ \t]+(ROOT[ \t]+)?%?([\w.\-]+)[ \t]*=")
 
 patched_lines = 0
 

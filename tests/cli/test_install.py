@@ -1,0 +1,45 @@
+"""A non-editable `pip install .` into a fresh venv works from another directory: the grammar ships inside the
+wheel, and both the checker and the server start."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_wheel_install_runs_from_elsewhere(tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True, system_site_packages=True)  # dependencies from this environment
+    py = env_dir / "bin" / "python"
+    r = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(REPO)], capture_output=True, text=True,
+                       timeout=500)
+    assert r.returncode == 0, r.stdout + r.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    where = subprocess.run([str(py), "-c", "import hlo_lsp, hlo_lsp.core.resources as r; "
+                            "print(hlo_lsp.__file__); print(r.grammar_path('hlo.lark'))"],
+                           capture_output=True, text=True, cwd=elsewhere, env=env, timeout=60)
+    pkg, grammar = where.stdout.split()
+    assert str(env_dir) in pkg and str(env_dir) in grammar and "_grammar" in grammar, where.stdout + where.stderr
+    bad = REPO / "tests" / "data" / "handwritten" / "invalid" / "i01_undefined_operand.hlo"
+    r = subprocess.run([str(env_dir / "bin" / "hlo-lsp"), "check", "--format", "json", str(bad)], capture_output=True,
+                       text=True, cwd=elsewhere, env=env, timeout=120)
+    assert r.returncode == 1 and json.loads(r.stdout)[0]["code"] == "undefined-operand", r.stdout + r.stderr
+    # the server answers initialize over stdio
+    msg = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    exit_msg = json.dumps({"jsonrpc": "2.0", "method": "exit"})
+    payload = "".join(f"Content-Length: {len(m)}\r\n\r\n{m}" for m in (msg, exit_msg))
+    r = subprocess.run([str(env_dir / "bin" / "hlo-lsp")], input=payload, capture_output=True, text=True,
+                       cwd=elsewhere, env=env, timeout=120)
+    assert '"hoverProvider":true' in r.stdout.replace(" ", ""), r.stdout[:500] + r.stderr[-500:]
