@@ -1,4 +1,4 @@
-// Tokenizes every real dump under tests/data with the extension's TextMate grammars (vscode-textmate, the engine
+// Tokenizes every real dump under tests/data/{seeds,jax-cpu} with the extension's TextMate grammars (vscode-textmate, the engine
 // VS Code uses) and checks what a reader sees:
 //   - every non-blank line of a buffer-assignment file starts with a scoped token (no line falls through as
 //     plain text), and the size/name tokens of value lines carry their scopes;
@@ -80,15 +80,17 @@ if (process.argv.length > 3) {
   process.exit(0);
 }
 
-const dataDir = path.join(repo, 'tests/data');
+// Only real dumps: other folders under tests/data hold hand-made and deliberately broken files.
+const dataDirs = ['seeds', 'jax-cpu'].map((d) => path.join(repo, 'tests/data', d));
 const all = [];
-(function walk(d) {
+function walk(d) {
   for (const e of fs.readdirSync(d, { withFileTypes: true })) {
     const p = path.join(d, e.name);
     if (e.isDirectory()) walk(p);
-    else if (e.name.endsWith('.txt') && e.name !== 'MANIFEST.tsv') all.push(p);
+    else if (e.name.endsWith('.txt')) all.push(p);
   }
-})(dataDir);
+}
+for (const d of dataDirs) if (fs.existsSync(d)) walk(d);
 
 const failures = [];
 let passed = 0;
