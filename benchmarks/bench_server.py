@@ -95,10 +95,35 @@ runpy.run_module("hlo_lsp", run_name="__main__", alter_sys=True)
 """
 
 PROFILE_WRAPPER = r"""
-import cProfile, sys
+import cProfile, pstats, runpy, sys, threading
 out = sys.argv.pop(1)
 sys.argv = ["hlo_lsp"]
-cProfile.run("import runpy; runpy.run_module('hlo_lsp', run_name='__main__', alter_sys=True)", out)
+threads = []
+_run = threading.Thread.run
+def _profiled_run(self):  # worker threads (the server reads large documents in one) are profiled too
+    p = cProfile.Profile()
+    threads.append(p)
+    p.enable()
+    try:
+        _run(self)
+    finally:
+        p.disable()
+threading.Thread.run = _profiled_run
+main = cProfile.Profile()
+main.enable()
+try:
+    runpy.run_module("hlo_lsp", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+finally:
+    main.disable()
+    stats = pstats.Stats(main)
+    for p in threads:
+        try:
+            stats.add(p)
+        except Exception:
+            pass
+    stats.dump_stats(out)
 """
 
 
