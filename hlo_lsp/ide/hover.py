@@ -20,7 +20,9 @@ from hlo_lsp.ide.context import Cursor, cursor
 from hlo_lsp.ide.types import HoverResult
 
 MAX_DEF_TEXT = 160
-_SHAPE_AT = re.compile(r"(?:[a-z][a-z0-9]*\[[^\]]*\](?:\{[^}]*\})?|\((?:[^()]|\([^()]*\))*\))")
+# a type name starts only after a non-word character and dims/layouts stop at the next bracket, so finditer is
+# linear on a 100 KB run of letters or of unclosed 'f32[' (it was quadratic: a minute on one hover)
+_SHAPE_AT = re.compile(r"(?:(?<![a-z0-9_])[a-z][a-z0-9]*\[[^\][]*\](?:\{[^{}]*\})?|\((?:[^()]|\([^()]*\))*\))")
 
 
 def fmt_bytes(n: int | None) -> str:
