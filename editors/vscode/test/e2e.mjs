@@ -369,6 +369,14 @@ if (ready && ONLY === 'python-fallback') {
     return `lens "${title.slice(0, 60)}"`;
   });
 
+  await step('a new untitled file becomes "HLO" once its first line reads "HloModule "', async () => {
+    await runCommand('File: New Untitled Text File');
+    await page.locator(`${EDITOR} .view-lines`).first().click();
+    await page.keyboard.type('HloModule pasted_by_hand, is_scheduled=true');
+    await waitForMode('HLO');
+    await runCommand('View: Revert and Close Editor');
+  });
+
   // Workspace settings (e2e.sh creates the file empty: VS Code sees an existing file change at once, a new
   // .vscode folder only about 20 s later).
   const wsSettings = path.join(WS, '.vscode', 'settings.json');
