@@ -48,7 +48,8 @@ _CALLED_ANY = re.compile(
     r"(?:calls|to_apply|body|condition|true_computation|false_computation|branch_computations|"
     r"called_computations|select|scatter|comparator)="
 )
-_ATTR_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)=")
+# a key starts after a non-name character: search stays linear on a long run of name characters without '='
+_ATTR_KEY = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_.]*)=")
 CALL_ATTRS = frozenset({
     "calls", "to_apply", "body", "condition", "true_computation", "false_computation", "branch_computations",
     "called_computations", "select", "scatter", "comparator",
