@@ -78,7 +78,8 @@ local function on_attach(client, bufnr)
     local refresh = function()
       if has('0.10') then
         pcall(vim.lsp.codelens.refresh, { bufnr = bufnr })
-      else
+      elseif vim.api.nvim_get_current_buf() == bufnr then
+        -- before 0.10 refresh() asks for the current buffer, which may not be this one (or attached at all)
         pcall(vim.lsp.codelens.refresh)
       end
     end
