@@ -519,7 +519,9 @@ def read_hlo(text: str, lines: list[str] | None = None) -> HloModule:
 
 
 # over "\n" + text: a computation header line; groups: 1 ENTRY, 2 name, 3 signature (text before the final `{`)
-_HEADER_LINE = re.compile(r"\n(ENTRY[ \t]+)?%?([^\s(%{=}/][^\s(%{=]*)[ \t]*([^\n]*?)\{[ \t]*(?=\n|\Z)")
+# (the lookaheads keep the name and the blanks after it whole, so a long line is scanned once, not once per
+# shorter name: finditer was quadratic on a long column-0 line)
+_HEADER_LINE = re.compile(r"\n(ENTRY[ \t]+)?%?([^\s(%{=}/][^\s(%{=]*)(?![^\s(%{=])[ \t]*(?![ \t])([^\n]*?)\{[ \t]*(?=\n|\Z)")
 _CLOSE_LINE = re.compile(r"\n\}")
 
 
