@@ -9,7 +9,9 @@ step); XLA's own peak step is marked too, since it is the step XLA prints.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import tempfile
 from dataclasses import dataclass
 
 from hlo_lsp.core.peak import CATEGORIES, PeakReport
@@ -51,6 +53,29 @@ def format_of(path: str) -> str:
     if ext not in FORMATS:
         raise ChartError(f"{path}: unknown chart format (use .html, .svg or .png)")
     return ext
+
+
+def cache_dir() -> str:
+    """Where the server puts charts: ``$XDG_CACHE_HOME/hlo-lsp/timelines`` (``~/.cache/...``), else a folder in
+    the temp dir; never a dump's folder."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    for root in (os.path.join(base, "hlo-lsp", "timelines"), os.path.join(tempfile.gettempdir(), "hlo-lsp-timelines")):
+        try:
+            os.makedirs(root, exist_ok=True)
+            if os.access(root, os.W_OK):
+                return root
+        except OSError:
+            continue
+    return tempfile.mkdtemp(prefix="hlo-lsp-")
+
+
+def cached_chart_path(dump_path: str, fmt: str = "html") -> str:
+    """The cache file for the chart of ``dump_path`` (one per dump and format; ``html`` for an unknown
+    format)."""
+    fmt = fmt if fmt in FORMATS else "html"
+    digest = hashlib.sha1(dump_path.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    stem = os.path.basename(dump_path).removesuffix(".txt")[:80]
+    return os.path.join(cache_dir(), f"{stem}-{digest}.{fmt}")
 
 
 def write_timeline(report: PeakReport, path: str, title: str = "", top: int = 10) -> str:

@@ -11,10 +11,8 @@ VS Code sends them, or dotted keys); the server asks for that section after ``in
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
-import tempfile
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
@@ -220,43 +218,24 @@ def on_rename(ls: HloLanguageServer, params: lsp.RenameParams):
 
 # -- the memory timeline -------------------------------------------------------------------------------------------
 
-def timeline_dir() -> str:
-    """Where charts go: ``$XDG_CACHE_HOME/hlo-lsp/timelines`` (``~/.cache/...``), else the temp dir; never the
-    dump's folder."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    for root in (os.path.join(base, "hlo-lsp", "timelines"), os.path.join(tempfile.gettempdir(), "hlo-lsp-timelines")):
-        try:
-            os.makedirs(root, exist_ok=True)
-            if os.access(root, os.W_OK):
-                return root
-        except OSError:
-            continue
-    return tempfile.mkdtemp(prefix="hlo-lsp-")
-
-
 @server.command(lens.SHOW_TIMELINE)
 def show_memory_timeline(ls: HloLanguageServer, *args):
-    """Arguments: the document URI, then optionally ``"html"`` (default), ``"svg"`` or ``"png"``. Returns the
-    chart's file URI."""
-    from hlo_lsp.charts import ChartError, write_timeline
+    """Arguments: the document URI, then optionally ``"html"`` (default), ``"svg"`` or ``"png"``. Writes the
+    chart into the cache dir (never beside the dump) and returns its file URI."""
+    from hlo_lsp.charts import ChartError, cached_chart_path, write_timeline
 
     if not args or not isinstance(args[0], str):
         raise JsonRpcInvalidParams(message="hlo.showMemoryTimeline expects a document URI")
-    fmt = args[1] if len(args) > 1 and args[1] in ("html", "svg", "png") else "html"
     path = uri_to_path(args[0])
-    report = None
     try:
         report = lens.report_for(ls.ws.bundle(path))
-    except Exception as e:  # noqa: BLE001
-        raise JsonRpcInternalError(message=f"cannot read {path}: {e}") from None
-    if report is None:
-        raise JsonRpcException(message=f"{os.path.basename(path)}: no buffer-assignment files for this module",
-                               code=REQUEST_FAILED)
-    digest = hashlib.sha1(path.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    stem = os.path.basename(path).replace(".txt", "")[:80]
-    out = os.path.join(timeline_dir(), f"{stem}-{digest}.{fmt}")
-    try:
-        write_timeline(report, out, title=os.path.basename(path))
+        if report is None:
+            raise ChartError(f"{os.path.basename(path)}: no buffer-assignment files for this module")
+        out = write_timeline(report, cached_chart_path(path, args[1] if len(args) > 1 else "html"),
+                             title=os.path.basename(path))
     except ChartError as e:
         raise JsonRpcException(message=str(e), code=REQUEST_FAILED) from None
+    except Exception as e:  # noqa: BLE001 - unreadable file, ...: an error answer, never a dead server
+        log.exception("hlo.showMemoryTimeline failed")
+        raise JsonRpcInternalError(message=f"cannot chart {path}: {e}") from None
     return path_to_uri(out)

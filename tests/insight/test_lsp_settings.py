@@ -94,3 +94,17 @@ async def test_show_memory_timeline_writes_into_the_cache(client):
         assert out.is_file() and str(out).startswith(CACHE) and out.suffix == "." + fmt
         assert magic in out.read_bytes()[:4096]
     assert sorted(os.listdir(LIVE.parent)) == before
+
+
+async def test_show_memory_timeline_without_buffer_files_is_an_error(client):
+    import pytest
+    from pygls.exceptions import JsonRpcException
+
+    before = LIVE.with_name("module_0002.jit_predict.before_optimizations.txt")
+    u = open_doc(client, before)
+    with pytest.raises(JsonRpcException, match="no buffer-assignment files"):
+        await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+            command="hlo.showMemoryTimeline", arguments=[u]))
+    with pytest.raises(JsonRpcException):
+        await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+            command="hlo.showMemoryTimeline", arguments=[]))
