@@ -41,9 +41,7 @@ def _computation_header(line: str) -> tuple[bool, int, str, str] | None:
     return m.group(1) is not None, m.start(2), m.group(2), body[m.end() : -1].strip()
 _TABLE_ROW = re.compile(r"(\d+) (.*)$")
 _CALLED_NAME = re.compile(r"%?([^\s,{}%]+)")
-# Machine-written modules mark every called computation `=%name` or `={%name, ...}`: finding those runs at
-# memchr speed. Text without any `%` (hand-written) takes the general pattern.
-_CALLED_PERCENT = re.compile(r"=\{?%")
+# a call attribute key, found before the string-aware attribute reader runs on a line
 _CALLED_ANY = re.compile(
     r"(?:calls|to_apply|body|condition|true_computation|false_computation|branch_computations|"
     r"called_computations|select|scatter|comparator)="
@@ -62,16 +60,15 @@ class Instruction:
     """One instruction line: name and position from the index pass; opcode, operands and parameter number are
     read from the line on first use (`_parse`) and kept. Columns are code points on ``line``."""
 
-    __slots__ = ("name", "line", "name_start", "is_root", "called", "_lines", "_opcode", "_operands", "_param",
+    __slots__ = ("name", "line", "name_start", "is_root", "_called", "_lines", "_opcode", "_operands", "_param",
                  "unreadable")
 
-    def __init__(self, name: str, line: int, name_start: int, is_root: bool, lines: list[str],
-                 called: tuple[str, ...] = ()):
+    def __init__(self, name: str, line: int, name_start: int, is_root: bool, lines: list[str]):
         self.name = name
         self.line = line
         self.name_start = name_start
         self.is_root = is_root
-        self.called = called  # called computation names, without %
+        self._called: tuple[str, ...] = ()
         self._lines = lines
         self._opcode: str | None = None
         self._operands: tuple[str, ...] = ()
@@ -91,6 +88,8 @@ class Instruction:
         self._opcode, self._operands, self._param, close = _read_operands(line, m)
         if close < 0:
             self.unreadable = "unbalanced parentheses: the operand list is never closed"
+        elif _CALLED_ANY.search(line, close):
+            self._called = _called_in(line[close + 1 :])
 
     @property
     def opcode(self) -> str:
@@ -105,6 +104,13 @@ class Instruction:
         if self._opcode is None:
             self._parse()
         return self._operands
+
+    @property
+    def called(self) -> tuple[str, ...]:
+        """Called computation names (``calls=``, ``to_apply=``, ``body=``...), without ``%``."""
+        if self._opcode is None:
+            self._parse()
+        return self._called
 
     @property
     def parameter_number(self) -> int | None:
@@ -123,15 +129,14 @@ class InstructionTable:
     flag) and turned into `Instruction` objects on first access, so indexing a 20 MB module creates no object
     per instruction. Behaves as a read-only sequence."""
 
-    __slots__ = ("names", "line_of", "col_of", "root_flags", "called", "_lines", "_objs")
+    __slots__ = ("names", "line_of", "col_of", "root_flags", "_lines", "_objs")
 
     def __init__(self, names: list[str], line_of: list[int], col_of: list[int], root_flags: bytearray,
-                 called: dict[int, tuple[str, ...]], lines: list[str]):
+                 lines: list[str]):
         self.names = names
         self.line_of = line_of
         self.col_of = col_of
         self.root_flags = root_flags
-        self.called = called
         self._lines = lines
         self._objs: list[Instruction | None] = [None] * len(names)
 
@@ -144,7 +149,7 @@ class InstructionTable:
             if i < 0:
                 i += len(self.names)
             ins = Instruction(self.names[i], self.line_of[i], self.col_of[i], bool(self.root_flags[i]),
-                              self._lines, self.called.get(i, ()))
+                              self._lines)
             self._objs[i] = ins
         return ins
 
@@ -360,12 +365,20 @@ def find_close_paren(line: str, open_pos: int) -> int:
     return -1
 
 
+_PLAIN_RUN = re.compile(r'[^"(){}\[\],]*')
+
+
 def scan_value_end(line: str, i: int) -> int:
     """End of an attribute value starting at ``i``: the next top-level ``,`` or unmatched closer (depth-aware
-    over (), {}, [] and strings with escapes). Linear; never recursive."""
+    over (), {}, [] and strings with escapes). Linear; never recursive; runs of ordinary characters are skipped
+    by one regex step each."""
     depth = 0
     n = len(line)
+    plain = _PLAIN_RUN.match
     while i < n:
+        i = plain(line, i).end()
+        if i >= n:
+            break
         ch = line[i]
         if ch == '"':
             i += 1
@@ -377,7 +390,7 @@ def scan_value_end(line: str, i: int) -> int:
             if depth == 0:
                 return i
             depth -= 1
-        elif ch == "," and depth == 0:
+        elif depth == 0:  # a comma
             return i
         i += 1
     return n
@@ -448,45 +461,6 @@ def _scan_instructions(scan: str) -> tuple[list[int], list[str], list[int], list
     return offsets, names, line_of, col_of, roots
 
 
-_ONE_NAME = re.compile(r"%([^\s,{}%()]+)")
-
-
-def _find_called(scan: str, offsets: list[int], names: list[str], col_of: list[int], line_of: list[int],
-                 lines: list[str]) -> dict[int, tuple[str, ...]]:
-    """Instruction index -> the computations it calls, for the (few) instructions whose line names one.
-
-    Machine-written text: each ``=%`` / ``={%`` hit whose key (the word before ``=``, itself after ``, ``) is a
-    call attribute gives the names right there, without rescanning the line. Text without ``%`` (hand-written)
-    rescans each candidate line with the string-aware attribute reader."""
-    out: dict[int, tuple[str, ...]] = {}
-    if "%" not in scan:
-        for m in _CALLED_ANY.finditer(scan):
-            k = bisect.bisect_right(offsets, m.start()) - 1
-            if k < 0 or k in out:
-                continue
-            line = lines[line_of[k]]
-            open_pos = line.find("(", col_of[k] + len(names[k]))
-            close = find_close_paren(line, open_pos) if open_pos >= 0 else -1
-            out[k] = _called_in(line[close + 1 :]) if close >= 0 else ()
-        return {k: v for k, v in out.items() if v}
-    found: dict[int, list[str]] = {}
-    for m in _CALLED_PERCENT.finditer(scan):
-        eq = m.start()
-        sp = scan.rfind(" ", eq - 40, eq)
-        if sp < 0 or scan[sp - 1] != "," or scan[sp + 1 : eq] not in CALL_ATTRS:
-            continue
-        if scan[eq + 1] == "{":
-            close = scan.find("}", eq)
-            called = [n.group(1) for n in _CALLED_NAME.finditer(scan, eq + 2, close)] if close > 0 else []
-        else:
-            one = _ONE_NAME.match(scan, eq + 1)
-            called = [one.group(1)] if one else []
-        k = bisect.bisect_right(offsets, eq) - 1
-        if k >= 0 and called:
-            found.setdefault(k, []).extend(called)
-    return {k: tuple(v) for k, v in found.items()}
-
-
 def read_hlo(text: str, lines: list[str] | None = None) -> HloModule:
     """Index HLO module text; never raises. Lines it cannot read become ``syntax-error`` diagnostics.
 
@@ -506,11 +480,10 @@ def read_hlo(text: str, lines: list[str] | None = None) -> HloModule:
     gc.disable()  # ~10^5 small objects: generational collections would cost a third of the time
     try:
         offsets, names, line_of, col_of, roots = _scan_instructions(scan)
-        called = _find_called(scan, offsets, names, col_of, line_of, lines)
         flags = bytearray(len(names))
         for r in roots:
             flags[r] = 1
-        instrs = InstructionTable(names, line_of, col_of, flags, called, lines)
+        instrs = InstructionTable(names, line_of, col_of, flags, lines)
         _read_structure(mod, scan, offsets, instrs, roots)
     finally:
         if enabled:

@@ -2,7 +2,7 @@
 
 The unit of incremental work is the instruction line: an edit that keeps the number of lines and leaves every
 touched line an (indented) instruction line updates that instruction's entry in the `InstructionTable` (name,
-column, ROOT flag, called computations; its parsed form is dropped and re-read on first use), the name index,
+column, ROOT flag; its parsed form (opcode, operands, calls) is dropped and re-read on first use), the name index,
 and the computation's root. Anything else (a line added or removed, a header or brace touched) returns False and
 the caller reads the module again. `patched_lines` counts the lines re-read, for tests.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from hlo_lsp.core.document import Edit
-from hlo_lsp.core.hlo import _INSTR, HloModule, InstructionTable, _called_in, find_close_paren
+from hlo_lsp.core.hlo import HloModule, InstructionTable
 
 _EDIT_LINE = re.compile(r"[ \t]+(ROOT[ \t]+)?%?([\w.\-]+)[ \t]*=")
 
@@ -48,16 +48,6 @@ def _patch_instruction(mod: HloModule, table: InstructionTable, i: int, line: st
     table.names[i] = new_name
     table.col_of[i] = m.start(2)
     table.root_flags[i] = 1 if m.group(1) else 0
-    full = _INSTR.match(line)
-    called: tuple[str, ...] = ()
-    if full is not None:
-        close = find_close_paren(line, full.end() - 1)
-        if close >= 0 and "=" in line[close + 1 :]:
-            called = _called_in(line[close + 1 :])
-    if called:
-        table.called[i] = called
-    else:
-        table.called.pop(i, None)
     table._objs[i] = None
     if old_name != new_name:
         by = mod.by_name
