@@ -14,9 +14,8 @@ span lines. A range request tokenizes only its lines.
 
 from __future__ import annotations
 
-import bisect
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from hlo_lsp.core import kinds
 from hlo_lsp.core.hlo_line import parse_instruction_line
@@ -39,8 +38,7 @@ _SIG_PARAM = re.compile(r"[(,]\s*(?:/\*[^*]*\*/)?%?([^\s:(),%]+):")
 MAX_LINE = 100_000  # a longer line gets only the tokens in its first MAX_LINE characters
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     line: int
     start: int
     end: int
