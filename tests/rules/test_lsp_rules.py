@@ -19,22 +19,24 @@ from tests.lsp.util import uri
 MODULES = [m for m in modules() if not m.single]
 
 
-async def published(client, u: str, version: int) -> list[lsp.Diagnostic]:
-    """The diagnostics the server publishes for ``u`` at ``version`` (call right after sending the change: the
-    notification cannot be handled before this coroutine waits)."""
-    async def wait():
-        while True:
-            params = await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-            if params.uri == u and params.version == version:
-                return params.diagnostics
-    return await asyncio.wait_for(wait(), timeout=90)  # generous: the 2 shared cores are often busy
-
-
-def did_open(client, path, text: str, version: int = 1) -> str:
+def open_and_wait(client, path, text: str, version: int):
+    """Open ``path`` with ``text``; returns (uri, a coroutine giving the first diagnostics published for it).
+    pytest-lsp keeps the last publication per URI; it is cleared first, so what appears is this open's (waiting
+    on notifications one at a time could miss one that arrives in the same read as another document's)."""
     u = uri(path)
+    client.diagnostics.pop(u, None)
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
         uri=u, language_id="plaintext", version=version, text=text)))
-    return u
+
+    async def wait():
+        for _ in range(3600):  # 90 s: generous, the shared cores are often busy
+            got = client.diagnostics.get(u)
+            if got is not None:
+                return got
+            await asyncio.sleep(0.025)
+        raise AssertionError(f"no diagnostics published for {u}")
+
+    return u, wait()
 
 
 def close(client, u: str) -> None:
@@ -51,8 +53,8 @@ def _first(gen, mods):
 
 async def test_overlap_published_and_pulled_with_both_values_related(client):
     f = _first(moved_onto_live, MODULES)
-    u = did_open(client, f.path, f.text, version=3)
-    diags = await published(client, u, 3)
+    u, task = open_and_wait(client, f.path, f.text, version=3)
+    diags = await task
     lines = f.text.split("\n")
     got = {(d.code, d.range.start.line) for d in diags}
     assert got == {(code, ln) for _p, code, ln in f.expected}
@@ -74,8 +76,8 @@ async def test_cross_file_finding_lands_on_the_assignment_file(client):
     assignment file the editor pulls next."""
     f = _first(missing_used_value, MODULES)
     [(ba_path, code, ln)] = sorted(f.expected)
-    u = did_open(client, f.path, f.text, version=2)
-    await published(client, u, 2)
+    u, task = open_and_wait(client, f.path, f.text, version=2)
+    await task
     pulled = await client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri(ba_path))))
     assert [(x.code, x.range.start.line) for x in pulled.items] == [(code, ln)]
@@ -87,8 +89,8 @@ async def test_verifier_warning_published(client):
     path = next(p for p in sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt"))
                 if gte_out_of_range(p, p.read_text(), read(p.read_text())))
     f = gte_out_of_range(path.resolve(), path.read_text(), read(path.read_text()))[0]
-    u = did_open(client, f.path, f.text, version=5)
-    diags = await published(client, u, 5)
+    u, task = open_and_wait(client, f.path, f.text, version=5)
+    diags = await task
     assert [(d.code, d.range.start.line, d.severity) for d in diags] == \
         [("verifier.tuple-index", f.line, lsp.DiagnosticSeverity.Warning)]
     close(client, u)
@@ -101,8 +103,8 @@ async def test_quick_fix_over_code_action(client):
     path = sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt"))[0].resolve()
     original = path.read_text()
     text, n, col, name = _typo_in_operand(original)
-    u = did_open(client, path, text, version=7)
-    diags = await published(client, u, 7)
+    u, task = open_and_wait(client, path, text, version=7)
+    diags = await task
     d = next(d for d in diags if d.code == "undefined-operand")
     actions = await client.text_document_code_action_async(lsp.CodeActionParams(
         text_document=lsp.TextDocumentIdentifier(uri=u), range=d.range,
