@@ -31,6 +31,7 @@ class TimelineData:
     series: dict[str, list[int]]  # category -> bytes per step (only categories that hold anything)
     labels: list[str]  # instruction scheduled at each step
     xla_step: int | None
+    xla_bytes: int
     allocated_step: int | None
     allocated_bytes: int
     top: list[tuple[str, int, str]]  # (value, bytes, source) at the allocated peak, largest first
@@ -42,7 +43,8 @@ def timeline_data(report: PeakReport, top: int = 10) -> TimelineData:
     series = {c: view.by_category[c] for c in CATEGORIES if any(view.by_category[c])}
     labels = [report.sequence[t] if t < len(report.sequence) else "" for t in steps]
     tops = [(v.key, v.bytes, v.source.label() if v.source else "") for v in view.live[:top]]
-    return TimelineData(steps, series, labels, report.xla.step, view.peak_step, view.peak_bytes, tops)
+    return TimelineData(steps, series, labels, report.xla.step, report.xla.bytes, view.peak_step, view.peak_bytes,
+                        tops)
 
 
 def format_of(path: str) -> str:
@@ -95,7 +97,8 @@ def write_timeline(report: PeakReport, path: str, title: str = "", top: int = 10
 
 
 def _peak_text(data: TimelineData) -> list[str]:
-    lines = [f"allocated peak: step {data.allocated_step}, {human_size(data.allocated_bytes)}"]
+    lines = [f"XLA peak: step {data.xla_step}, {human_size(data.xla_bytes)} live (as XLA prints it)",
+             f"allocated peak: step {data.allocated_step}, {human_size(data.allocated_bytes)} reserved:"]
     for name, b, src in data.top:
         lines.append(f"{human_size(b):>10}  {name}" + (f"  ({src})" if src else ""))
     return lines
@@ -129,6 +132,14 @@ def _escape(s: str) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _tick_step(top: int) -> int:
+    """The smallest power of two that puts at most 8 ticks below ``top`` (so ticks read 4.00MiB, 8.00MiB...)."""
+    step = 1
+    while top / step > 8:
+        step *= 2
+    return step
+
+
 def _matplotlib(data: TimelineData, path: str, title: str, fmt: str) -> None:
     try:
         import matplotlib
@@ -149,6 +160,7 @@ def _matplotlib(data: TimelineData, path: str, title: str, fmt: str) -> None:
             ax.axvline(data.xla_step, color="black", linestyle=":", label="XLA peak")
         ax.set_xlabel("step (InstructionSequence)")
         ax.set_ylabel("reserved")
+        ax.yaxis.set_major_locator(matplotlib.ticker.MultipleLocator(_tick_step(max(data.allocated_bytes, 1))))
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: human_size(int(y))))
         ax.set_title(title or "Memory by program order", fontsize=10)
         ax.legend(loc="upper left", fontsize=8)
