@@ -1,40 +1,29 @@
 """HLO verifier-level rules: what XLA's parser accepts but its `HloVerifier` would reject (all warnings, one
 information).
 
-Each rule is a function ``rule(m: _Module) -> Iterator[Diagnostic]`` with a stable ``code`` and a docstring naming
-the check of xla/service/hlo_verifier.cc (or shape_inference.cc) it mirrors. Shapes are compared the way the
+Each rule is a function ``rule(m: ModuleFacts) -> Iterator[Diagnostic]`` with a stable ``code`` and a docstring
+naming the check of xla/service/hlo_verifier.cc (or shape_inference.cc) it mirrors. Shapes are compared the way the
 verifier does when it is not layout-sensitive and allows mixed precision (the laxest configuration XLA runs
 with): layouts, dynamic-dimension markers and floating-point precision are ignored, so a rule never fires on
 something some XLA pipeline accepts.
 
-Algorithm: one pass over the instructions builds, per computation, name -> instruction and each instruction's
-parsed result shape (lazily, each line parsed once); every rule is then one pass with dict lookups.
-Instructions whose shapes cannot be read are skipped, never guessed.
+Algorithm: each rule asks `hlo_facts.ModuleFacts` for the instructions of its opcodes (one regex scan of the
+text), then resolves operands and shapes with dict lookups and cached parses. Instructions whose shapes cannot
+be read are skipped, never guessed.
 """
 
 from __future__ import annotations
 
-import bisect
 import logging
 import re
 from collections.abc import Callable, Iterator
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, info, warning
 from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction
-from hlo_lsp.core.hlo_line import InstructionLine, parse_instruction_line
-from hlo_lsp.core.shapes import (
-    ELEMENT_BITS,
-    Shape,
-    byte_size,
-    element_count,
-    padded_byte_size,
-    parse_shape,
-    shape_text,
-)
+from hlo_lsp.core.rules.hlo_facts import ModuleFacts, exact_types, fp_type, same_shape, text_of
+from hlo_lsp.core.shapes import ELEMENT_BITS, byte_size, element_count, padded_byte_size, parse_shape
 
 _log = logging.getLogger(__name__)
-_FLOATS = frozenset("f16 bf16 f32 f64 f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 "
-                    "f8e8m0fnu f4e2m1fn".split())
 # Elementwise opcodes whose operands and result share one element type (HloInstruction::IsElementwise).
 _SAME_TYPE_UNARY = frozenset("abs ceil cbrt cosine exponential exponential-minus-one floor log log-plus-one "
                              "logistic negate not popcnt round-nearest-afz round-nearest-even rsqrt sign sine "
@@ -44,189 +33,19 @@ _SAME_TYPE_BINARY = frozenset("add subtract multiply divide maximum minimum powe
 _OTHER_ELEMENTWISE = frozenset("compare convert select clamp is-finite real imag complex "
                                "reduce-precision".split())
 _ELEMENTWISE = _SAME_TYPE_UNARY | _SAME_TYPE_BINARY | _OTHER_ELEMENTWISE
-_OPCODE_PATTERNS: dict[tuple[str, ...], re.Pattern] = {}
 _LAYOUT_ATTR = re.compile(r"entry_computation_layout=\{")
 _DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() accepts '²', on which int() raises
 # `f32[4]{0} %x` / `f32[4] x`: an operand written with its shape (searched after the opcode's parenthesis)
 _OLD_STYLE_OPERAND = re.compile(r"[\]})] %?[^\s,()%=]+\s*[,)]")
 
 
-# --------------------------------------------------------------------------------------------- the model
-
-class _Module:
-    """The module with lazy per-computation name lookup, candidate lines found by one regex scan of the text, and
-    cached line details and shapes: a rule touches only the instructions of its opcodes (the reader parses an
-    instruction's line on first use, so nothing else is parsed)."""
-
-    def __init__(self, mod: HloModule) -> None:
-        self.mod = mod
-        self._scope: dict[int, dict[str, int]] = {}
-        self._detail: dict[int, InstructionLine | None] = {}
-        self._shape: dict[int, Shape | None] = {}
-        self._parsed: dict[str, Shape | None] = {}
-        self._params: dict[str, list[Instruction] | None] = {}
-        self._text: str | None = None
-        self._line_starts: list[int] | None = None
-        self._index_of_line: dict[int, int] | None = None
-        table = mod.instructions
-        self._names: list[str] = getattr(table, "names", None) or [i.name for i in table]
-        self._line_of: list[int] = getattr(table, "line_of", None) or [i.line for i in table]
-
-    # -- finding candidates without touching every instruction ------------------------------------------
-    @property
-    def text(self) -> str:
-        if self._text is None:
-            self._text = "\n".join(self.mod.lines)
-        return self._text
-
-    def lines_matching(self, pattern: re.Pattern) -> list[int]:
-        """The distinct lines holding a match of ``pattern``, in order."""
-        if self._line_starts is None:
-            starts, pos = [], 0
-            for ln in self.mod.lines:
-                starts.append(pos)
-                pos += len(ln) + 1
-            self._line_starts = starts
-        out: list[int] = []
-        for mm in pattern.finditer(self.text):
-            ln = bisect.bisect_right(self._line_starts, mm.start()) - 1
-            if not out or out[-1] != ln:
-                out.append(ln)
-        return out
-
-    def at_line(self, line: int) -> Instruction | None:
-        if self._index_of_line is None:
-            self._index_of_line = {ln: i for i, ln in enumerate(self._line_of)}
-        i = self._index_of_line.get(line)
-        return None if i is None else self.mod.instructions[i]
-
-    def of_opcodes(self, opcodes) -> list[Instruction]:
-        """The instructions with one of ``opcodes``, in document order."""
-        key = tuple(sorted(opcodes))
-        pat = _OPCODE_PATTERNS.get(key)
-        if pat is None:
-            pat = _OPCODE_PATTERNS[key] = re.compile(r" (?:%s)\(" % "|".join(re.escape(o) for o in key))
-        out = []
-        for ln in self.lines_matching(pat):
-            ins = self.at_line(ln)
-            if ins is not None and ins.opcode in opcodes:
-                out.append(ins)
-        return out
-
-    def scope(self, comp: Computation) -> dict[str, int]:
-        """Name -> instruction index within ``comp`` (the first of a repeated name)."""
-        names = self._scope.get(id(comp))
-        if names is None:
-            names = {}
-            for i in comp.instructions:
-                names.setdefault(self._names[i], i)
-            self._scope[id(comp)] = names
-        return names
-
-    def comp_of(self, ins: Instruction) -> Computation | None:
-        return self.mod.computation_at_line(ins.line)
-
-    def detail(self, ins: Instruction) -> InstructionLine | None:
-        key = id(ins)
-        if key not in self._detail:
-            self._detail[key] = parse_instruction_line(self.mod.lines[ins.line])
-        return self._detail[key]
-
-    def shape(self, ins: Instruction) -> Shape | None:
-        """The instruction's result shape; None when not written or unreadable. Only the head of the line is
-        matched (not its attributes), and each distinct shape text is parsed once."""
-        key = id(ins)
-        if key not in self._shape:
-            mm = _INSTR.match(self.mod.lines[ins.line])
-            text = mm.group(4) if mm is not None else None
-            if text is None:
-                self._shape[key] = None
-            else:
-                if text not in self._parsed:
-                    self._parsed[text] = parse_shape(text)
-                self._shape[key] = self._parsed[text]
-        return self._shape[key]
-
-    def operands(self, ins: Instruction) -> list[Instruction | None]:
-        """The operand instructions in the same computation (None for a name that does not resolve)."""
-        c = self.comp_of(ins)
-        names = self.scope(c) if c is not None else {}
-        table = self.mod.instructions
-        return [table[names[op]] if op in names else None for op in ins.operands]
-
-    def parameters(self, comp_name: str) -> list[Instruction] | None:
-        """A computation's parameter instructions by number (0..n-1); None when unknown or numbered oddly."""
-        if comp_name not in self._params:
-            self._params[comp_name] = self._read_parameters(comp_name)
-        return self._params[comp_name]
-
-    def _read_parameters(self, comp_name: str) -> list[Instruction] | None:
-        ci = self.mod.computation_by_name.get(comp_name)
-        if ci is None:
-            return None
-        comp = self.mod.computations[ci]
-        lines, line_of, table = self.mod.lines, self._line_of, self.mod.instructions
-        # The substring test spares parsing every other instruction of the computation.
-        params = [table[i] for i in comp.instructions
-                  if " parameter(" in lines[line_of[i]] and table[i].opcode == "parameter"]
-        nums = [p.parameter_number for p in params]
-        if any(n is None for n in nums) or sorted(nums) != list(range(len(params))):
-            return None
-        return sorted(params, key=lambda p: p.parameter_number)
-
-    def opcode_range(self, ins: Instruction) -> Range:
-        d = self.detail(ins)
-        if d is None:
-            return ins.name_range
-        return Range(ins.line, d.opcode.start, ins.line, d.opcode.end)
-
-    def called_range(self, ins: Instruction, callee: str) -> Range:
-        """The range of ``callee`` where ``ins`` names it; the instruction name when not found."""
-        d = self.detail(ins)
-        for sp in d.called if d is not None else ():
-            if sp.text == callee:
-                return Range(ins.line, sp.start, ins.line, sp.end)
-        return ins.name_range
-
-    def operand_range(self, ins: Instruction, k: int) -> Range:
-        d = self.detail(ins)
-        if d is None or k >= len(d.operands):
-            return ins.name_range
-        sp = d.operands[k]
-        return Range(ins.line, sp.start, ins.line, sp.end)
-
-
-def _fp_type(t: str) -> str:
-    return "<float>" if t in _FLOATS else t
-
-
-def _same(a: Shape, b: Shape) -> bool:
-    """Equal ignoring layout, dynamic markers and fp precision (`Shape::Equal` as the lax verifier uses it);
-    iterative over tuples."""
-    work = [(a, b)]
-    while work:
-        x, y = work.pop()
-        if x.is_tuple or y.is_tuple:
-            if not (x.is_tuple and y.is_tuple) or len(x.tuple_shapes) != len(y.tuple_shapes):
-                return False
-            work.extend(zip(x.tuple_shapes, y.tuple_shapes))
-            continue
-        if _fp_type(x.element_type) != _fp_type(y.element_type) or x.dims != y.dims:
-            return False
-    return True
-
-
-def _text(s: Shape) -> str:
-    return shape_text(s, with_layout=False)
-
-
-def _instrs(m: _Module, opcodes) -> list[Instruction]:
+def _instrs(m: ModuleFacts, opcodes) -> list[Instruction]:
     return m.of_opcodes(opcodes)
 
 
 # ------------------------------------------------------------------------------------------------- rules
 
-def elementwise_shapes(m: _Module) -> Iterator[Diagnostic]:
+def elementwise_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``verifier.elementwise-shape``: an elementwise instruction whose operand dimensions differ from its
     result's. XLA: ``CheckElementwiseInstruction`` (hlo_verifier.cc) requires every operand to be
     ``CompatibleIgnoringElementType`` with the output ("Implicit broadcast is not allowed in HLO"). Scalar
@@ -243,11 +62,11 @@ def elementwise_shapes(m: _Module) -> Iterator[Diagnostic]:
                 continue
             if s.dims != out.dims:
                 yield warning(m.operand_range(ins, k), "verifier.elementwise-shape",
-                              f"operand {k} of {ins.opcode} is {_text(s)}, but the result is {_text(out)}: "
+                              f"operand {k} of {ins.opcode} is {text_of(s)}, but the result is {text_of(out)}: "
                               "HLO has no implicit broadcast")
 
 
-def element_types(m: _Module) -> Iterator[Diagnostic]:
+def element_types(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``verifier.element-type``: an elementwise instruction mixing element types where XLA's shape inference
     requires one (``add(f32, s32)``), ``compare`` not returning ``pred``, ``select`` with a non-``pred``
     predicate. XLA: ``ShapeInference::InferBinaryOpShape``/``InferUnaryOpShape``/``InferTernaryOpShape`` as
@@ -265,23 +84,23 @@ def element_types(m: _Module) -> Iterator[Diagnostic]:
         if ins.opcode == "compare":
             if out.element_type != "pred":
                 yield warning(m.opcode_range(ins), "verifier.element-type",
-                              f"compare returns {_text(out)}; its result type is pred")
+                              f"compare returns {text_of(out)}; its result type is pred")
             pairs = [(k, shapes[k], shapes[0]) for k in range(1, len(shapes))]
         elif ins.opcode == "select":
             if shapes[0].element_type != "pred":
                 yield warning(m.operand_range(ins, 0), "verifier.element-type",
-                              f"the predicate of select is {_text(shapes[0])}; it must be pred")
+                              f"the predicate of select is {text_of(shapes[0])}; it must be pred")
             pairs = [(k, shapes[k], out) for k in range(1, len(shapes))]
         else:
             pairs = [(k, shapes[k], out) for k in range(len(shapes))]
         for k, s, ref in pairs:
-            if _fp_type(s.element_type) != _fp_type(ref.element_type):
+            if fp_type(s.element_type) != fp_type(ref.element_type):
                 yield warning(m.operand_range(ins, k), "verifier.element-type",
                               f"operand {k} of {ins.opcode} is {s.element_type}, but "
                               f"{'operand 0' if ref is shapes[0] else 'the result'} is {ref.element_type}")
 
 
-def bitcast_convert_shape(m: _Module) -> Iterator[Diagnostic]:
+def bitcast_convert_shape(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``verifier.bitcast-convert``: a ``bitcast-convert`` whose result dimensions do not follow from its
     operand's and the two bit widths. XLA: ``ShapeInference::InferBitcastConvertShape``: equal widths keep the
     dimensions; a narrower result appends a minor dimension of ``in_bits / out_bits``; a wider result drops a
@@ -304,11 +123,11 @@ def bitcast_convert_shape(m: _Module) -> Iterator[Diagnostic]:
             want = s.dims[:-1] if b % a == 0 and s.dims and s.dims[-1] == b // a else None
         if want is None or want != out.dims:
             yield warning(m.opcode_range(ins), "verifier.bitcast-convert",
-                          f"bitcast-convert of {_text(s)} ({a} bits an element) cannot give {_text(out)} "
+                          f"bitcast-convert of {text_of(s)} ({a} bits an element) cannot give {text_of(out)} "
                           f"({b} bits an element)")
 
 
-def element_count_kept(m: _Module) -> Iterator[Diagnostic]:
+def element_count_kept(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``verifier.element-count``: a ``reshape`` that changes the number of elements, or a ``bitcast`` that
     changes the element count and both the byte size and the tiled (padded) byte size. XLA:
     ``ShapeInference::InferReshapeShape`` ("reshape operation has mismatched element counts");
@@ -329,10 +148,10 @@ def element_count_kept(m: _Module) -> Iterator[Diagnostic]:
                                         or padded_byte_size(s) == padded_byte_size(out)):
             continue  # the verifier compares the backend's (tiled, padded) sizes
         yield warning(m.opcode_range(ins), "verifier.element-count",
-                      f"{ins.opcode} turns {_text(s)} ({a} elements) into {_text(out)} ({b} elements)")
+                      f"{ins.opcode} turns {text_of(s)} ({a} elements) into {text_of(out)} ({b} elements)")
 
 
-def written_operand_shapes(m: _Module) -> Iterator[Diagnostic]:
+def written_operand_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``operand-shape-mismatch``: an operand written with a shape (old style ``add(f32[4]{0} %x, ...)``) that
     is not the shape of its definition. XLA: the printer writes each operand's own shape, and every shape check
     of the verifier reads the definition's; a differing written shape is a hand edit."""
@@ -352,28 +171,16 @@ def written_operand_shapes(m: _Module) -> Iterator[Diagnostic]:
             if written is None or k >= len(ops) or ops[k] is None:
                 continue
             ws, ds = parse_shape(written.text), m.shape(ops[k])
-            if ws is None or ds is None or (_same(ws, ds) and _exact_types(ws, ds)):
+            if ws is None or ds is None or (same_shape(ws, ds) and exact_types(ws, ds)):
                 continue
             dd = m.detail(ops[k])
             yield warning(Range(ins.line, written.start, ins.line, written.end), "operand-shape-mismatch",
                           f"operand {k} is written as {written.text}, but `{ops[k].name}` is "
-                          f"{dd.shape.text if dd and dd.shape else _text(ds)}",
+                          f"{dd.shape.text if dd and dd.shape else text_of(ds)}",
                           related=(Related(ops[k].name_range, f"definition of {ops[k].name}"),))
 
 
-def _exact_types(a: Shape, b: Shape) -> bool:
-    """Element types equal everywhere (a written operand shape is a copy, so precision counts here)."""
-    work = [(a, b)]
-    while work:
-        x, y = work.pop()
-        if x.is_tuple and y.is_tuple:
-            work.extend(zip(x.tuple_shapes, y.tuple_shapes))
-        elif x.element_type != y.element_type:
-            return False
-    return True
-
-
-def tuple_index(m: _Module) -> Iterator[Diagnostic]:
+def tuple_index(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``verifier.tuple-index``: a ``get-tuple-element`` whose index is outside its operand's tuple, or whose
     shape is not that element's. XLA: ``ShapeInference::InferGetTupleElementShape`` ("Cannot infer shape:
     attempt to index out of tuple bounds") and ``HloVerifier::HandleGetTupleElement`` (``CheckShape``)."""
@@ -395,13 +202,13 @@ def tuple_index(m: _Module) -> Iterator[Diagnostic]:
             shown = digits if len(digits) <= 18 else f"{digits[:12]}… ({len(digits)} digits)"
             yield warning(rng, "verifier.tuple-index",
                           f"index {shown} is out of range: `{ops[0].name}` has {len(s.tuple_shapes)} elements")
-        elif not _same(out, s.tuple_shapes[k]):
+        elif not same_shape(out, s.tuple_shapes[k]):
             yield warning(Range(ins.line, d.shape.start, ins.line, d.shape.end) if d.shape else rng,
                           "verifier.tuple-index",
-                          f"element {k} of `{ops[0].name}` is {_text(s.tuple_shapes[k])}, but this is {_text(out)}")
+                          f"element {k} of `{ops[0].name}` is {text_of(s.tuple_shapes[k])}, but this is {text_of(out)}")
 
 
-def called_parameters(m: _Module) -> Iterator[Diagnostic]:
+def called_parameters(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``verifier.called-parameters``: a ``fusion``/``call``/``while`` whose called computation's parameters
     disagree with its operands in count or shape, or a ``reduce``/``map`` whose ``to_apply`` takes a different
     number of parameters than it has operands. XLA: ``HloVerifier::HandleFusion``/``HandleCall``
@@ -427,13 +234,13 @@ def called_parameters(m: _Module) -> Iterator[Diagnostic]:
             for k, (p, op) in enumerate(zip(params, ops)):
                 ps = m.shape(p)
                 os_ = m.shape(op) if op is not None else None
-                if ps is not None and os_ is not None and not _same(ps, os_):
+                if ps is not None and os_ is not None and not same_shape(ps, os_):
                     yield warning(m.operand_range(ins, k), "verifier.called-parameters",
-                                  f"operand {k} is {_text(os_)}, but parameter {k} of `{callee}` is {_text(ps)}",
+                                  f"operand {k} is {text_of(os_)}, but parameter {k} of `{callee}` is {text_of(ps)}",
                                   related=(Related(p.name_range, f"parameter {k} of {callee}"),))
 
 
-def entry_layout(m: _Module) -> Iterator[Diagnostic]:
+def entry_layout(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``verifier.entry-layout``: ``entry_computation_layout`` whose parameter count or shapes (ignoring
     layout) differ from the ENTRY computation's parameters, or whose result differs from its root. XLA:
     ``HloVerifier`` ``VerifyEntryComputationLayout`` ("Number of parameters in entry computation layout (%d)
@@ -470,16 +277,16 @@ def entry_layout(m: _Module) -> Iterator[Diagnostic]:
         return
     for k, (p, ls) in enumerate(zip(params, layout_params)):
         ps = m.shape(p)
-        if ps is not None and not _same(ps, ls):
+        if ps is not None and not same_shape(ps, ls):
             yield warning(rng, "verifier.entry-layout",
-                          f"entry_computation_layout gives parameter {k} as {_text(ls)}, but `{p.name}` is "
-                          f"{_text(ps)}", related=(Related(p.name_range, f"parameter {k}"),))
+                          f"entry_computation_layout gives parameter {k} as {text_of(ls)}, but `{p.name}` is "
+                          f"{text_of(ps)}", related=(Related(p.name_range, f"parameter {k}"),))
     root = mod.instructions[entry.root] if entry.root is not None else None
     rs = m.shape(root) if root is not None else None
-    if rs is not None and result_shape is not None and not _same(rs, result_shape):
+    if rs is not None and result_shape is not None and not same_shape(rs, result_shape):
         yield warning(rng, "verifier.entry-layout",
-                      f"entry_computation_layout gives the result as {_text(result_shape)}, but the ENTRY root "
-                      f"`{root.name}` is {_text(rs)}", related=(Related(root.name_range, "the ENTRY root"),))
+                      f"entry_computation_layout gives the result as {text_of(result_shape)}, but the ENTRY root "
+                      f"`{root.name}` is {text_of(rs)}", related=(Related(root.name_range, "the ENTRY root"),))
 
 
 def _matching_brace(line: str, open_pos: int) -> int:
@@ -507,7 +314,7 @@ def _top_level_arrow(body: str) -> int:
     return -1
 
 
-def name_reused(m: _Module) -> Iterator[Diagnostic]:
+def name_reused(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``verifier.name-reused`` (information): an instruction name defined in two computations. XLA: names are
     unique module-wide (``HloModule`` uniquifies them with its ``NameUniquer``), so its printer never writes
     this; the parser accepts it because names are scoped per computation."""
@@ -532,7 +339,7 @@ def name_reused(m: _Module) -> Iterator[Diagnostic]:
 
 
 #: Every rule with the codes it can emit, in the order they run.
-VERIFIER_RULES: tuple[tuple[Callable[[_Module], Iterator[Diagnostic]], tuple[str, ...]], ...] = (
+VERIFIER_RULES: tuple[tuple[Callable[[ModuleFacts], Iterator[Diagnostic]], tuple[str, ...]], ...] = (
     (elementwise_shapes, ("verifier.elementwise-shape",)),
     (element_types, ("verifier.element-type",)),
     (bitcast_convert_shape, ("verifier.bitcast-convert",)),
@@ -547,7 +354,7 @@ VERIFIER_RULES: tuple[tuple[Callable[[_Module], Iterator[Diagnostic]], tuple[str
 
 def verify(mod: HloModule) -> list[Diagnostic]:
     """Every verifier-level diagnostic of ``mod``; [] for a module XLA's verifier would accept."""
-    m = _Module(mod)
+    m = ModuleFacts(mod)
     out: list[Diagnostic] = []
     for rule, _codes in VERIFIER_RULES:
         try:
