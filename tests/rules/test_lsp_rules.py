@@ -5,6 +5,7 @@ textDocument/codeAction. Faults are injected in the didOpen text only; nothing i
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 from lsprotocol import types as lsp
@@ -120,5 +121,27 @@ async def test_quick_fix_over_code_action(client):
     line = text.split("\n")[n]
     e = edits[0]
     fixed = line[: e.range.start.character] + e.new_text + line[e.range.end.character:]
+    assert fixed == original.split("\n")[n]
+    close(client, u)
+
+
+async def test_written_shape_quick_fix_over_code_action(client):
+    """Old-style seed 001: a written operand shape edited; the quick fix writes the definition's shape back."""
+    path = next(DATA.glob("seeds/001_*.txt")).resolve()
+    original = path.read_text()
+    lines = original.split("\n")
+    n, m = next((n, m) for n, line in enumerate(lines)
+                if " parameter(" not in line and (m := re.search(r"\((\w+)\[(\d+)([\d,]*)\](\{[^}]*\})? %", line)))
+    lines[n] = lines[n][: m.start(2)] + str(int(m.group(2)) + 1) + lines[n][m.end(2):]
+    u, wait = open_and_wait(client, path, "\n".join(lines), version=9)
+    diags = await wait
+    d = next(d for d in diags if d.code == "operand-shape-mismatch")
+    assert d.range.start.line == n
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=u), range=d.range,
+        context=lsp.CodeActionContext(diagnostics=[d])))
+    assert len(actions) == 1
+    [e] = actions[0].edit.changes[u]
+    fixed = lines[n][: e.range.start.character] + e.new_text + lines[n][e.range.end.character:]
     assert fixed == original.split("\n")[n]
     close(client, u)
