@@ -40,6 +40,10 @@ def _computation_header(line: str) -> tuple[bool, int, str, str] | None:
         return None
     return m.group(1) is not None, m.start(2), m.group(2), body[m.end() : -1].strip()
 _TABLE_ROW = re.compile(r"(\d+) (.*)$")
+_CALL_ATTR_PCT = re.compile(
+    r"[\s,](calls|to_apply|body|condition|true_computation|false_computation|branch_computations|"
+    r"called_computations|select|scatter|comparator)=(\{[^}]*\}|%[\w.\-]+)"
+)
 _CALLED_NAME = re.compile(r"%?([^\s,{}%]+)")
 # a call attribute key, found before the string-aware attribute reader runs on a line
 _CALLED_ANY = re.compile(
@@ -88,6 +92,11 @@ class Instruction:
         self._opcode, self._operands, self._param, close = _read_operands(line, m)
         if close < 0:
             self.unreadable = "unbalanced parentheses: the operand list is never closed"
+        elif "%" in line:
+            # machine-written: every called computation is written `key=%name` or `key={%a, %b}`
+            if "=%" in line or "={%" in line:
+                self._called = tuple(n.group(1) for m in _CALL_ATTR_PCT.finditer(line, close)
+                                     for n in _CALLED_NAME.finditer(m.group(2)))
         elif _CALLED_ANY.search(line, close):
             self._called = _called_in(line[close + 1 :])
 
