@@ -303,6 +303,15 @@ class HloModule:
         return self.tables.get(table, {}).get(row_id)
 
 
+def warm_module(mod: HloModule) -> None:
+    """Build the lazily made whole-module maps (users, callers, line and computation lookups) now, so the first
+    references or definition request on a large module does not pay for them."""
+    mod.users("")
+    mod.callers("")
+    mod.instruction_at_line(0)
+    mod.computation_at_line(0)
+
+
 def split_operands(seg: str) -> list[tuple[int, int]]:
     """Spans (start, end) of the comma-separated items of an operand list, depth-aware over (), {} and []."""
     spans = []

@@ -17,7 +17,7 @@ from pathlib import Path
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error
 from hlo_lsp.core.document import Edit, LineDocument
-from hlo_lsp.core.hlo import HloModule, read_hlo
+from hlo_lsp.core.hlo import HloModule, read_hlo, warm_module
 from hlo_lsp.core.hlo_checks import StructuralChecker
 from hlo_lsp.core.hlo_index import HloIndex
 from hlo_lsp.core.incremental import patch_module
@@ -261,6 +261,15 @@ class Workspace:
         except ReadError:
             return None
 
+    def warm(self, path: str) -> None:
+        """Build, ahead of the first request, the lazily made maps of ``path``'s module: its HLO lookups and
+        the occurrence key maps of its buffer files (each O(n) once); nothing when it cannot be read."""
+        try:
+            for a in self.bundle(path).documents():
+                _warm_index(a.index)
+        except ReadError:
+            pass
+
     def bundle(self, path: str) -> ModuleBundle:
         """The module ``path`` belongs to: itself plus the same-stem siblings in its folder."""
         a = self.analysis(path)
@@ -298,6 +307,13 @@ class Workspace:
                 self._bundles.clear()
             self._bundles[key] = b
         return b
+
+
+def _warm_index(index) -> None:
+    if isinstance(index, OccurrenceIndex):
+        index.find("value", "")  # builds the key map
+    elif isinstance(index, HloIndex):
+        warm_module(index.mod)
 
 
 def unreadable_diagnostic(message: str) -> Diagnostic:

@@ -188,6 +188,8 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
             return
         _publish_now(ls, path, complete=False)
         a = ls.ws.try_analysis(path)
+        if a is not None and a.size > GRAMMAR_LIMIT:
+            await asyncio.to_thread(ls.ws.warm, path)
         if a is not None and a.hlo is not None and a.verified is None and a.size > GRAMMAR_LIMIT:
             _report_progress(ls, token, "verifier rules")
             done = await asyncio.to_thread(run_verifier, a, version)
@@ -453,7 +455,7 @@ def on_code_action(ls: HloLanguageServer, params: lsp.CodeActionParams):
     for a in code_actions.code_actions(ls.ws, path, _core_range(conv, lines, params.range), sent):
         changes = {path_to_uri(p): [lsp.TextEdit(range=conv.range_in(p, e.range), new_text=e.new_text) for e in edits]
                    for p, edits in a.edits.items()}
-        out.append(lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.QuickFix, is_preferred=True,
+        out.append(lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.QuickFix, is_preferred=a.preferred,
                                   diagnostics=[conv.diagnostic(path, lines, a.diagnostic)],
                                   edit=lsp.WorkspaceEdit(changes=changes)))
     return out or None

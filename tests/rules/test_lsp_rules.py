@@ -113,9 +113,8 @@ async def test_quick_fix_over_code_action(client):
     assert all(isinstance(a, lsp.CodeAction) and a.kind == lsp.CodeActionKind.QuickFix for a in actions)
     best = actions[0]  # the closest name comes first
     assert best.is_preferred and best.title == f"Rename `{name[0] + name}` to `{name}`"
-    # FIXME: the server marks every action preferred (is_preferred=True); it should pass CodeAction.preferred,
-    # so that only the closest rename is preferred (VS Code auto-fixes only with a single preferred action).
-    assert [a.is_preferred for a in actions] == [True] * len(actions)
+    # only the closest rename is preferred (VS Code auto-fixes only with a single preferred action)
+    assert [a.is_preferred for a in actions] == [True] + [False] * (len(actions) - 1)
     edits = best.edit.changes[u]
     assert len(edits) == 1 and edits[0].range.start.line == n
     line = text.split("\n")[n]
