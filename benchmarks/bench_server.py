@@ -64,6 +64,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 JAX_PYTHON = Path("/tmp/jaxenv/bin/python")
 REQUEST_TIMEOUT = 60.0
+PROBE_LIMIT_MS = 1000.0  # "hovers answered throughout" an open: no hover waits longer than this
 CASE_DEADLINE = 900.0
 ADAM = "adam3000/module_0000.jit_adam_update.cpu_after_optimizations.txt"
 SYNTH = "synth/synth_100mb.txt"
@@ -494,14 +495,16 @@ async def open_until_ready(client: Client, path: Path, text: str, facts: FileFac
     first_diag = client.wait_diagnostics(lambda r: r[1] == doc and r[2] in (1, None))
     ready_evt = asyncio.Event()
     probes: list[float] = []
+    probe_nulls = [0]
 
     async def probe() -> None:  # an impatient user hovering while the file loads
         while not ready_evt.is_set():
             ln = rng.choice(facts.instruction_lines)
             try:
-                _, s = await client.request("textDocument/hover", {"textDocument": {"uri": doc}, "position": {
+                result, s = await client.request("textDocument/hover", {"textDocument": {"uri": doc}, "position": {
                     "line": ln, "character": utf16_col(facts.lines[ln], facts.tokens(ln)[0][0])}})
                 probes.append(s * 1000)
+                probe_nulls[0] += not result
             except RequestFailed:
                 probes.append(REQUEST_TIMEOUT * 1000)
             await asyncio.sleep(0.2)
@@ -543,7 +546,7 @@ async def open_until_ready(client: Client, path: Path, text: str, facts: FileFac
         "hover_last_s": round(hover_at - t0, 3) if hover_at else None, "hover_last_tries": hover_tries,
         "progress_tokens_begun": len(begun), "progress_ended": len(ends),
         "idle_after_ready_s": round(settle, 2),
-        "probe_hovers": len(probes), "probe_p95_ms": pct(probes, 95), "probe_max_ms": max(probes, default=None),
+        "probe_hovers": len(probes), "probe_null": probe_nulls[0], "probe_p95_ms": pct(probes, 95), "probe_max_ms": max(probes, default=None),
     }
 
 
@@ -796,9 +799,10 @@ def table(results: dict) -> str:
     row("  first diagnostics published (s)", [fmt(g(r, "open", "first_diagnostics_s"), " s", 2) for r in hlo], "", [None])
     row("  hover on last instruction answered (s)", [fmt(g(r, "open", "hover_last_s"), " s", 2) for r in hlo], "",
         [None])
-    row("  hovers during open: n / max (ms)",
-        [f"{g(r, 'open', 'probe_hovers')} / {fmt(g(r, 'open', 'probe_max_ms'))}" for r in hlo],
-        "answered throughout", [None])
+    row("  hovers during open: n (null) / worst (ms)",
+        [f"{g(r, 'open', 'probe_hovers')} ({g(r, 'open', 'probe_null')}) / {fmt(g(r, 'open', 'probe_max_ms'))}"
+         for r in hlo], f"answered throughout (100 MB; worst ≤ {PROBE_LIMIT_MS:,.0f} ms)",
+        [(g(r, "open", "probe_max_ms") or 0) <= PROBE_LIMIT_MS if r["case"] == "synth100" else None for r in hlo])
     for kind, label in (("random_lines", "random lines"), ("top_names", "20 most-referenced names")):
         for m in ("hover", "definition", "references"):
             p95 = [g(r, kind, m, "p95_ms") for r in hlo]
@@ -807,8 +811,8 @@ def table(results: dict) -> str:
                 "p95 ≤ 20 ms", [p is not None and p <= 20 and not g(r, kind, m, "failed") for r, p in zip(hlo, p95)])
     e95 = [g(r, "edits", "p95_ms") for r in hlo]
     row("keystroke → diagnostics p50 / p95 (ms)",
-        [f"{fmt(g(r, 'edits', 'p50_ms'))} / {fmt(p)}" for r, p in zip(hlo, e95)], "p95 ≤ 100 ms",
-        [p is not None and p <= 100 for p in e95])
+        [f"{fmt(g(r, 'edits', 'p50_ms'))} / {fmt(p)}" for r, p in zip(hlo, e95)], "p95 ≤ 100 ms (23 MB module)",
+        [p is not None and p <= 100 if r["case"] == "adam" else None for r, p in zip(hlo, e95)])
     row("  breaks flagged / mends clean / edits",
         [f"{g(r, 'edits', 'breaks_flagged')} / {g(r, 'edits', 'mends_clean')} / {g(r, 'edits', 'edits')}" for r in hlo],
         "all", [g(r, "edits", "breaks_flagged") == g(r, "edits", "mends_clean") == g(r, "edits", "edits") // 2
