@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from hlo_lsp.core.hlo import HloModule
+from hlo_lsp.core.hlo import _INSTR, HloModule, find_close_paren
 from hlo_lsp.core.hlo_line import parse_instruction_line
 from hlo_lsp.core.occurrences import Occurrence
 
@@ -134,7 +134,31 @@ class HloIndex:
 
     def find(self, kind: str, key: str) -> list[Occurrence]:
         """Every occurrence of (kind, key) in document order; [] when the key never occurs."""
+        if kind == "instruction":
+            return self._find_instruction(key)
         return [o for ln in self._lines_for(kind, key) for o in self.on_line(ln) if o.kind == kind and o.key == key]
+
+    def _find_instruction(self, key: str) -> list[Occurrence]:
+        """Definition, signature and operand uses of instruction ``key``. A user's line is searched only in its
+        operand list (a name used thousands of times costs thousands of short scans, not full line parses)."""
+        mod = self.mod
+        users = {u.line for u in mod.users(key)}
+        name = re.compile(r"(?<![\w.\-])%?(" + re.escape(key) + r")(?![\w.\-])")
+        out: list[Occurrence] = []
+        for ln in self._lines_for("instruction", key):
+            if ln not in users:
+                out.extend(o for o in self.on_line(ln) if o.kind == "instruction" and o.key == key)
+                continue
+            text = mod.lines[ln]
+            m = _INSTR.match(text)
+            close = find_close_paren(text, m.end() - 1) if m is not None else -1
+            if close < 0:
+                continue
+            if m.group(3) == key:
+                out.append(Occurrence(ln, m.start(3), m.end(3), "instruction", key, "def"))
+            for u in name.finditer(text, m.end(), close):
+                out.append(Occurrence(ln, u.start(1), u.end(1), "instruction", key, "use"))
+        return out
 
     def definition(self, kind: str, key: str) -> Occurrence | None:
         """The defining occurrence of (kind, key); None when the document does not define it."""

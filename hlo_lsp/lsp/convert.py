@@ -74,7 +74,13 @@ class Converter:
 
     def __init__(self, encoding: str, lines_of):
         self.encoding = encoding
-        self.lines_of = lines_of
+        self._lines_of = lines_of
+        self._lines: dict[str, list[str] | None] = {}  # per request: a file's lines are fetched once
+
+    def lines_of(self, path: str) -> list[str] | None:
+        if path not in self._lines:
+            self._lines[path] = self._lines_of(path)
+        return self._lines[path]
 
     def _line(self, lines: list[str] | None, n: int) -> str:
         if lines is None or not 0 <= n < len(lines):
