@@ -98,16 +98,17 @@ class Analysis:
         return sum(map(len, lines)) + len(lines) - 1
 
 
-def analyse(path: str, source: Source, text: str | None = None) -> Analysis:
-    """Read one document into its model; never raises. ``text`` is a snapshot of the source's text (taken
-    while no edit can interleave); the module gets lines of its own, which `Workspace.analysis` swaps for the
-    editor's line store when no edit landed meanwhile."""
-    text = source.text if text is None else text
+def analyse(path: str, source: Source, lines: list[str] | None = None) -> Analysis:
+    """Read one document into its model; never raises. ``lines`` is a snapshot of the source's lines (taken
+    while no edit can interleave); the module keeps it, and `Workspace.analysis` swaps it for the editor's
+    line store itself when no edit landed meanwhile."""
+    lines = list(source.doc.lines) if lines is None else lines
+    text = "\n".join(lines)
     kind = kinds.detect_kind(path, text[:8192])
     a = Analysis(path, kind, source)
     if kind == kinds.HLO or kind is None and text.lstrip().startswith(("HloModule", "ENTRY", "%")):
         a.kind = kinds.HLO
-        a.hlo = read_hlo(text)
+        a.hlo = read_hlo(text, lines)
         a.index = HloIndex(a.hlo)
         a.checker = StructuralChecker(a.hlo)
         a.read_diagnostics = list(a.hlo.diagnostics)
@@ -235,9 +236,9 @@ class Workspace:
                 raise NotReady(f"{path}: still being read")
             self._busy[path] = me
             generation = src.doc.generation
-            text = src.text
+            lines = list(src.doc.lines)  # a snapshot sharing the line strings (one pointer a line)
         try:
-            a = analyse(path, src, text)
+            a = analyse(path, src, lines)
         finally:
             with self._lock:
                 if self._busy.get(path) == me:
