@@ -53,6 +53,7 @@ import json
 import os
 import random
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -292,8 +293,10 @@ class Client:
     async def notify(self, method: str, params: dict) -> None:
         await self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    async def request(self, method: str, params: dict, timeout: float = REQUEST_TIMEOUT) -> tuple[object, float]:
-        """(result, seconds from write to answer); raises RequestFailed on an error answer or after ``timeout``."""
+    async def request(self, method: str, params: dict, timeout: float | None = None) -> tuple[object, float]:
+        """(result, seconds from write to answer); raises RequestFailed on an error answer or after ``timeout``
+        (default: the --timeout, 60 s)."""
+        timeout = REQUEST_TIMEOUT if timeout is None else timeout
         self._next_id += 1
         rid = self._next_id
         fut = asyncio.get_running_loop().create_future()
@@ -359,9 +362,13 @@ async def start_server(cmd: list[str], root: Path, log_dir: Path, name: str) -> 
             "publishDiagnostics": {"versionSupport": True, "relatedInformation": True},
         },
     }
-    await client.request("initialize", {
-        "processId": os.getpid(), "rootUri": uri(root), "rootPath": str(root), "capabilities": caps,
-        "workspaceFolders": [{"uri": uri(root), "name": root.name}], "clientInfo": {"name": "bench_server"}})
+    try:
+        await client.request("initialize", {
+            "processId": os.getpid(), "rootUri": uri(root), "rootPath": str(root), "capabilities": caps,
+            "workspaceFolders": [{"uri": uri(root), "name": root.name}], "clientInfo": {"name": "bench_server"}})
+    except BaseException:
+        await client.shutdown()
+        raise
     startup = time.monotonic() - start
     await client.notify("initialized", {})
     return client, startup
@@ -611,7 +618,7 @@ async def hlo_case(name: str, path: Path, args, log_dir: Path, rec: dict) -> dic
     rec["xla"] = xla_parse_seconds(path, args.xla_repeat)
     facts = FileFacts(text)
     rec["instructions"] = len(facts.instruction_lines)
-    cmd = [sys.executable, "-m", "hlo_lsp"]
+    cmd = args.server_cmd or [sys.executable, "-m", "hlo_lsp"]
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-c", PROFILE_WRAPPER, str(args.profile.resolve() / f"{name}.prof")]
@@ -826,7 +833,7 @@ def table(results: dict) -> str:
         [f"{g(r, 'progress', 'notifications')} ({'/'.join(g(r, 'progress', 'kinds') or []) or 'none'})" for r in hlo],
         "shown (100 MB)", [bool(g(r, "progress", "notifications")) if r["case"] == "synth100" else None for r in hlo])
     row("server start → initialize answered (s)", [fmt(r.get("startup_s"), " s", 2) for r in hlo], "", [None])
-    row("requests failed (no answer in 60 s / error)", [str(len(r.get("failures", []))) for r in hlo], "0",
+    row(f"requests failed (no answer in {REQUEST_TIMEOUT:.0f} s / error)", [str(len(r.get("failures", []))) for r in hlo], "0",
         [not r.get("failures") for r in hlo])
     out = "\n".join(rows) if hlo else ""
     mf = results.get("manyfiles")
@@ -894,6 +901,8 @@ async def run(args) -> dict:
                 await asyncio.wait_for(manyfiles_case(folder, args, log_dir, rec), args.case_deadline)
         except asyncio.TimeoutError:
             rec["error"] = f"case stopped after {args.case_deadline:.0f} s (figures so far are kept)"
+        except (RequestFailed, OSError) as exc:
+            rec["error"] = f"server failed: {exc} (figures so far are kept; stderr in {log_dir})"
     return results
 
 
@@ -912,6 +921,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--phase-budget", type=float, default=300.0,
                     help="seconds for the edits, and for each set of request positions (split by method)")
     ap.add_argument("--case-deadline", type=float, default=CASE_DEADLINE, help="seconds for one case in all")
+    ap.add_argument("--server-cmd", type=shlex.split, metavar="CMD",
+                    help="command of the server for the HLO cases (default: this python -m hlo_lsp)")
     ap.add_argument("--quick", action="store_true", help="20 lines and 10 edits (a smoke run)")
     ap.add_argument("--profile", type=Path, metavar="DIR", help="run the HLO cases' servers under cProfile")
     ap.add_argument("--importtime", action="store_true", help="also list the server's slowest imports")
