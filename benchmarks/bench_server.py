@@ -553,7 +553,8 @@ async def open_until_ready(client: Client, path: Path, text: str, facts: FileFac
         "hover_last_s": round(hover_at - t0, 3) if hover_at else None, "hover_last_tries": hover_tries,
         "progress_tokens_begun": len(begun), "progress_ended": len(ends),
         "idle_after_ready_s": round(settle, 2),
-        "probe_hovers": len(probes), "probe_null": probe_nulls[0], "probe_p95_ms": pct(probes, 95), "probe_max_ms": max(probes, default=None),
+        "probe_hovers": len(probes), "probe_null": probe_nulls[0], "probe_p95_ms": pct(probes, 95),
+        "probe_max_ms": max(probes, default=None),
     }
 
 
@@ -803,7 +804,8 @@ def table(results: dict) -> str:
     row("open → ready (s)", [fmt(x, " s", 2) for x in ready], "≤ XLA; 100 MB ≤ 6 s",
         [x is not None and x <= 6 if r["case"] == "synth100" else None for r, x in zip(hlo, ready)])
     row("open → ready / XLA", [fmt(x, "", 2) for x in ratio], "≤ 1.0", [x is not None and x <= 1.0 for x in ratio])
-    row("  first diagnostics published (s)", [fmt(g(r, "open", "first_diagnostics_s"), " s", 2) for r in hlo], "", [None])
+    row("  first diagnostics published (s)", [fmt(g(r, "open", "first_diagnostics_s"), " s", 2) for r in hlo], "",
+        [None])
     row("  hover on last instruction answered (s)", [fmt(g(r, "open", "hover_last_s"), " s", 2) for r in hlo], "",
         [None])
     row("  hovers during open: n (null) / worst (ms)",
@@ -833,14 +835,14 @@ def table(results: dict) -> str:
         [f"{g(r, 'progress', 'notifications')} ({'/'.join(g(r, 'progress', 'kinds') or []) or 'none'})" for r in hlo],
         "shown (100 MB)", [bool(g(r, "progress", "notifications")) if r["case"] == "synth100" else None for r in hlo])
     row("server start → initialize answered (s)", [fmt(r.get("startup_s"), " s", 2) for r in hlo], "", [None])
-    row(f"requests failed (no answer in {REQUEST_TIMEOUT:.0f} s / error)", [str(len(r.get("failures", []))) for r in hlo], "0",
-        [not r.get("failures") for r in hlo])
+    row(f"requests failed (no answer in {REQUEST_TIMEOUT:.0f} s / error)",
+        [str(len(r.get("failures", []))) for r in hlo], "0", [not r.get("failures") for r in hlo])
     out = "\n".join(rows) if hlo else ""
     mf = results.get("manyfiles")
     if mf:
         ws = mf.get("workspace_symbol", {})
         beyond = mf.get("opened_beyond_siblings")
-        mrows = [f"\nMany files: `{Path(mf['file']).name}` opened in {mf['folder']} ({mf['files_in_folder']:,} files, "
+        mrows = [f"\n\nMany files: `{Path(mf['file']).name}` opened in {mf['folder']} ({mf['files_in_folder']:,} files, "
                  f"{mf['folder_mb']} MB)\n",
                  "| measure | figure | target | verdict |", "|---|---:|---|---|",
                  f"| open → ready (s) | {fmt(g(mf, 'open', 'ready_s'), ' s', 2)} | | — |",
@@ -850,13 +852,15 @@ def table(results: dict) -> str:
                  f"| bytes read from didOpen until idle: all (rchar − stdin) / files of the folder opened / "
                  f"file + siblings | {fmt(mf.get('read_until_idle_bytes'))} / {fmt(mf.get('opened_until_idle_bytes'))}"
                  f" / {fmt(mf.get('siblings_bytes'))} | | — |",
-                 f"| first `workspace/symbol` (starts the index) (ms) | {fmt(mf.get('first_query_ms'), '', 1)} | | — |",
+                 f"| first `workspace/symbol` (starts the index) (ms) | {fmt(mf.get('first_query_ms'), '', 1)} "
+                 "| | — |",
                  f"| background indexing until idle (s), files opened | {fmt(mf.get('indexing_s'), ' s', 1)}, "
                  f"{fmt(mf.get('opened_while_indexing'))} | background | — |",
                  f"| `workspace/symbol` p50 / p95 (ms), {ws.get('queries')} queries | "
                  f"{fmt(ws.get('p50_ms'), '', 1)} / {fmt(ws.get('p95_ms'), '', 1)} | p95 ≤ 200 ms | "
                  f"{verdict(ws.get('p95_ms') is not None and ws['p95_ms'] <= 200 and not ws.get('failed'))} |",
-                 f"| `workspace/symbol` results per query (min–max) | {ws.get('results_min')}–{ws.get('results_max')} "
+                 f"| `workspace/symbol` results per query (min–max) | {ws.get('results_min')}–"
+                 f"{ws.get('results_max')} "
                  f"| | — |",
                  f"| computation names of unopened files found | {ws.get('unopened_files_found')} / "
                  f"{ws.get('unopened_files_probed')} | all | "
