@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import random
 import re
@@ -138,7 +139,7 @@ def pct(values: list[float], q: float) -> float | None:
     if not values:
         return None
     s = sorted(values)
-    return s[min(len(s) - 1, max(0, int(round(q / 100 * len(s) + 0.5)) - 1))]
+    return s[max(1, math.ceil(q / 100 * len(s) - 1e-9)) - 1]
 
 
 def utf16_col(line: str, col: int) -> int:
@@ -487,7 +488,8 @@ async def timed_requests(client: Client, doc: str, facts: FileFacts, positions: 
             times.append(seconds * 1000)
             nulls += not result
         out[method.split("/")[1]] = {"n": len(times) + fails, "p50_ms": pct(times, 50), "p95_ms": pct(times, 95),
-                                     "max_ms": max(times, default=None), "null": nulls, "failed": fails}
+                                     "max_ms": max(times, default=None), "null": nulls, "failed": fails,
+                                     "ms": [round(t, 2) for t in times]}
     return out
 
 
@@ -601,8 +603,8 @@ async def keystrokes(client: Client, doc: str, facts: FileFacts, baseline: list,
                 mended += on_line == per_line.get(ln, 0)
             await asyncio.sleep(0.1)
     return {"edits": len(times) + fails, "p50_ms": pct(times, 50), "p95_ms": pct(times, 95),
-            "max_ms": max(times, default=None), "breaks_flagged": flagged, "mends_clean": mended, "failed": fails,
-            "final_version": version}
+            "max_ms": max(times, default=None), "ms": [round(t, 1) for t in times], "breaks_flagged": flagged,
+            "mends_clean": mended, "failed": fails, "final_version": version}
 
 
 def say(name: str, what: str) -> None:
@@ -842,8 +844,8 @@ def table(results: dict) -> str:
     if mf:
         ws = mf.get("workspace_symbol", {})
         beyond = mf.get("opened_beyond_siblings")
-        mrows = [f"\n\nMany files: `{Path(mf['file']).name}` opened in {mf['folder']} ({mf['files_in_folder']:,} files, "
-                 f"{mf['folder_mb']} MB)\n",
+        mrows = [f"\n\nMany files: `{Path(mf['file']).name}` opened in {mf['folder']} "
+                 f"({mf['files_in_folder']:,} files, {mf['folder_mb']} MB)\n",
                  "| measure | figure | target | verdict |", "|---|---:|---|---|",
                  f"| open → ready (s) | {fmt(g(mf, 'open', 'ready_s'), ' s', 2)} | | — |",
                  f"| files of the folder opened from didOpen until idle, beyond the file and its siblings | "
