@@ -24,6 +24,14 @@ from hlo_lsp.core.incremental import patch_module
 from hlo_lsp.core.occurrences import OccurrenceIndex
 
 MAX_FILE_BYTES = 1 << 30
+LARGE_SIBLING_BYTES = 2_000_000
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 class ReadError(Exception):
@@ -129,6 +137,7 @@ class ModuleBundle:
     hlo: Analysis | None
     buffer_docs: dict[str, Analysis]
     buffers: object | None  # hlo_lsp.core.bufferset.BufferSet, None without buffer files
+    partial: bool = False  # a large sibling is still to be read (see `Workspace.bundle`)
 
     def documents(self) -> list[Analysis]:
         """All analyses of the bundle, HLO first."""
@@ -144,7 +153,8 @@ class Workspace:
         self._disk: dict[str, Source] = {}
         self._analyses: dict[str, Analysis] = {}
         self._bundles: dict[tuple, ModuleBundle] = {}
-        self._busy: dict[str, int] = {}  # path -> id of the thread reading it now
+        self._busy: dict[str, tuple[int, threading.Event]] = {}  # path -> (reading thread, set when done)
+        self.defer_large_siblings = False  # see `bundle`
         self._lock = threading.RLock()
 
     # -- document lifecycle ----------------------------------------------------------------------------------
@@ -221,7 +231,7 @@ class Workspace:
             self._disk[path] = src
             return src
 
-    def analysis(self, path: str) -> Analysis:
+    def analysis(self, path: str, wait: bool = False) -> Analysis:
         """The analysis of ``path``'s current text (cached); ReadError when it cannot be read. Safe to call from
         a worker thread while the editor's edits land on the main thread: the text is snapshotted first (a
         join holds the GIL), and the result is cached only if no edit landed while it was computed."""
@@ -232,51 +242,75 @@ class Workspace:
             if a is not None and a.source is src:
                 return a
             reader = self._busy.get(path)
-            if reader is not None and reader != me:
-                raise NotReady(f"{path}: still being read")
-            self._busy[path] = me
+            if reader is not None and reader[0] != me:
+                if not wait:
+                    raise NotReady(f"{path}: still being read")
+                done = reader[1]
+            else:
+                done = None
+                self._busy[path] = (me, threading.Event())
+        if done is not None:
+            done.wait()  # another thread is reading it: take its result
+            return self.analysis(path, wait=True)
+        with self._lock:
             generation = src.doc.generation
             lines = list(src.doc.lines)  # a snapshot sharing the line strings (one pointer a line)
         try:
             a = analyse(path, src, lines)
-        finally:
             with self._lock:
-                if self._busy.get(path) == me:
+                if src.doc.generation == generation and self._current(path) is src:
+                    if a.hlo is not None and a.hlo.lines == src.doc.lines:
+                        a.hlo.lines = src.doc.lines  # share the editor's line store: edits can patch in place
+                        if hasattr(a.hlo.instructions, "_lines"):
+                            a.hlo.instructions._lines = src.doc.lines
+                    self._analyses[path] = a
+        finally:
+            with self._lock:  # cached first, then waiters are released to take it
+                reader = self._busy.get(path)
+                if reader is not None and reader[0] == me:
                     del self._busy[path]
-        with self._lock:
-            if src.doc.generation == generation and self._current(path) is src:
-                if a.hlo is not None and a.hlo.lines == src.doc.lines:
-                    a.hlo.lines = src.doc.lines  # share the editor's line store: edits can now patch in place
-                    if hasattr(a.hlo.instructions, "_lines"):
-                        a.hlo.instructions._lines = src.doc.lines
-                self._analyses[path] = a
+                    reader[1].set()
         return a
 
     def _current(self, path: str) -> Source | None:
         return self._open.get(path) or self._disk.get(path)
 
-    def try_analysis(self, path: str) -> Analysis | None:
+    def try_analysis(self, path: str, wait: bool = False) -> Analysis | None:
         """Like `analysis`, but None when the file cannot be read."""
         try:
-            return self.analysis(path)
+            return self.analysis(path, wait)
         except ReadError:
             return None
 
+    def _has_analysis(self, path: str) -> bool:
+        with self._lock:
+            a = self._analyses.get(path)
+            return a is not None and a.source is self._current(path)
+
     def warm(self, path: str) -> None:
-        """Build, ahead of the first request, the lazily made maps of ``path``'s module: its HLO lookups and
-        the occurrence key maps of its buffer files (each O(n) once); nothing when it cannot be read."""
+        """Read ``path``'s siblings and build, ahead of the first request, the lazily made maps of its module:
+        its HLO lookups and the occurrence key maps of its buffer files (each O(n) once); nothing when it
+        cannot be read."""
         try:
-            for a in self.bundle(path).documents():
+            for a in self.bundle(path, read_large=True).documents():
                 _warm_index(a.index)
         except ReadError:
             pass
 
-    def bundle(self, path: str) -> ModuleBundle:
-        """The module ``path`` belongs to: itself plus the same-stem siblings in its folder."""
+    def bundle(self, path: str, read_large: bool | None = None) -> ModuleBundle:
+        """The module ``path`` belongs to: itself plus the same-stem siblings in its folder.
+
+        With ``read_large`` False (the default when `defer_large_siblings` is set, as the server does), a
+        sibling larger than LARGE_SIBLING_BYTES that has not been read yet is left out instead of read here:
+        a request answers at once with what is known, and the server's worker thread reads the sibling
+        (`warm`), after which the bundle includes it."""
+        if read_large is None:
+            read_large = not self.defer_large_siblings
         a = self.analysis(path)
         siblings = kinds.sibling_paths(path) if os.path.isabs(path) else {}
         hlo_a = a if a.kind == kinds.HLO else None
         docs: dict[str, Analysis] = {}
+        partial = False
         if a.kind in kinds.BUFFER_KINDS:
             docs[a.kind] = a
         if a.kind == kinds.SINGLE or (a.kind == kinds.HLO and kinds.module_stem(path) is None):
@@ -285,14 +319,18 @@ class Workspace:
             sp = str(p)
             if sp == path:
                 continue
-            sa = self.try_analysis(sp)
+            if not read_large and not self._has_analysis(sp) and sp not in self._busy \
+                    and _size(sp) > LARGE_SIBLING_BYTES:
+                partial = True
+                continue
+            sa = self.try_analysis(sp, wait=True)
             if sa is None:
                 continue
             if kind == kinds.HLO:
                 hlo_a = sa if sa.kind == kinds.HLO else hlo_a
             elif sa.buffers is not None:
                 docs[kind] = sa
-        key = (id(hlo_a.source) if hlo_a else None,) + tuple(sorted((k, id(v.source)) for k, v in docs.items()))
+        key = (id(hlo_a.source) if hlo_a else None, partial) + tuple(sorted((k, id(v.source)) for k, v in docs.items()))
         with self._lock:
             b = self._bundles.get(key)
             if b is not None:
@@ -302,7 +340,7 @@ class Workspace:
             from hlo_lsp.core.bufferset import BufferSet
 
             buffers = BufferSet.from_docs([d.buffers for d in docs.values()])
-        b = ModuleBundle(hlo_a, docs, buffers)
+        b = ModuleBundle(hlo_a, docs, buffers, partial)
         with self._lock:
             if len(self._bundles) > 64:
                 self._bundles.clear()

@@ -108,9 +108,10 @@ def _step_name(bs, step: int) -> str | None:
     return None
 
 
-def _live_range_fields(f: _Fields, bs, v) -> None:
+def _live_range_fields(f: _Fields, bs, v, partial: bool = False) -> None:
     if v.live_range is None:
-        f.add("Live range", "no live range in this dump")
+        f.add("Live range", "not read yet (a large sibling file is still loading)" if partial
+              else "no live range in this dump")
         return
     s, e = v.live_range
 
@@ -151,7 +152,7 @@ def hover_value(cur: Cursor, key: str, rng: Range) -> HoverResult | None:
             f.add("Offset", f"{v.offset} · bytes [{v.offset}, {v.offset + v.size})")
     if v.color:
         f.add("Color", str(v.color))
-    _live_range_fields(f, bs, v)
+    _live_range_fields(f, bs, v, cur.bundle.partial)
     if v.positions:
         f.add("Positions", ", ".join(f"`{p.instruction}{_idx(p.index)}`" for p in v.positions[:8])
               + (" …" if len(v.positions) > 8 else ""))
@@ -292,6 +293,8 @@ def _instruction_fields(cur: Cursor, mod: HloModule, ins: Instruction) -> _Field
             if len(frames) > 1:
                 f.add("Called from", " ← ".join(f"`{fr.label()}`" for fr in frames[1:6]))
     bs = cur.bundle.buffers
+    if cur.bundle.partial:
+        f.add("Buffers", "the module's buffer-assignment files are still being read")
     if bs is not None:
         for v in bs.values_of(ins.name)[:8]:
             parts = [f"`{v.key}`"]

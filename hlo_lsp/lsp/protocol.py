@@ -27,7 +27,7 @@ class _Answered:
 ANSWERED = _Answered()
 
 
-class HloProtocol(LanguageServerProtocol):
+class AnsweringProtocol(LanguageServerProtocol):
     def structure_message(self, data: dict[str, Any]):
         try:
             return super().structure_message(data)

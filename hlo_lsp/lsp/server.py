@@ -14,7 +14,6 @@ import os
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from hlo_lsp import __version__
@@ -25,6 +24,7 @@ from hlo_lsp.ide import calls, code_actions, hover, navigation, symbols
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
 from hlo_lsp.ide.types import CallItem, Location
 from hlo_lsp.lsp.convert import Converter, path_to_uri, uri_to_path
+from hlo_lsp.lsp.protocol import AnsweringProtocol
 
 log = logging.getLogger("hlo_lsp")
 DEBOUNCE_S = 0.05  # a burst of changes that need a full re-read waits this long for the next one
@@ -38,9 +38,10 @@ SYMBOL_KIND = {
 }
 
 
-class HloProtocol(LanguageServerProtocol):
+class HloProtocol(AnsweringProtocol):
     """pygls' protocol without its text-document store: ours (`core.document.LineDocument`) applies an
-    incremental change in O(lines touched), where pygls rebuilds the whole string on every keystroke."""
+    incremental change in O(lines touched), where pygls rebuilds the whole string on every keystroke. Its base
+    answers the requests pygls would leave unanswered (unreadable params, requests after shutdown)."""
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
@@ -63,6 +64,7 @@ class HloLanguageServer(LanguageServer):
         super().__init__("hlo-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
                          protocol_cls=HloProtocol)
         self.ws = Workspace()
+        self.ws.defer_large_siblings = True  # requests never read a large sibling; the worker thread does
         self.plain_hover = False
         self.client_progress = False
         self._pending: dict[str, asyncio.Task] = {}
@@ -92,8 +94,10 @@ class HloLanguageServer(LanguageServer):
         conv = self.conv
         return [conv.location(x) for x in locs] or None
 
-    def publish(self, path: str, version: int | None, complete: bool = True) -> None:
-        diags = document_diagnostics(self.ws, path, complete)
+    def publish(self, path: str, version: int | None, complete: bool = True, diags=None) -> None:
+        """Publish ``diags`` (computed here when None) for ``path`` at ``version``."""
+        if diags is None:
+            diags = document_diagnostics(self.ws, path, complete)
         lines = self.lines_of(path)
         conv = self.conv
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
@@ -186,10 +190,9 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
         await asyncio.to_thread(_try_analysis, ls.ws, path)
         if ls.current_version(path) != version:
             return
-        _publish_now(ls, path, complete=False)
+        await _publish_from_thread(ls, path, version)
         a = ls.ws.try_analysis(path)
-        if a is not None and a.size > GRAMMAR_LIMIT:
-            await asyncio.to_thread(ls.ws.warm, path)
+        await asyncio.to_thread(ls.ws.warm, path)  # siblings read, lookup maps built, before the next request
         if a is not None and a.hlo is not None and a.verified is None and a.size > GRAMMAR_LIMIT:
             _report_progress(ls, token, "verifier rules")
             done = await asyncio.to_thread(run_verifier, a, version)
@@ -197,6 +200,17 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
                 _publish_now(ls, path)
     finally:
         _end_progress(ls, token)
+
+
+async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | None) -> None:
+    """The fast diagnostics, computed in a worker thread (the first structural pass over a large module takes
+    a second), published from the event loop unless the document moved on meanwhile."""
+    try:
+        diags = await asyncio.to_thread(document_diagnostics, ls.ws, path, False)
+    except NotReady:
+        return
+    if ls.current_version(path) == version:
+        ls.publish(path, version, diags=diags)
 
 
 def _try_analysis(ws: Workspace, path: str) -> None:
