@@ -319,11 +319,10 @@ class Workspace:
             sp = str(p)
             if sp == path:
                 continue
-            if not read_large and not self._has_analysis(sp) and sp not in self._busy \
-                    and _size(sp) > LARGE_SIBLING_BYTES:
-                partial = True
+            if not read_large and not self._has_analysis(sp) and _size(sp) > LARGE_SIBLING_BYTES:
+                partial = True  # unread (or being read by the worker): answer without it, and say so
                 continue
-            sa = self.try_analysis(sp, wait=True)
+            sa = self.try_analysis(sp, wait=True)  # a small sibling another thread is reading: wait for it
             if sa is None:
                 continue
             if kind == kinds.HLO:
