@@ -192,21 +192,22 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
             return
         await _publish_from_thread(ls, path, version)
         a = ls.ws.try_analysis(path)
-        await asyncio.to_thread(ls.ws.warm, path)  # siblings read, lookup maps built, before the next request
         if a is not None and a.hlo is not None and a.verified is None and a.size > GRAMMAR_LIMIT:
             _report_progress(ls, token, "verifier rules")
             done = await asyncio.to_thread(run_verifier, a, version)
             if done and ls.current_version(path) == version:
-                _publish_now(ls, path)
+                await _publish_from_thread(ls, path, version, complete=True)
+        _report_progress(ls, token, "sibling buffer files")
+        await asyncio.to_thread(ls.ws.warm, path)  # siblings read, lookup maps built, before later requests
     finally:
         _end_progress(ls, token)
 
 
-async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | None) -> None:
-    """The fast diagnostics, computed in a worker thread (the first structural pass over a large module takes
-    a second), published from the event loop unless the document moved on meanwhile."""
+async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | None, complete: bool = False) -> None:
+    """Diagnostics computed in a worker thread (the first structural pass over a large module takes a
+    second), published from the event loop unless the document moved on meanwhile."""
     try:
-        diags = await asyncio.to_thread(document_diagnostics, ls.ws, path, False)
+        diags = await asyncio.to_thread(document_diagnostics, ls.ws, path, complete)
     except NotReady:
         return
     if ls.current_version(path) == version:
