@@ -35,7 +35,7 @@ from hlo_lsp.core.buffers_model import (
     Use,
     UsedValue,
 )
-from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, error, info, warning
+from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, error, info
 from hlo_lsp.core.occurrences import Occurrence
 from hlo_lsp.core.shapes import human_size
 

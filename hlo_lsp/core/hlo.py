@@ -553,7 +553,6 @@ def _read_structure_bulk(mod: HloModule, scan: str, offsets: list[int], instrs: 
     _read_structure_lines(mod, scan[: first + 1], [], [], [])
     if mod.computations or mod.diagnostics:
         return False
-    lines = mod.lines
     comps = mod.computations
     by_comp = mod.computation_by_name
     count = scan.count

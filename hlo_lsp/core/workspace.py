@@ -282,6 +282,14 @@ class Workspace:
         except ReadError:
             return None
 
+    def module(self, path: str) -> tuple[Analysis, ModuleBundle] | None:
+        """(analysis of ``path``, its module bundle); None when ``path`` cannot be read (or is still being
+        read by another thread)."""
+        try:
+            return self.analysis(path), self.bundle(path)
+        except ReadError:
+            return None
+
     def _has_analysis(self, path: str) -> bool:
         with self._lock:
             a = self._analyses.get(path)

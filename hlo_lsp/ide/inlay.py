@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from hlo_lsp.core import kinds
 from hlo_lsp.core.hlo_line import parse_instruction_line
 from hlo_lsp.core.shapes import SizeError, byte_size, human_size, is_tiled, padded_byte_size, parse_shape
-from hlo_lsp.core.workspace import ReadError, Workspace
+from hlo_lsp.core.workspace import Workspace
 
 MAX_LINES = 20000  # a request for more lines than this is answered for its first MAX_LINES lines
 
@@ -58,11 +58,10 @@ def live_label(live_range: tuple[int, int] | None) -> str:
 
 def inlay_hints(ws: Workspace, path: str, start_line: int, end_line: int) -> list[InlayHint]:
     """Hints for lines ``start_line..end_line`` (inclusive) of ``path``; [] when it is no dump we read."""
-    try:
-        a = ws.analysis(path)
-        bundle = ws.bundle(path)
-    except ReadError:
+    found = ws.module(path)
+    if found is None:
         return []
+    a, bundle = found
     lines = a.lines
     start = max(0, start_line)
     end = min(len(lines) - 1, end_line, start + MAX_LINES)

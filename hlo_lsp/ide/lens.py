@@ -20,7 +20,7 @@ from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.peak import PeakReport, allocation_in_use, peak_of_bundle
 from hlo_lsp.core.shapes import human_size
-from hlo_lsp.core.workspace import ModuleBundle, ReadError, Workspace
+from hlo_lsp.core.workspace import ModuleBundle, Workspace
 
 SHOW_TIMELINE = "hlo.showMemoryTimeline"
 _cache: dict[int, tuple[object, object, PeakReport | None]] = {}
@@ -59,11 +59,10 @@ def pct(part: int, whole: int) -> str:
 
 def code_lenses(ws: Workspace, path: str) -> list[Lens]:
     """Every lens of ``path``; [] when it is not a dump with buffer facts."""
-    try:
-        a = ws.analysis(path)
-        bundle = ws.bundle(path)
-    except ReadError:
+    found = ws.module(path)
+    if found is None:
         return []
+    a, bundle = found
     report = report_for(bundle)
     if report is None:
         return []

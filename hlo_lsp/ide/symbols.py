@@ -120,11 +120,10 @@ def folding_ranges(ws: Workspace, path: str) -> list[FoldingRange]:
 
 def document_links(ws: Workspace, path: str) -> list[DocumentLink]:
     """Links from peak-list names to their definitions."""
-    try:
-        a = ws.analysis(path)
-        bundle = ws.bundle(path)
-    except ReadError:
+    found = ws.module(path)
+    if found is None:
         return []
+    a, bundle = found
     doc = a.buffers
     if doc is None:
         return []

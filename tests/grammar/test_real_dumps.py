@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 from hlo_lsp.core.diagnostics import Severity
 from hlo_lsp.core.hlo_grammar import validate_module

@@ -8,7 +8,7 @@ covers the offending token.  `caret_view` renders a diagnostic as the line with 
 
 from __future__ import annotations
 
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error
 

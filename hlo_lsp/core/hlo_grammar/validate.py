@@ -22,7 +22,7 @@ from hlo_lsp.core.occurrences import Occurrence
 
 from . import model
 from .blocks import Block, split_blocks
-from .checks import BlockFacts, CallUse, check_computation
+from .checks import BlockFacts, check_computation
 from .errors import syntax_diagnostic
 from .parser import get_parser
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from hlo_lsp.core.bufferset import BufferSet, BufferValue, Source
+from hlo_lsp.core.bufferset import BufferSet, Source
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, Severity, error, info, warning
 from hlo_lsp.core.shapes import ELEMENT_BITS, element_count, parse_shape
 
