@@ -6,7 +6,6 @@ or from arithmetic written out in the test, never from a previous run of this co
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import time
