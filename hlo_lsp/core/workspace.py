@@ -10,6 +10,7 @@ split buffer-assignment files (or stands an old single-file dump alone). Nothing
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,9 @@ class NotReady(ReadError):
 def read_text_file(path: str | Path) -> str:
     """The UTF-8 text of ``path``; raises ReadError (missing, unreadable, binary, not UTF-8, too large)."""
     try:
+        if stat.S_ISFIFO(os.stat(path).st_mode) or stat.S_ISSOCK(os.stat(path).st_mode):
+            # opening a FIFO blocks until someone writes to it: the check (or the server) would hang
+            raise ReadError(f"{path}: not a regular file (a pipe or socket)")
         with open(path, "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
