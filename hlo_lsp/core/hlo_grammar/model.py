@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from lark import Token, Tree
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
 @dataclass(slots=True)
 class Tok:
     """One token of an attribute value or literal: lark's type name, text and position."""
@@ -65,7 +68,9 @@ class Shape:
         return out
 
     def element_count(self) -> int | None:
-        """Number of elements of an array with static dimensions; None for tuples and unknown sizes."""
+        """Number of elements of an array with static dimensions; None for tuples, unknown sizes and counts
+        beyond int64 (those get their own `shape-too-large` error; the early exit keeps 100,000 dimensions
+        from building a 95,000-digit number that cannot even be printed)."""
         if self.element is None:
             return None
         n = 1
@@ -73,6 +78,8 @@ class Shape:
             if d is None:
                 return None
             n *= d
+            if n > _INT64_MAX:
+                return None
         return n
 
 
