@@ -152,8 +152,11 @@ def _matplotlib(data: TimelineData, path: str, title: str, fmt: str) -> None:
     fig, (ax, side) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]})
     try:
         cats = list(data.series)
-        ax.stackplot(data.steps, *[data.series[c] for c in cats], labels=cats, step="post",
-                     colors=[COLORS[c] for c in cats])
+        if cats and data.steps:  # a dump with no live buffers draws empty axes (stackplot needs a series)
+            ax.stackplot(data.steps, *[data.series[c] for c in cats], labels=cats, step="post",
+                         colors=[COLORS[c] for c in cats])
+        else:
+            ax.text(0.5, 0.5, "no buffer is live at any step", ha="center", va="center", transform=ax.transAxes)
         if data.allocated_step is not None:
             ax.axvline(data.allocated_step, color="red", linestyle="--", label="allocated peak")
         if data.xla_step is not None:

@@ -289,10 +289,10 @@ def element_count(shape: Shape) -> int | SizeError:
     count = 1
     for d in shape.dims:
         if d < 0:
-            return SizeError(f"unbounded dimension in {shape_text(shape)}")
+            return SizeError(f"unbounded dimension in {_short_text(shape)}")
         count *= d
         if count > INT64_MAX:
-            return SizeError(f"element count of {shape_text(shape)} exceeds int64")
+            return SizeError(f"element count of {_short_text(shape)} exceeds int64")
     return count
 
 
@@ -306,7 +306,7 @@ def _element_bits(shape: Shape) -> int:
 def _bytes_for(count: int, bits: int, what: Shape) -> int | SizeError:
     nbytes = (count * bits + 7) // 8
     if nbytes > INT64_MAX:
-        return SizeError(f"byte size of {shape_text(what)} exceeds int64")
+        return SizeError(f"byte size of {_short_text(what)} exceeds int64")
     return nbytes
 
 
@@ -338,7 +338,7 @@ def padded_byte_size(shape: Shape, pointer_size: int = 8) -> int | SizeError:
     else:
         physical = list(shape.dims)
     if any(d < 0 for d in physical):
-        return SizeError(f"unbounded dimension in {shape_text(shape)}")
+        return SizeError(f"unbounded dimension in {_short_text(shape)}")
     for tile in shape.layout.tiles:
         k = len(tile)
         if k > len(physical):
@@ -353,7 +353,7 @@ def padded_byte_size(shape: Shape, pointer_size: int = 8) -> int | SizeError:
     for d in physical:
         count *= d
         if count > INT64_MAX:
-            return SizeError(f"padded element count of {shape_text(shape)} exceeds int64")
+            return SizeError(f"padded element count of {_short_text(shape)} exceeds int64")
     return _bytes_for(count, _element_bits(shape), shape)
 
 
@@ -393,6 +393,14 @@ def shape_text(shape: Shape, with_layout: bool = True) -> str:
         if with_layout and s.layout is not None:
             out.append("{" + s.layout.text + "}")
     return "".join(out)
+
+
+def _short_text(shape: Shape, limit: int = 120) -> str:
+    """`shape_text` cut for messages: ``f32[9,9,9,…] (100000 dimensions)`` for a shape with too many."""
+    text = shape_text(shape, with_layout=False)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 1]}… ({len(shape.dims)} dimensions)"
 
 
 def human_size(num_bytes: int) -> str:

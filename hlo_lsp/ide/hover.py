@@ -20,6 +20,7 @@ from hlo_lsp.ide.context import Cursor, cursor
 from hlo_lsp.ide.types import HoverResult
 
 MAX_DEF_TEXT = 160
+MAX_SHAPE_TEXT = 400  # a hover shows at most this much of a shape (100,000 dimensions would be 400 KB)
 # a type name starts only after a non-word character and dims/layouts stop at the next bracket, so finditer is
 # linear on a 100 KB run of letters or of unclosed 'f32[' (it was quadratic: a minute on one hover)
 _SHAPE_AT = re.compile(r"(?:(?<![a-z0-9_])[a-z][a-z0-9]*\[[^\][]*\](?:\{[^{}]*\})?|\((?:[^()]|\([^()]*\))*\))")
@@ -135,7 +136,7 @@ def hover_value(cur: Cursor, key: str, rng: Range) -> HoverResult | None:
     ident = f" · id {v.value_id}" if v.value_id is not None else ""
     f = _Fields(f"**value** `{key}`{ident}", f"value {key}{ident}")
     if v.shape:
-        f.add("Shape", f"`{v.shape}`")
+        f.add("Shape", f"`{shorten(v.shape, MAX_SHAPE_TEXT)}`")
     unpadded, padded, err = size_of_shape(v.shape)
     if v.size is not None:
         f.add("Size", fmt_bytes(v.size))
@@ -210,7 +211,7 @@ def hover_allocation(cur: Cursor, index: int, rng: Range) -> HoverResult | None:
     f.add("Kind", _allocation_kind(alloc))
     shape = alloc.parameter_shape or alloc.output_shape
     if shape:
-        f.add("Shape", f"`{shape}`")
+        f.add("Shape", f"`{shorten(shape, MAX_SHAPE_TEXT)}`")
     f.add("Values", str(len(alloc.assignments)))
     if bs.peak_step is not None:
         live = [bs.value(a.key) for a in alloc.assignments]
@@ -264,7 +265,7 @@ def _instruction_fields(cur: Cursor, mod: HloModule, ins: Instruction) -> _Field
     f = _Fields(f"**{ins.opcode}** `%{ins.name}`{where}", f"{ins.opcode} %{ins.name}{where.replace('`', '')}")
     shape_text = d.shape.text if d is not None and d.shape is not None else None
     if shape_text:
-        f.add("Shape", f"`{shape_text}`")
+        f.add("Shape", f"`{shorten(shape_text, MAX_SHAPE_TEXT)}`")
         unpadded, padded, err = size_of_shape(shape_text)
         if unpadded is not None:
             f.add("Bytes", fmt_bytes(unpadded) + (f", padded {fmt_bytes(padded)}" if padded else ""))
@@ -277,7 +278,7 @@ def _instruction_fields(cur: Cursor, mod: HloModule, ins: Instruction) -> _Field
         for op in ins.operands[:8]:
             o = mod.instruction(op, comp)
             od = parse_instruction_line(mod.lines[o.line]) if o is not None else None
-            oshape = f" {od.shape.text}" if od is not None and od.shape is not None else ""
+            oshape = f" {shorten(od.shape.text, MAX_SHAPE_TEXT)}" if od is not None and od.shape is not None else ""
             ops.append(f"`{op}`{oshape}")
         f.add("Operands", ", ".join(ops) + (f" … ({len(ins.operands)})" if len(ins.operands) > 8 else ""))
     f.add("Users", str(len(mod.users(ins.name))))
@@ -355,7 +356,8 @@ def _hover_shape(cur: Cursor) -> HoverResult | None:
             unpadded, padded, err = size_of_shape(m.group())
             if unpadded is None and err is None:
                 return None
-            f = _Fields(f"**shape** `{m.group()}`", f"shape {m.group()}")
+            shown = shorten(m.group(), MAX_SHAPE_TEXT)
+            f = _Fields(f"**shape** `{shown}`", f"shape {shown}")
             if unpadded is not None:
                 f.add("Bytes", fmt_bytes(unpadded))
                 if padded is not None:
