@@ -36,6 +36,7 @@ from hlo_lsp.core.buffers_model import (
     UsedValue,
 )
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, error, info
+from hlo_lsp.core.kinds import SPLIT_SUFFIXES
 from hlo_lsp.core.occurrences import Occurrence
 from hlo_lsp.core.shapes import human_size
 
@@ -811,11 +812,6 @@ def kind_from_path(path: str) -> str | None:
     return None
 
 
-SUFFIX_KINDS = (
-    ("-buffer-assignment-values.txt", "values"),
-    ("-buffer-assignment.txt", "assignment"),
-    ("-live-range.txt", "live-range"),
-    ("-memory-usage-report.txt", "memory-report"),
-)
+SUFFIX_KINDS = SPLIT_SUFFIXES  # (suffix, kind), longest suffix first: the one table, in `kinds`
 
 __all__ = ["read_buffers", "kind_from_path", "SUFFIX_KINDS", "Diagnostic"]

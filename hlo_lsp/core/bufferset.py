@@ -28,15 +28,11 @@ from hlo_lsp.core.buffers_model import (
     SequenceStep,
     Use,
 )
+from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, warning
 
-#: File-name suffix of each split-set kind (the module text itself is kind ``"module"``).
-SPLIT_SUFFIXES: dict[str, str] = {
-    "values": "-buffer-assignment-values.txt",
-    "assignment": "-buffer-assignment.txt",
-    "live-range": "-live-range.txt",
-    "memory-report": "-memory-usage-report.txt",
-}
+#: File-name suffix of each split-set kind (the module text itself is kind ``"module"``), from `kinds`.
+SPLIT_SUFFIXES: dict[str, str] = {kind: suffix for suffix, kind in kinds.SPLIT_SUFFIXES}
 _KIND_ORDER = {"single": 0, "assignment": 0, "values": 1, "live-range": 2, "memory-report": 3}
 
 

@@ -256,10 +256,16 @@ class HloModule:
 
     def instruction_at_line(self, line: int) -> Instruction | None:
         """The instruction defined on ``line``; None for any other line."""
-        if self._line_to_instr is None:
-            self._line_to_instr = {ins.line: i for i, ins in enumerate(self.instructions)}
-        i = self._line_to_instr.get(line)
+        i = self.line_index().get(line)
         return None if i is None else self.instructions[i]
+
+    def line_index(self) -> dict[int, int]:
+        """Line -> instruction index, built once (from the index's line array, creating no instruction)."""
+        if self._line_to_instr is None:
+            ins = self.instructions
+            lines = ins.line_of if isinstance(ins, InstructionTable) else [x.line for x in ins]
+            self._line_to_instr = {ln: i for i, ln in enumerate(lines)}
+        return self._line_to_instr
 
     def computation_index_at_line(self, line: int) -> int | None:
         """Index (in `computations`) of the computation whose header..closing-brace span holds ``line``; None

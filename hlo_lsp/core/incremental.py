@@ -26,11 +26,10 @@ def patch_module(mod: HloModule, edit: Edit) -> bool:
     table = mod.instructions
     if edit.old_count != edit.new_count or not isinstance(table, InstructionTable):
         return False
-    if mod._line_to_instr is None:
-        mod._line_to_instr = {ln: i for i, ln in enumerate(table.line_of)}
+    line_index = mod.line_index()
     changes = []
     for k in range(edit.first, edit.first + edit.new_count):
-        i = mod._line_to_instr.get(k)
+        i = line_index.get(k)
         m = _EDIT_LINE.match(mod.lines[k]) if i is not None else None
         if m is None:
             return False

@@ -380,8 +380,8 @@ def _running(diff: list[int], n: int) -> list[int]:
     return out
 
 
-def _union(slices) -> int:
-    """Bytes covered by (start, end) byte ranges."""
+def union_bytes(slices) -> int:
+    """Bytes covered by (start, end) byte ranges, overlaps counted once."""
     b, end = 0, -1
     for s, e in sorted(slices):
         if e > end:
@@ -411,7 +411,7 @@ def _reserved_segments(vals: list[BufferValue], n: int):
                 active.pop(v.key, None)
         t1 = times[i + 1] if i + 1 < len(times) else n
         if active and t1 > t0:
-            b = _union((v.offset, v.offset + v.size) for v in active.values())
+            b = union_bytes((v.offset, v.offset + v.size) for v in active.values())
             if b:
                 yield t0, t1, b
 
@@ -423,7 +423,7 @@ def allocation_in_use(bs: BufferSet, step: int) -> dict[int, int]:
         if v.live_range and v.allocation is not None and v.size is not None and v.offset is not None:
             if v.live_range[0] <= step <= v.live_range[1]:
                 slices.setdefault(v.allocation, []).append((v.offset, v.offset + v.size))
-    return {index: _union(sl) for index, sl in slices.items()}
+    return {index: union_bytes(sl) for index, sl in slices.items()}
 
 
 def peak_of_bundle(bundle) -> PeakReport | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from hlo_lsp.core.diagnostics import Diagnostic, Severity
 from hlo_lsp.core.diagnostics import Related
-from hlo_lsp.core.hlo_checks import structural_diagnostics
 from hlo_lsp.core.rules.buffer_rules import Finding, buffer_findings
 from hlo_lsp.core.rules.verifier import verify
 from hlo_lsp.core.workspace import Analysis, ModuleBundle, NotReady, ReadError, Workspace, unreadable_diagnostic
@@ -47,7 +46,7 @@ def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> l
             verified = verify(a.hlo)
         else:
             out.extend(a.read_diagnostics)
-            out.extend(a.checker.diagnostics() if a.checker is not None else structural_diagnostics(a.hlo))
+            out.extend(a.checker.diagnostics())  # every HLO analysis has its incremental checker
             if a.verified is None and complete:
                 run_verifier(a)
             verified = [d for d in a.verified or () if d.range.start_line not in a.edited_lines]

@@ -14,6 +14,7 @@ from hlo_lsp.core import kinds, shapes
 from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.hlo import HloModule, Instruction
 from hlo_lsp.core.hlo_line import parse_instruction_line
+from hlo_lsp.core.peak import union_bytes
 from hlo_lsp.core.source import file_location, instruction_source, stack
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.context import Cursor, cursor
@@ -215,25 +216,13 @@ def hover_allocation(cur: Cursor, index: int, rng: Range) -> HoverResult | None:
     f.add("Values", str(len(alloc.assignments)))
     if bs.peak_step is not None:
         live = [bs.value(a.key) for a in alloc.assignments]
-        slices = {(v.offset, v.size) for v in live
-                  if v is not None and v.live_range and v.live_range[0] <= bs.peak_step <= v.live_range[1]}
-        used = _union_bytes(slices)
+        used = union_bytes((v.offset, v.offset + v.size) for v in live if v is not None and v.live_range
+                           and v.offset is not None and v.size is not None
+                           and v.live_range[0] <= bs.peak_step <= v.live_range[1])
         f.add("In use at peak", f"{fmt_bytes(used)} of {fmt_bytes(alloc.size)} (step {bs.peak_step})")
     if bs.total_bytes_used:
         f.add("Share of total", f"{100.0 * alloc.size / bs.total_bytes_used:.1f}% of {fmt_bytes(bs.total_bytes_used)}")
     return f.result(rng)
-
-
-def _union_bytes(slices: set[tuple[int, int]]) -> int:
-    """Bytes covered by a set of (offset, size) slices, overlaps counted once."""
-    total = 0
-    end = -1
-    for off, size in sorted(s for s in slices if s[0] is not None and s[1] is not None):
-        lo, hi = max(off, end), off + size
-        if hi > lo:
-            total += hi - lo
-        end = max(end, hi)
-    return total
 
 
 def hover_instruction(cur: Cursor, name: str, rng: Range) -> HoverResult | None:
