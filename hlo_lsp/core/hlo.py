@@ -166,6 +166,14 @@ class InstructionTable:
         for i in range(len(self.names)):
             yield self[i]
 
+    def make(self, i: int) -> Instruction:
+        """Instruction ``i`` as a new object the table does not keep (for whole-module passes that would
+        otherwise leave one object per instruction behind); the kept one when it exists."""
+        ins = self._objs[i]
+        if ins is None:
+            ins = Instruction(self.names[i], self.line_of[i], self.col_of[i], bool(self.root_flags[i]), self._lines)
+        return ins
+
 
 @dataclass(slots=True, eq=False)
 class Computation:

@@ -11,11 +11,30 @@ from __future__ import annotations
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error
 from hlo_lsp.core.hlo import Computation, HloModule
+from hlo_lsp.core.hlo_bulk import computation_rows, is_clean
+from hlo_lsp.core.rules.hlo_facts import Summary, summarize
 from hlo_lsp.core.hlo_line import parse_instruction_line
 
 
 def check_computation(mod: HloModule, c: Computation) -> list[Diagnostic]:
-    """Errors XLA's parser would report inside computation ``c``; [] for a consistent computation."""
+    """Errors XLA's parser would report inside computation ``c``; [] for a consistent computation.
+
+    A computation of machine-written lines is first checked whole by set operations over its rows
+    (`hlo_bulk.is_clean`); only one that fails that (or is not of that form) is read line by line, which
+    finds and places each error."""
+    return check_and_summarize(mod, c)[0]
+
+
+def check_and_summarize(mod: HloModule, c: Computation) -> tuple[list[Diagnostic], Summary | None]:
+    """`check_computation`, and the verifier's `Summary` of ``c`` from the same rows (read once for both)."""
+    rows = computation_rows(mod, c)
+    summary = summarize(mod, c, rows)
+    if rows is not None and is_clean(mod, c, rows):
+        return [], summary
+    return _check_lines(mod, c), summary
+
+
+def _check_lines(mod: HloModule, c: Computation) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     names: set[str] = set()
     roots = 0
@@ -73,27 +92,41 @@ def structural_diagnostics(mod: HloModule) -> list[Diagnostic]:
 
 
 class StructuralChecker:
-    """`structural_diagnostics` with a result cached per computation; `invalidate_line` drops the one
-    computation an edited line belongs to. `checked` counts computations checked, for tests."""
+    """`structural_diagnostics` with a result cached per computation, with the verifier's `Summary` of each
+    (made from the same rows); `invalidate_line` drops the one computation an edited line belongs to.
+    `checked` counts computations checked, for tests."""
 
-    __slots__ = ("mod", "_per_comp", "checked")
+    __slots__ = ("mod", "_per_comp", "_summary", "checked")
 
     def __init__(self, mod: HloModule):
         self.mod = mod
         self._per_comp: list[list[Diagnostic] | None] = [None] * len(mod.computations)
+        self._summary: list[Summary | None] = [None] * len(mod.computations)
         self.checked = 0
 
     def invalidate_line(self, line: int) -> None:
         k = self.mod.computation_index_at_line(line)
         if k is not None:
             self._per_comp[k] = None
+            self._summary[k] = None
+
+    def _check(self, k: int) -> list[Diagnostic]:
+        d = self._per_comp[k]
+        if d is None:
+            d, self._summary[k] = check_and_summarize(self.mod, self.mod.computations[k])
+            self._per_comp[k] = d
+            self.checked += 1
+        return d
 
     def diagnostics(self) -> list[Diagnostic]:
         out = duplicate_computations(self.mod)
-        for k, c in enumerate(self.mod.computations):
-            d = self._per_comp[k]
-            if d is None:
-                d = self._per_comp[k] = check_computation(self.mod, c)
-                self.checked += 1
-            out.extend(d)
+        for k in range(len(self.mod.computations)):
+            out.extend(self._check(k))
         return out
+
+    def summaries(self) -> list[Summary | None]:
+        """Every computation's verifier `Summary` (None where its rows cannot be read), checking the
+        computations not checked yet."""
+        for k in range(len(self.mod.computations)):
+            self._check(k)
+        return list(self._summary)

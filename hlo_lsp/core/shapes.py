@@ -15,6 +15,7 @@ element rounded up to 32 (see `dumped_tuple_size_candidates`) and array sizes pa
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -232,6 +233,14 @@ def parse_layout(body: str) -> Layout | None:
     return Layout(tuple(m2m), tuple(tiles), esize, mspace, text)
 
 
+# An array shape with a plain layout (no tiles, not followed by another brace): the key of `_ARRAY_MEMO`, so the
+# thousands of equal elements of a large tuple (an ENTRY layout of 9,000 parameters) are parsed once. A text is
+# stored only when `_parse_array` ended exactly where this match ends, so a hit is what parsing would give.
+_ARRAY_TEXT = re.compile(r"[A-Za-z0-9_]+\[[0-9,]*\](?:\{[0-9,]*\})?(?![{\[])")
+_ARRAY_MEMO: dict[str, Shape] = {}
+_ARRAY_MEMO_MAX = 4096
+
+
 def parse_shape(text: str) -> Shape | None:
     """Parse an XLA shape string (array, scalar, token, tuple of any depth); None when it is not one shape."""
     if not isinstance(text, str):
@@ -256,10 +265,19 @@ def parse_shape(text: str) -> Shape | None:
             else:
                 continue
         else:
-            r = _parse_array(text, i, n)
-            if r is None:
-                return None
-            done, i = r
+            m = _ARRAY_TEXT.match(text, i)
+            done = _ARRAY_MEMO.get(m.group()) if m is not None else None
+            if done is not None:
+                i = m.end()
+            else:
+                r = _parse_array(text, i, n)
+                if r is None:
+                    return None
+                done, i = r
+                if m is not None and i == m.end():
+                    if len(_ARRAY_MEMO) >= _ARRAY_MEMO_MAX:
+                        _ARRAY_MEMO.clear()
+                    _ARRAY_MEMO[m.group()] = done
         # Close as many tuples as the text closes after this element.
         while True:
             if not stack:

@@ -11,15 +11,28 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction
+from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction, InstructionTable
+from hlo_lsp.core.hlo_bulk import ATTRS, NAME, OPCODE, OPERANDS, PARAM, SHAPE, called_names, computation_rows, operand_names
 from hlo_lsp.core.hlo_line import InstructionLine, parse_instruction_line
 from hlo_lsp.core.shapes import Shape, parse_shape, shape_text
 
 FLOATS = frozenset("f16 bf16 f32 f64 f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 "
                    "f8e8m0fnu f4e2m1fn".split())
-_OPCODE_PATTERNS: dict[tuple[str, ...], re.Pattern] = {}
+# Elementwise opcodes whose operands and result share one element type (HloInstruction::IsElementwise).
+SAME_TYPE_UNARY = frozenset("abs ceil cbrt cosine exponential exponential-minus-one floor log log-plus-one "
+                            "logistic negate not popcnt round-nearest-afz round-nearest-even rsqrt sign sine "
+                            "sqrt tan tanh count-leading-zeros erf copy".split())
+SAME_TYPE_BINARY = frozenset("add subtract multiply divide maximum minimum power remainder and or xor "
+                             "shift-left shift-right-arithmetic shift-right-logical atan2".split())
+OTHER_ELEMENTWISE = frozenset("compare convert select clamp is-finite real imag complex "
+                              "reduce-precision".split())
+ELEMENTWISE = SAME_TYPE_UNARY | SAME_TYPE_BINARY | OTHER_ELEMENTWISE
+_SAME_TYPE = SAME_TYPE_UNARY | SAME_TYPE_BINARY | {"clamp"}
+CALLING = frozenset(("fusion", "call", "while", "reduce", "map"))
+PER_LINE = frozenset(("bitcast-convert", "reshape", "bitcast", "get-tuple-element"))  # always read per line
 
 
 class ModuleFacts:
@@ -27,8 +40,9 @@ class ModuleFacts:
     cached line details and shapes: a rule touches only the instructions of its opcodes (the reader parses an
     instruction's line on first use, so nothing else is parsed)."""
 
-    def __init__(self, mod: HloModule) -> None:
+    def __init__(self, mod: HloModule, summaries: list[Summary | None] | None = None) -> None:
         self.mod = mod
+        self._summaries = summaries
         self._scope: dict[int, dict[str, int]] = {}
         self._detail: dict[int, InstructionLine | None] = {}
         self._shape: dict[int, Shape | None] = {}
@@ -40,6 +54,42 @@ class ModuleFacts:
         table = mod.instructions
         self._names: list[str] = getattr(table, "names", None) or [i.name for i in table]
         self._line_of: list[int] = getattr(table, "line_of", None) or [i.line for i in table]
+        self._ins: dict[int, Instruction] = {}
+        self._candidates: dict[str, list[int]] | None = None
+        self._slow: list[Computation] = []  # computations the rows could not read: every rule reads them per line
+
+    def ins(self, i: int) -> Instruction:
+        """Instruction ``i``, made for this run only (the module's table keeps no object for it)."""
+        x = self._ins.get(i)
+        if x is None:
+            table = self.mod.instructions
+            x = self._ins[i] = table.make(i) if isinstance(table, InstructionTable) else table[i]
+        return x
+
+    # -- the rows pass: which instructions a rule must look at ---------------------------------------------
+    def _scan(self) -> dict[str, list[int]]:
+        """Every computation's `Summary` (kept by the structural checker, else made here), joined: the
+        candidates of each opcode, and the calling instructions whose callee's parameters do not plainly agree
+        with their operands. Computations without a summary are left to the per-line path whole."""
+        mod = self.mod
+        cand: dict[str, list[int]] = {}
+        sigs: dict[str, tuple[str, ...] | None] = {}
+        calls: list[tuple[int, str, tuple[str, ...], tuple[str | None, ...]]] = []
+        for k, c in enumerate(mod.computations):
+            sm = self._summaries[k] if self._summaries is not None else summarize(mod, c)
+            if sm is None or c.name in sigs:
+                self._slow.append(c)
+                sigs[c.name] = None  # unknown, or a repeated computation name: callers are read per line
+                continue
+            sigs[c.name] = sm.sig
+            for op, i in sm.cand:
+                cand.setdefault(op, []).append(i)
+            calls.extend(sm.calls)
+        for i, op, callees, shapes in calls:
+            if not all(_call_ok(op, sigs, callee, shapes) for callee in callees):
+                cand.setdefault(op, []).append(i)
+        self._candidates = cand
+        return cand
 
     # -- finding candidates without touching every instruction ------------------------------------------
     @property
@@ -67,20 +117,25 @@ class ModuleFacts:
         if self._index_of_line is None:
             self._index_of_line = {ln: i for i, ln in enumerate(self._line_of)}
         i = self._index_of_line.get(line)
-        return None if i is None else self.mod.instructions[i]
+        return None if i is None else self.ins(i)
 
     def of_opcodes(self, opcodes) -> list[Instruction]:
-        """The instructions with one of ``opcodes``, in document order."""
-        key = tuple(sorted(opcodes))
-        pat = _OPCODE_PATTERNS.get(key)
-        if pat is None:
-            pat = _OPCODE_PATTERNS[key] = re.compile(r" (?:%s)\(" % "|".join(re.escape(o) for o in key))
-        out = []
-        for ln in self.lines_matching(pat):
-            ins = self.at_line(ln)
-            if ins is not None and ins.opcode in opcodes:
-                out.append(ins)
-        return out
+        """The instructions with one of ``opcodes`` a rule must look at, in document order: those the rows pass
+        could not clear, and every one of those opcodes in a computation it could not read."""
+        cand = self._candidates if self._candidates is not None else self._scan()
+        idx = [i for op in opcodes for i in cand.get(op, ())]
+        idx.extend(i for c in self._slow for i in c.instructions if self.ins(i).opcode in opcodes)
+        idx.sort()
+        return [self.ins(i) for i in idx]
+
+    def slow_lines_matching(self, pattern: re.Pattern) -> list[int]:
+        """The instruction lines of computations the rows pass could not read that hold a match of
+        ``pattern`` (a line the rows read has a plain operand list, so per-line patterns about operands only
+        matter on the others)."""
+        if self._candidates is None:
+            self._scan()
+        lines, line_of = self.mod.lines, self._line_of
+        return [line_of[i] for c in self._slow for i in c.instructions if pattern.search(lines[line_of[i]])]
 
     def scope(self, comp: Computation) -> dict[str, int]:
         """Name -> instruction index within ``comp`` (the first of a repeated name)."""
@@ -120,8 +175,7 @@ class ModuleFacts:
         """The operand instructions in the same computation (None for a name that does not resolve)."""
         c = self.comp_of(ins)
         names = self.scope(c) if c is not None else {}
-        table = self.mod.instructions
-        return [table[names[op]] if op in names else None for op in ins.operands]
+        return [self.ins(names[op]) if op in names else None for op in ins.operands]
 
     def parameters(self, comp_name: str) -> list[Instruction] | None:
         """A computation's parameter instructions by number (0..n-1); None when unknown or numbered oddly."""
@@ -134,10 +188,10 @@ class ModuleFacts:
         if ci is None:
             return None
         comp = self.mod.computations[ci]
-        lines, line_of, table = self.mod.lines, self._line_of, self.mod.instructions
+        lines, line_of = self.mod.lines, self._line_of
         # The substring test spares parsing every other instruction of the computation.
-        params = [table[i] for i in comp.instructions
-                  if " parameter(" in lines[line_of[i]] and table[i].opcode == "parameter"]
+        params = [self.ins(i) for i in comp.instructions
+                  if " parameter(" in lines[line_of[i]] and self.ins(i).opcode == "parameter"]
         nums = [p.parameter_number for p in params]
         if any(n is None for n in nums) or sorted(nums) != list(range(len(params))):
             return None
@@ -163,6 +217,95 @@ class ModuleFacts:
             return ins.name_range
         sp = d.operands[k]
         return Range(ins.line, sp.start, ins.line, sp.end)
+
+
+class Summary(NamedTuple):
+    """What the verifier rules need of one computation, read from its rows (`summarize`)."""
+
+    cand: tuple[tuple[str, int], ...]  # (opcode, instruction index) a rule must read per line
+    sig: tuple[str, ...] | None  # parameter shape texts by number; None when not plainly numbered 0..n-1
+    calls: tuple[tuple[int, str, tuple[str, ...], tuple[str | None, ...]], ...]  # (index, opcode, callees, operand shapes)
+
+
+def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None | bool = True) -> Summary | None:
+    """The `Summary` of ``c`` from its rows (read here unless given); None when the rows cannot be read or a
+    name repeats (the rules then read the computation per line). An elementwise instruction whose shapes
+    plainly agree (`_elementwise_ok`) is no candidate; a calling one is kept with its callees and operand shape
+    texts for the module-wide comparison (`_call_ok`)."""
+    if rows is True:
+        rows = computation_rows(mod, c)
+    if rows is None or len({r[NAME] for r in rows}) != len(rows):
+        return None
+    a = c.instructions.start
+    shape_of = {r[NAME]: r[SHAPE] for r in rows}
+    cand: list[tuple[str, int]] = []
+    calls = []
+    params: dict[int, str] = {}
+    sig_ok = True
+    for k, r in enumerate(rows):
+        op = r[OPCODE]
+        if op == "parameter":
+            p = r[PARAM]
+            if not p or len(p) >= 10 or not r[SHAPE] or int(p) in params:
+                sig_ok = False
+            else:
+                params[int(p)] = r[SHAPE]
+        elif op in ELEMENTWISE:
+            if not _elementwise_ok(op, r[SHAPE], [shape_of.get(n) for n in operand_names(r[OPERANDS])]):
+                cand.append((op, a + k))
+        elif op in CALLING:
+            callees = tuple(called_names(r[ATTRS]))
+            if callees:
+                calls.append((a + k, op, callees, tuple(shape_of.get(n) for n in operand_names(r[OPERANDS]))))
+        elif op in PER_LINE:
+            cand.append((op, a + k))
+    ok = sig_ok and sorted(params) == list(range(len(params)))
+    return Summary(tuple(cand), tuple(params[j] for j in range(len(params))) if ok else None, tuple(calls))
+
+
+def _tail(t: str | None) -> str | None:
+    """``[dims]{layout}`` of an array shape text (``f32[2,3]{1,0}`` -> ``[2,3]{1,0}``); None for anything else."""
+    if not t or t[0] == "(":
+        return None
+    k = t.find("[")
+    return t[k:] if k > 0 else None
+
+
+def _elementwise_ok(op: str, s: str, shapes: list[str | None]) -> bool:
+    """True when neither elementwise rule can fire on an instruction of ``op`` with result shape text ``s`` and
+    operand shape texts ``shapes``: equal texts parse to equal shapes, and equal ``[dims]{layout}`` tails to
+    equal dimensions."""
+    if not s or s[0] == "(":
+        return True  # no result shape, or a tuple: both rules skip it
+    if any(t is None for t in shapes):
+        return False
+    if op in _SAME_TYPE:
+        return all(t == s for t in shapes)
+    tail = _tail(s)
+    if tail is None:
+        return False
+    if op == "compare":
+        return not shapes or (s.startswith("pred[") and _tail(shapes[0]) == tail
+                              and all(t == shapes[0] for t in shapes))
+    if op == "select":
+        return (len(shapes) == 3 and shapes[0].startswith("pred[") and _tail(shapes[0]) == tail
+                and shapes[1] == s and shapes[2] == s)
+    return all(_tail(t) == tail for t in shapes)  # convert, complex...: only the dimensions are compared
+
+
+def _call_ok(op: str, sigs: dict[str, tuple[str, ...] | None], callee: str, shapes: list[str | None]) -> bool:
+    """True when `called_parameters` cannot fire for ``callee`` of an instruction of ``op`` with operand shape
+    texts ``shapes``: the callee's parameters are known from its rows and agree in number and text."""
+    if callee not in sigs:
+        return True  # not a computation of the module: the rule has nothing to compare
+    sig = sigs[callee]
+    if sig is None:
+        return False
+    if len(sig) != (1 if op == "while" else len(shapes)):
+        return False
+    if op in ("reduce", "map"):
+        return True
+    return all(t is not None and t == p for p, t in zip(sig, shapes))
 
 
 def fp_type(t: str) -> str:

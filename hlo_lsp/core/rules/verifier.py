@@ -7,9 +7,10 @@ verifier does when it is not layout-sensitive and allows mixed precision (the la
 with): layouts, dynamic-dimension markers and floating-point precision are ignored, so a rule never fires on
 something some XLA pipeline accepts.
 
-Algorithm: each rule asks `hlo_facts.ModuleFacts` for the instructions of its opcodes (one regex scan of the
-text), then resolves operands and shapes with dict lookups and cached parses. Instructions whose shapes cannot
-be read are skipped, never guessed.
+Algorithm: each rule asks `hlo_facts.ModuleFacts` for the instructions of its opcodes it must look at: one regex
+pass per computation (`hlo_bulk`) reads every machine-written line and clears the instructions whose shapes
+plainly agree (the same shape text where a rule compares shapes), so a rule reads per line only the rest, with
+dict lookups and cached parses. Instructions whose shapes cannot be read are skipped, never guessed.
 """
 
 from __future__ import annotations
@@ -20,19 +21,12 @@ from collections.abc import Callable, Iterator
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, info, warning
 from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction
-from hlo_lsp.core.rules.hlo_facts import ModuleFacts, exact_types, fp_type, same_shape, text_of
+from hlo_lsp.core.rules.hlo_facts import (
+    ELEMENTWISE, SAME_TYPE_BINARY, SAME_TYPE_UNARY, ModuleFacts, Summary, exact_types, fp_type, same_shape, text_of,
+)
 from hlo_lsp.core.shapes import ELEMENT_BITS, byte_size, element_count, padded_byte_size, parse_shape
 
 _log = logging.getLogger(__name__)
-# Elementwise opcodes whose operands and result share one element type (HloInstruction::IsElementwise).
-_SAME_TYPE_UNARY = frozenset("abs ceil cbrt cosine exponential exponential-minus-one floor log log-plus-one "
-                             "logistic negate not popcnt round-nearest-afz round-nearest-even rsqrt sign sine "
-                             "sqrt tan tanh count-leading-zeros erf copy".split())
-_SAME_TYPE_BINARY = frozenset("add subtract multiply divide maximum minimum power remainder and or xor "
-                              "shift-left shift-right-arithmetic shift-right-logical atan2".split())
-_OTHER_ELEMENTWISE = frozenset("compare convert select clamp is-finite real imag complex "
-                               "reduce-precision".split())
-_ELEMENTWISE = _SAME_TYPE_UNARY | _SAME_TYPE_BINARY | _OTHER_ELEMENTWISE
 _LAYOUT_ATTR = re.compile(r"entry_computation_layout=\{")
 _DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() accepts '²', on which int() raises
 # `f32[4]{0} %x` / `f32[4] x`: an operand written with its shape (searched after the opcode's parenthesis)
@@ -50,7 +44,7 @@ def elementwise_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
     result's. XLA: ``CheckElementwiseInstruction`` (hlo_verifier.cc) requires every operand to be
     ``CompatibleIgnoringElementType`` with the output ("Implicit broadcast is not allowed in HLO"). Scalar
     operands of ``select`` and ``clamp`` are left alone (older XLA broadcasts them)."""
-    for ins in _instrs(m, _ELEMENTWISE):
+    for ins in _instrs(m, ELEMENTWISE):
         out = m.shape(ins)
         if out is None or not out.is_array:
             continue
@@ -71,7 +65,7 @@ def element_types(m: ModuleFacts) -> Iterator[Diagnostic]:
     requires one (``add(f32, s32)``), ``compare`` not returning ``pred``, ``select`` with a non-``pred``
     predicate. XLA: ``ShapeInference::InferBinaryOpShape``/``InferUnaryOpShape``/``InferTernaryOpShape`` as
     ``HloVerifier`` calls them; floating types are treated as one (``allow_mixed_precision``)."""
-    for ins in _instrs(m, _SAME_TYPE_UNARY | _SAME_TYPE_BINARY | {"compare", "select", "clamp"}):
+    for ins in _instrs(m, SAME_TYPE_UNARY | SAME_TYPE_BINARY | {"compare", "select", "clamp"}):
         out = m.shape(ins)
         if out is None or not out.is_array:
             continue
@@ -155,7 +149,7 @@ def written_operand_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``operand-shape-mismatch``: an operand written with a shape (old style ``add(f32[4]{0} %x, ...)``) that
     is not the shape of its definition. XLA: the printer writes each operand's own shape, and every shape check
     of the verifier reads the definition's; a differing written shape is a hand edit."""
-    for ln in m.lines_matching(_OLD_STYLE_OPERAND):
+    for ln in m.slow_lines_matching(_OLD_STYLE_OPERAND):
         ins = m.at_line(ln)
         if ins is None:
             continue
@@ -281,7 +275,7 @@ def entry_layout(m: ModuleFacts) -> Iterator[Diagnostic]:
             yield warning(rng, "verifier.entry-layout",
                           f"entry_computation_layout gives parameter {k} as {text_of(ls)}, but `{p.name}` is "
                           f"{text_of(ps)}", related=(Related(p.name_range, f"parameter {k}"),))
-    root = mod.instructions[entry.root] if entry.root is not None else None
+    root = m.ins(entry.root) if entry.root is not None else None
     rs = m.shape(root) if root is not None else None
     if rs is not None and result_shape is not None and not same_shape(rs, result_shape):
         yield warning(rng, "verifier.entry-layout",
@@ -320,7 +314,8 @@ def name_reused(m: ModuleFacts) -> Iterator[Diagnostic]:
     this; the parser accepts it because names are scoped per computation."""
     first: dict[str, tuple[int, Computation]] = {}
     names = m._names
-    table = m.mod.instructions
+    if len(set(names)) == len(names):
+        return  # no name repeats anywhere
     for c in m.mod.computations:
         local: set[str] = set()
         for i in c.instructions:
@@ -332,7 +327,7 @@ def name_reused(m: ModuleFacts) -> Iterator[Diagnostic]:
             if prev is None:
                 first[name] = (i, c)
                 continue
-            ins, other = table[i], table[prev[0]]
+            ins, other = m.ins(i), m.ins(prev[0])
             yield info(ins.name_range, "verifier.name-reused",
                        f"`{name}` is also defined in `{prev[1].name}`; XLA keeps names unique across the module",
                        related=(Related(other.name_range, f"the other `{name}`"),))
@@ -352,9 +347,10 @@ VERIFIER_RULES: tuple[tuple[Callable[[ModuleFacts], Iterator[Diagnostic]], tuple
 )
 
 
-def verify(mod: HloModule) -> list[Diagnostic]:
-    """Every verifier-level diagnostic of ``mod``; [] for a module XLA's verifier would accept."""
-    m = ModuleFacts(mod)
+def verify(mod: HloModule, summaries: list[Summary | None] | None = None) -> list[Diagnostic]:
+    """Every verifier-level diagnostic of ``mod``; [] for a module XLA's verifier would accept. ``summaries``:
+    each computation's `Summary` when the structural checker has them (else they are made here)."""
+    m = ModuleFacts(mod, summaries)
     out: list[Diagnostic] = []
     for rule, _codes in VERIFIER_RULES:
         try:

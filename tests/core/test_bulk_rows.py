@@ -1,0 +1,119 @@
+"""The rows pass (`hlo_bulk`) against the per-line reader: wherever it reads a computation, it reads what the
+per-line path reads, and the structural checks and verifier rules built on it give exactly the per-line
+results, on every real module, on every verifier fault of tests/rules, and on random one-line edits."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from hlo_lsp.core.hlo import _INSTR, read_hlo
+from hlo_lsp.core.hlo_bulk import ATTRS, NAME, OPCODE, OPERANDS, PARAM, ROOT, SHAPE, called_names, computation_rows, operand_names
+from hlo_lsp.core.hlo_checks import _check_lines, check_computation
+from hlo_lsp.core.rules.verifier import verify
+from tests.fixtures import DATA
+from tests.rules.hlo_faults import BEFORE_FAULTS, HLO_FAULTS, read
+
+MODULES = sorted(DATA.glob("**/*.txt"))
+HLO = [p for p in MODULES if "buffer-assignment" not in p.name and "live-range" not in p.name
+       and "memory-usage" not in p.name and read_hlo(p.read_text()).computations]
+
+
+def _key(diags):
+    return sorted((d.range, d.code, d.message, d.severity) for d in diags)
+
+
+def _per_line_verify(mod):
+    return verify(mod, [None] * len(mod.computations))
+
+
+def _assert_rows_match_reader(mod):
+    """Each row holds the per-line reader's name, ROOT flag, shape, opcode, operands and parameter number, and
+    its calls include the reader's."""
+    read_any = 0
+    for c in mod.computations:
+        rows = computation_rows(mod, c)
+        if rows is None:
+            continue
+        read_any += 1
+        for i, row in zip(c.instructions, rows):
+            ins = mod.instructions.make(i)
+            m = _INSTR.match(mod.lines[ins.line])
+            assert (row[NAME], bool(row[ROOT])) == (ins.name, ins.is_root)
+            assert row[SHAPE] == (m.group(4) or "")
+            assert row[OPCODE] == ins.opcode and ins.unreadable is None
+            if ins.opcode not in ("parameter", "constant"):
+                assert tuple(operand_names(row[OPERANDS])) == ins.operands
+            if ins.opcode == "parameter" and ins.parameter_number is not None:
+                assert int(row[PARAM]) == ins.parameter_number
+            assert set(ins.called) <= set(called_names(row[ATTRS]))
+    return read_any
+
+
+def _assert_same_results(mod):
+    for c in mod.computations:
+        assert _key(check_computation(mod, c)) == _key(_check_lines(mod, c)), c.name
+    assert _key(verify(mod)) == _key(_per_line_verify(mod))
+
+
+def test_modules_found():
+    assert len(HLO) >= 40
+
+
+@pytest.mark.parametrize("path", HLO, ids=lambda p: p.name[:60])
+def test_rows_read_what_the_reader_reads(path):
+    mod = read_hlo(path.read_text())
+    n = _assert_rows_match_reader(mod)
+    if "after_optimizations" in path.name and "seeds" not in str(path):
+        assert n == len(mod.computations)  # machine-written modules are read by rows whole
+    _assert_same_results(mod)
+
+
+def _faults():
+    out = []
+    for p in sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt")) + sorted(DATA.glob("seeds/001_*.txt")):
+        text = p.read_text()
+        for gen in HLO_FAULTS:
+            out.extend(gen(p.resolve(), text, read(text)))
+    for p in sorted(DATA.glob("jax-cpu/*/*before_optimizations.txt")):
+        text = p.read_text()
+        for gen in BEFORE_FAULTS:
+            out.extend(gen(p.resolve(), text, read(text)))
+    return out
+
+
+def test_every_verifier_fault_gives_the_per_line_result():
+    faults = _faults()
+    assert len(faults) > 100
+    fired = 0
+    for f in faults:
+        mod = read_hlo(f.text)
+        got = verify(mod)
+        assert _key(got) == _key(_per_line_verify(mod)), f.name
+        fired += bool(got)
+    assert fired == len(faults)
+
+
+SEEDS = int(os.environ.get("HLO_BULK_SEEDS", "6"))  # more for a longer search
+EDITS = ("%", "(", ")", ",", " ", "x", "f32[7]", "s32[]", "/*index=1*/", "calls=%q", "parameter(1)", "\"", "ROOT ")
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_random_line_edits_give_the_per_line_results(seed):
+    rng = random.Random(seed)
+    paths = sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt"))
+    text = rng.choice(paths).read_text()
+    lines = text.split("\n")
+    for _ in range(40):
+        edited = list(lines)
+        for _ in range(rng.randint(1, 3)):
+            n = rng.randrange(len(edited))
+            ln = edited[n]
+            a = rng.randrange(len(ln) + 1)
+            b = min(len(ln), a + rng.randrange(0, 6))
+            edited[n] = ln[:a] + rng.choice(EDITS) + ln[b:]
+        mod = read_hlo("\n".join(edited))
+        _assert_rows_match_reader(mod)
+        _assert_same_results(mod)
