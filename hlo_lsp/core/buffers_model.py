@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range
-from hlo_lsp.core.occurrences import Occurrence
+from hlo_lsp.core.occurrences import OccurrenceTable
 
 KINDS = ("single", "assignment", "values", "live-range", "memory-report")
 
@@ -212,7 +212,7 @@ class BufferDoc:
     peak_breakdown_total: int | None = None
     stack_trace: list[StackNode] = field(default_factory=list)
     memory_report: list[MemoryTable] = field(default_factory=list)
-    occurrences: list[Occurrence] = field(default_factory=list)
+    occurrences: OccurrenceTable = field(default_factory=OccurrenceTable)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def assignments(self) -> list[Assignment]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import re
+import sys
 
 from hlo_lsp.core.buffers_model import (
     Allocation,
@@ -37,7 +38,7 @@ from hlo_lsp.core.buffers_model import (
 )
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, error, info
 from hlo_lsp.core.kinds import SPLIT_SUFFIXES
-from hlo_lsp.core.occurrences import Occurrence
+from hlo_lsp.core.document import TextLines
 from hlo_lsp.core.shapes import human_size
 
 _NAME = r"[^\s{}<>:,=()]+"
@@ -81,6 +82,7 @@ _MEM_OLD_COLOR = re.compile(r", color (\d+)")
 _MEM_REST = re.compile(r"\s*The rest \d+ (?:values|allocations) are less than")
 _TREE_CHARS = " │├└─"
 _new = tuple.__new__  # builds NamedTuples without their Python-level __new__ (hot path)
+_intern = sys.intern  # names, keys and shapes repeat across a module's files: one string each
 
 CODE_SYNTAX = "buffers.syntax"
 CODE_STRUCTURE = "buffers.structure"
@@ -104,8 +106,9 @@ def _spaced_int(text: str) -> int:
 
 
 class _Reader:
-    def __init__(self, text: str, kind_hint: str | None):
-        self.lines = text.split("\n")
+    def __init__(self, text: str | TextLines, kind_hint: str | None):
+        self.text_lines = text if isinstance(text, TextLines) else TextLines(text)
+        self.lines = self.text_lines.split()  # transient: the records keep line numbers, not line strings
         self.doc = BufferDoc(kind=kind_hint or "")
         self.section: str | None = None  # alloc | used | seq | lr | peak | stack | mem | lr-none
         self.sub: str | None = None  # positions | uses (inside a used value)
@@ -122,7 +125,11 @@ class _Reader:
         self.mark = 0
         self.lr_parts: set[str] = set()
         self.pending_old_table = False
-        self.occ = self.doc.occurrences
+        occ = self.doc.occurrences
+        self.instruction_use = occ.adder("instruction", "use")
+        self.value_def = occ.adder("value", "def")
+        self.value_use = occ.adder("value", "use")
+        self.allocation_def = occ.adder("allocation", "def")
 
     # ------------------------------------------------------------------ diagnostics
     def err(self, ln: int, start: int, end: int, message: str, code: str = CODE_SYNTAX) -> None:
@@ -143,7 +150,8 @@ class _Reader:
         lines = self.lines
         if any(line.endswith("\r") for line in lines):
             lines = self.lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-        occ = self.occ
+        instruction_use = self.instruction_use
+        intern = _intern
         new = _new
         pos_match = _POSITION.match
         use_match = _USE.match
@@ -168,7 +176,7 @@ class _Reader:
                                     e = m.end(1)
                                     v.positions.append(new(Position, (name, _index(itext) if itext else None,
                                                                       new(Range, (ln, 2, ln, e)))))
-                                    occ.append(new(Occurrence, (ln, 2, e, "instruction", name, "use")))
+                                    instruction_use(ln, 2, e, name)
                                     continue
                             elif sub == "uses" and line != "  (none)":
                                 m = use_match(line)
@@ -177,7 +185,7 @@ class _Reader:
                                     e = m.end(1)
                                     v.uses.append(new(Use, (name, int(opnd), _index(itext) if itext else None,
                                                             new(Range, (ln, 2, ln, e)))))
-                                    occ.append(new(Occurrence, (ln, 2, e, "instruction", name, "use")))
+                                    instruction_use(ln, 2, e, name)
                                     continue
                         elif v is not None and line == " uses:":
                             self.sub = "uses"
@@ -197,7 +205,7 @@ class _Reader:
                                 int(vid), line[s:e], key, instr, _index(itext) if itext else None, phi is not None,
                                 int(color) if color is not None else None, int(size), int(offset), shape,
                                 alloc.index, ln, new(Range, (ln, s, ln, e))))
-                            occ.append(new(Occurrence, (ln, s, e, "value", key, "def")))
+                            self.value_def(ln, s, e, key)
                             continue
                     self.indented(ln, line)
                 elif c == "<" and self.section == "used":
@@ -219,7 +227,7 @@ class _Reader:
                     v = UsedValue(int(m.group(1)), line[s:e], key, instr, _index(itext) if itext else None,
                                   m.group(4) is not None, int(color) if color is not None else None, ln, rng)
                     doc.used_values.append(v)
-                    occ.append(new(Occurrence, (ln, s, e, "value", key, "use")))
+                    self.value_use(ln, s, e, key)
                     self.value = v
                     self.sub = None
                 else:
@@ -446,7 +454,7 @@ class _Reader:
                     self.err(ln, base + pos, base + e, f"unknown allocation property {word!r}")
                 pos = e
         self.doc.allocations.append(alloc)
-        self.occ.append(_new(Occurrence, (ln, 0, m.end(1), "allocation", m.group(1), "def")))
+        self.allocation_def(ln, 0, m.end(1), m.group(1))
         self.alloc = alloc
 
     def alloc_value(self, ln: int, line: str) -> None:
@@ -472,7 +480,7 @@ class _Reader:
             line=ln, range=_new(Range, (ln, s, ln, e)),
         )
         alloc.assignments.append(a)
-        self.occ.append(_new(Occurrence, (ln, s, e, "value", key, "def")))
+        self.value_def(ln, s, e, key)
 
     def finish_alloc(self) -> None:
         alloc = self.alloc
@@ -500,7 +508,7 @@ class _Reader:
             line=ln, range=_new(Range, (ln, s, ln, e)),
         )
         self.doc.used_values.append(v)
-        self.occ.append(_new(Occurrence, (ln, s, e, "value", key, "use")))
+        self.value_use(ln, s, e, key)
         self.value = v
         self.sub = None
 
@@ -522,7 +530,7 @@ class _Reader:
                 v.from_instruction = line[19:] if line[18:19] == " " else line[18:]
                 v.from_instruction_line = ln
                 v.from_instruction_range = _new(Range, (ln, m.start(2), ln, m.end(2)))
-                self.occ.append(_new(Occurrence, (ln, m.start(2), m.end(2), "instruction", m.group(2), "use")))
+                self.instruction_use(ln, m.start(2), m.end(2), m.group(2))
                 self.sub = "done"
             else:
                 self.bad_line(ln, line, "` positions:`, ` uses:` or ` from instruction:`")
@@ -536,7 +544,7 @@ class _Reader:
             name, itext = m.group(1, 2)
             e = m.end(1)
             v.positions.append(_new(Position, (name, _index(itext) if itext else None, _new(Range, (ln, 2, ln, e)))))
-            self.occ.append(_new(Occurrence, (ln, 2, e, "instruction", name, "use")))
+            self.instruction_use(ln, 2, e, name)
         elif sub == "uses":
             if line == "  (none)":
                 return
@@ -547,7 +555,7 @@ class _Reader:
             name, opnd, itext = m.group(1, 2, 3)
             e = m.end(1)
             v.uses.append(_new(Use, (name, int(opnd), _index(itext) if itext else None, _new(Range, (ln, 2, ln, e)))))
-            self.occ.append(_new(Occurrence, (ln, 2, e, "instruction", name, "use")))
+            self.instruction_use(ln, 2, e, name)
         else:
             self.bad_line(ln, line, "` positions:` or ` uses:` before list items")
 
@@ -602,7 +610,7 @@ class _Reader:
                 return
             r = _new(Range, (ln, m.start(2), ln, m.end(2)))
             doc.sequence.append(SequenceStep(int(m.group(1)), m.group(2), ln, r))
-            doc.occurrences.append(_new(Occurrence, (ln, m.start(2), m.end(2), "instruction", m.group(2), "use")))
+            self.instruction_use(ln, m.start(2), m.end(2), m.group(2))
         elif s == "lrs":
             m = _LR.match(line)
             if m is None:
@@ -613,7 +621,7 @@ class _Reader:
             key = _key(instr, itext)
             doc.live_ranges.append(LiveRange(key, line[4:e], instr, _index(itext), int(m.group(3)), int(m.group(4)),
                                              ln, _new(Range, (ln, 4, ln, e))))
-            doc.occurrences.append(_new(Occurrence, (ln, 4, e, "value", key, "use")))
+            self.value_use(ln, 4, e, key)
         elif s == "peak":
             m = _PEAK.match(line)
             if m is None:
@@ -626,9 +634,9 @@ class _Reader:
             doc.peak_entries.append(PeakEntry(line[4:e], key, instr, int(m.group(3)),
                                               int(cum) if cum is not None else None, ln, _new(Range, (ln, 4, ln, e))))
             if key is not None:
-                doc.occurrences.append(_new(Occurrence, (ln, 4, e, "value", key, "use")))
+                self.value_use(ln, 4, e, key)
             else:
-                doc.occurrences.append(_new(Occurrence, (ln, 4, e, "instruction", instr, "use")))
+                self.instruction_use(ln, 4, e, instr)
         elif s == "stack":
             self.stack_line(ln, line)
         else:
@@ -785,7 +793,7 @@ def read_buffers(text: str, kind_hint: str | None = None) -> BufferDoc:
 
     ``kind_hint`` ('single'|'assignment'|'values'|'live-range'|'memory-report', e.g. from the file name) sets
     ``doc.kind``; without it the kind follows the sections found. Problems are in ``doc.diagnostics``."""
-    if not isinstance(text, str):
+    if not isinstance(text, (str, TextLines)):
         doc = BufferDoc(kind=kind_hint or "assignment")
         doc.diagnostics.append(error(Range(0, 0, 0, 0), CODE_INTERNAL, "buffer reader was given no text"))
         return doc

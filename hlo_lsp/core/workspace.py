@@ -17,7 +17,7 @@ from pathlib import Path
 
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error
-from hlo_lsp.core.document import Edit, LineDocument
+from hlo_lsp.core.document import DiskDocument, Edit, LineDocument, TextLines
 from hlo_lsp.core.hlo import HloModule, read_hlo, warm_module
 from hlo_lsp.core.hlo_checks import StructuralChecker
 from hlo_lsp.core.hlo_index import HloIndex
@@ -70,10 +70,11 @@ def read_text_file(path: str | Path) -> str:
 
 @dataclass(slots=True, eq=False)
 class Source:
-    """One version of a document's text (the line store is shared between versions of an open document)."""
+    """One version of a document's text (the line store is shared between versions of an open document; a file
+    read from disk has a read-only `DiskDocument`)."""
 
     path: str
-    doc: LineDocument
+    doc: LineDocument | DiskDocument
     version: int | None = None  # the client's version for an open document
     stamp: tuple[float, int] | None = None  # (mtime, size) for a file read from disk
 
@@ -98,7 +99,8 @@ class Analysis:
     edited_lines: set[int] = field(default_factory=set)  # lines edited since `verified` was computed
 
     @property
-    def lines(self) -> list[str]:
+    def lines(self) -> list[str] | TextLines:
+        """The document's lines (``len`` and ``lines[i]``; a `TextLines` for a file read from disk)."""
         if self.hlo is not None:
             return self.hlo.lines
         return self.source.doc.lines
@@ -113,13 +115,20 @@ class Analysis:
 def analyse(path: str, source: Source, lines: list[str] | None = None) -> Analysis:
     """Read one document into its model; never raises. ``lines`` is a snapshot of the source's lines (taken
     while no edit can interleave); the module keeps it, and `Workspace.analysis` swaps it for the editor's
-    line store itself when no edit landed meanwhile."""
-    lines = list(source.doc.lines) if lines is None else lines
-    text = "\n".join(lines)
+    line store itself when no edit landed meanwhile. A file read from disk is never edited: its text is read
+    as it is, without a snapshot."""
+    disk = isinstance(source.doc, DiskDocument)
+    if disk:
+        text = source.doc.text
+    else:
+        lines = list(source.doc.lines) if lines is None else lines
+        text = "\n".join(lines)
     kind = kinds.detect_kind(path, text[:8192])
     a = Analysis(path, kind, source)
     if kind == kinds.HLO or kind is None and text.lstrip().startswith(("HloModule", "ENTRY", "%")):
         a.kind = kinds.HLO
+        if disk:
+            lines = source.doc.lines.split()
         a.hlo = read_hlo(text, lines)
         a.index = HloIndex(a.hlo)
         a.checker = StructuralChecker(a.hlo)
@@ -127,7 +136,7 @@ def analyse(path: str, source: Source, lines: list[str] | None = None) -> Analys
     elif kind in kinds.BUFFER_KINDS:
         from hlo_lsp.core.buffers import read_buffers
 
-        doc = read_buffers(text, kind)
+        doc = read_buffers(source.doc.lines if disk else text, kind)
         a.buffers = doc
         a.index = OccurrenceIndex(doc.occurrences)
         a.read_diagnostics = list(doc.diagnostics)
@@ -231,7 +240,7 @@ class Workspace:
             src = self._disk.get(path)
             if src is not None and src.stamp == stamp:
                 return src
-            src = Source(path, LineDocument(read_text_file(path)), None, stamp)
+            src = Source(path, DiskDocument(read_text_file(path)), None, stamp)
             self._disk[path] = src
             return src
 
@@ -258,12 +267,13 @@ class Workspace:
             return self.analysis(path, wait=True)
         with self._lock:
             generation = src.doc.generation
-            lines = list(src.doc.lines)  # a snapshot sharing the line strings (one pointer a line)
+            # a snapshot sharing the line strings (one pointer a line); a disk file's text never changes
+            lines = list(src.doc.lines) if isinstance(src.doc, LineDocument) else None
         try:
             a = analyse(path, src, lines)
             with self._lock:
                 if src.doc.generation == generation and self._current(path) is src:
-                    if a.hlo is not None and a.hlo.lines == src.doc.lines:
+                    if a.hlo is not None and lines is not None and a.hlo.lines == src.doc.lines:
                         a.hlo.lines = src.doc.lines  # share the editor's line store: edits can patch in place
                         if hasattr(a.hlo.instructions, "_lines"):
                             a.hlo.instructions._lines = src.doc.lines
