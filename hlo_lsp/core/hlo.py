@@ -231,9 +231,9 @@ class HloModule:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     by_name: dict[str, int] = field(default_factory=dict)  # first instruction of each name
     computation_by_name: dict[str, int] = field(default_factory=dict)
-    _line_to_instr: dict[int, int] | None = None
-    _users: dict[str, list[int]] | None = None
-    _callers: dict[str, list[int]] | None = None
+    _users: dict[str, list[int] | int] | None = None  # operand name -> user instruction(s), see `_maps`
+    _callers: dict[str, list[int] | int] | None = None
+    _patched: set[int] = field(default_factory=set)
     _comp_lines: list[int] | None = None
 
     # -- lookups (each O(1) or O(log n) after a one-time O(n) build) -------------------------------------------
@@ -264,16 +264,16 @@ class HloModule:
 
     def instruction_at_line(self, line: int) -> Instruction | None:
         """The instruction defined on ``line``; None for any other line."""
-        i = self.line_index().get(line)
+        i = self.index_at_line(line)
         return None if i is None else self.instructions[i]
 
-    def line_index(self) -> dict[int, int]:
-        """Line -> instruction index, built once (from the index's line array, creating no instruction)."""
-        if self._line_to_instr is None:
-            ins = self.instructions
-            lines = ins.line_of if isinstance(ins, InstructionTable) else [x.line for x in ins]
-            self._line_to_instr = {ln: i for i, ln in enumerate(lines)}
-        return self._line_to_instr
+    def index_at_line(self, line: int) -> int | None:
+        """Index of the instruction defined on ``line`` (bisection over the index's sorted line array: no map
+        of 200,000 entries is kept); None for any other line."""
+        ins = self.instructions
+        lines = ins.line_of if isinstance(ins, InstructionTable) else [x.line for x in ins]
+        i = bisect.bisect_left(lines, line)
+        return i if i < len(lines) and lines[i] == line else None
 
     def computation_index_at_line(self, line: int) -> int | None:
         """Index (in `computations`) of the computation whose header..closing-brace span holds ``line``; None
@@ -290,27 +290,42 @@ class HloModule:
         i = self.computation_index_at_line(line)
         return None if i is None else self.computations[i]
 
+    def _ins(self, i: int) -> Instruction:
+        t = self.instructions
+        return t.make(i) if isinstance(t, InstructionTable) else t[i]
+
+    def _maps(self) -> tuple[dict, dict]:
+        if self._users is None or self._callers is None:
+            from hlo_lsp.core.hlo_bulk import users_and_callers  # the rows pass imports this module
+
+            self._users, self._callers = users_and_callers(self)
+            self._patched = set()
+        return self._users, self._callers
+
+    def _indices(self, m: dict, key: str, of) -> list[int]:
+        """The instructions ``m`` (name -> index or indices, as built) lists under ``key``, with every
+        instruction patched since (`incremental`) judged again by ``of`` (its operands or callees)."""
+        base = m.get(key, ())
+        idx = [base] if isinstance(base, int) else list(base)
+        if self._patched:
+            patched = self._patched
+            idx = [i for i in idx if i not in patched]
+            idx.extend(i for i in patched if key in of(self._ins(i)))
+            idx.sort()
+        return idx
+
     def users(self, name: str) -> list[Instruction]:
         """Instructions that take ``name`` as an operand, in document order; [] when unused."""
-        if self._users is None:
-            users: dict[str, list[int]] = {}
-            for i, ins in enumerate(self.instructions):
-                for op in ins.operands:
-                    lst = users.setdefault(op, [])
-                    if not lst or lst[-1] != i:
-                        lst.append(i)
-            self._users = users
-        return [self.instructions[i] for i in self._users.get(name, ())]
+        return [self._ins(i) for i in self._indices(self._maps()[0], name, lambda x: x.operands)]
 
     def callers(self, computation: str) -> list[Instruction]:
         """Instructions that call ``computation`` (calls=, to_apply=, body=, ...); [] when none."""
-        if self._callers is None:
-            callers: dict[str, list[int]] = {}
-            for i, ins in enumerate(self.instructions):
-                for c in ins.called:
-                    callers.setdefault(c, []).append(i)
-            self._callers = callers
-        return [self.instructions[i] for i in self._callers.get(computation, ())]
+        return [self._ins(i) for i in self._indices(self._maps()[1], computation, lambda x: x.called)]
+
+    def mark_patched(self, i: int) -> None:
+        """Instruction ``i``'s line was edited in place: the users and callers maps re-judge it on each use."""
+        if self._users is not None:
+            self._patched.add(i)
 
     def table_row(self, table: str, row_id: int) -> TableRow | None:
         """Row ``row_id`` of FileNames/FunctionNames/FileLocations/StackFrames; None when absent."""
@@ -322,7 +337,6 @@ def warm_module(mod: HloModule) -> None:
     references or definition request on a large module does not pay for them."""
     mod.users("")
     mod.callers("")
-    mod.instruction_at_line(0)
     mod.computation_at_line(0)
 
 

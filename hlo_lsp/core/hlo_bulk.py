@@ -100,3 +100,66 @@ def is_clean(mod: HloModule, c: Computation, rows: list[tuple[str, ...]]) -> boo
     comps = mod.computation_by_name
     calling = "\n".join([row[ATTRS] for row in rows if "=%" in row[ATTRS] or "={" in row[ATTRS]])
     return all(n in comps for n in called_names(calling))
+
+
+def _add(m: dict, key: str, i: int) -> None:
+    """Append instruction ``i`` under ``key`` once (an int while there is one, then a list)."""
+    cur = m.get(key)
+    if cur is None:
+        m[key] = i
+    elif isinstance(cur, int):
+        if cur != i:
+            m[key] = [cur, i]
+    elif cur[-1] != i:
+        cur.append(i)
+
+
+def users_and_callers(mod: HloModule) -> tuple[dict, dict]:
+    """Operand name -> the instructions using it, and computation name -> the instructions calling it (each an
+    int for one, else a list in document order), from the rows where a computation has them and from the
+    per-line reader elsewhere (objects made for the pass only). The keys reuse the instruction table's name
+    strings."""
+    table = mod.instructions
+    users: dict = {}
+    callers: dict = {}
+    seen = 0
+    rest: list[int] = []
+    for c in mod.computations:
+        rows = computation_rows(mod, c)
+        seen += len(c.instructions)
+        if rows is None:
+            rest.extend(c.instructions)
+            continue
+        a = c.instructions.start
+        lines, line_of = mod.lines, table.line_of
+        for k, row in enumerate(rows):
+            ops = row[OPERANDS]
+            if ops and row[OPCODE] != "parameter" and row[OPCODE] != "constant":
+                for op in operand_names(ops):
+                    _add(users, op, a + k)
+            attrs = row[ATTRS]
+            if "=%" in attrs or "={" in attrs:
+                line = lines[line_of[a + k]]
+                if "=%" in line or "={%" in line:  # the reader's own condition for reading calls
+                    for cc in called_names(attrs):
+                        _add(callers, cc, a + k)
+    if seen != len(table):  # instructions outside every computation's range
+        covered = set()
+        for c in mod.computations:
+            covered.update(c.instructions)
+        rest.extend(i for i in range(len(table)) if i not in covered)
+    for i in sorted(rest):
+        ins = mod._ins(i)
+        for op in ins.operands:
+            _add(users, op, i)
+        for cc in ins.called:
+            _add(callers, cc, i)
+    if rest:  # per-line additions came after the rows': put each list back in document order
+        for m in (users, callers):
+            for key, v in m.items():
+                if isinstance(v, list):
+                    v.sort()
+    names, by = getattr(table, "names", None), mod.by_name
+    if names is not None:
+        users = {(names[by[k]] if k in by else k): v for k, v in users.items()}
+    return users, callers

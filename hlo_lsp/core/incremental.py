@@ -26,19 +26,17 @@ def patch_module(mod: HloModule, edit: Edit) -> bool:
     table = mod.instructions
     if edit.old_count != edit.new_count or not isinstance(table, InstructionTable):
         return False
-    line_index = mod.line_index()
     changes = []
     for k in range(edit.first, edit.first + edit.new_count):
-        i = line_index.get(k)
+        i = mod.index_at_line(k)
         m = _EDIT_LINE.match(mod.lines[k]) if i is not None else None
         if m is None:
             return False
         changes.append((i, k, m))
     for i, k, m in changes:
         _patch_instruction(mod, table, i, mod.lines[k], m)
+        mod.mark_patched(i)
         patched_lines += 1
-    mod._users = None
-    mod._callers = None
     return True
 
 

@@ -117,3 +117,60 @@ def test_random_line_edits_give_the_per_line_results(seed):
         mod = read_hlo("\n".join(edited))
         _assert_rows_match_reader(mod)
         _assert_same_results(mod)
+
+
+def _reference_maps(mod):
+    users, callers = {}, {}
+    for i in range(len(mod.instructions)):
+        ins = mod.instructions.make(i)
+        for op in dict.fromkeys(ins.operands):
+            users.setdefault(op, []).append(i)
+        for cc in ins.called:
+            lst = callers.setdefault(cc, [])
+            if not lst or lst[-1] != i:
+                lst.append(i)
+    return users, callers
+
+
+def _assert_maps(mod):
+    users, callers = _reference_maps(mod)
+    for name, idx in users.items():
+        assert [u.line for u in mod.users(name)] == [mod.instructions.line_of[i] for i in idx], name
+    for name, idx in callers.items():
+        assert [u.line for u in mod.callers(name)] == [mod.instructions.line_of[i] for i in idx], name
+    assert mod.users("no such name") == [] and mod.callers("no such name") == []
+
+
+@pytest.mark.parametrize("path", HLO, ids=lambda p: p.name[:60])
+def test_users_and_callers_from_rows_equal_the_per_line_maps(path):
+    _assert_maps(read_hlo(path.read_text()))
+
+
+def test_users_and_callers_after_edits_in_place():
+    """Edited lines patched in place are judged again on each use; the maps are not rebuilt."""
+    from hlo_lsp.core.document import LineDocument
+    from hlo_lsp.core.incremental import patch_module
+
+    rng = random.Random(3)
+    path = sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt"))[0]
+    doc = LineDocument(path.read_text())
+    mod = read_hlo("\n".join(doc.lines))
+    mod.lines = mod.instructions._lines = doc.lines  # as Workspace.analysis shares the editor's line store
+    mod.users("")  # built once
+    built = mod._users
+    patched = 0
+    for _ in range(60):
+        ln = rng.choice(mod.instructions.line_of)
+        text = doc.lines[ln]
+        k = text.find("%", text.find("(") + 1)
+        if k < 0:
+            continue
+        edit = doc.apply(ln, k + 1, ln, k + 2, rng.choice("qzx"))
+        patched += patch_module(mod, edit)
+        assert mod._users is built
+        fresh = read_hlo("\n".join(doc.lines))
+        users, callers = _reference_maps(fresh)
+        for name in list(users)[:50] + [fresh.instructions.make(i).operands[0] for i in sorted(mod._patched)
+                                         if fresh.instructions.make(i).operands]:
+            assert [u.line for u in mod.users(name)] == [fresh.instructions.line_of[i] for i in users.get(name, ())]
+    assert patched > 20

@@ -50,7 +50,6 @@ class ModuleFacts:
         self._params: dict[str, list[Instruction] | None] = {}
         self._text: str | None = None
         self._line_starts: list[int] | None = None
-        self._index_of_line: dict[int, int] | None = None
         table = mod.instructions
         self._names: list[str] = getattr(table, "names", None) or [i.name for i in table]
         self._line_of: list[int] = getattr(table, "line_of", None) or [i.line for i in table]
@@ -114,9 +113,7 @@ class ModuleFacts:
         return out
 
     def at_line(self, line: int) -> Instruction | None:
-        if self._index_of_line is None:
-            self._index_of_line = {ln: i for i, ln in enumerate(self._line_of)}
-        i = self._index_of_line.get(line)
+        i = self.mod.index_at_line(line)
         return None if i is None else self.ins(i)
 
     def of_opcodes(self, opcodes) -> list[Instruction]:
