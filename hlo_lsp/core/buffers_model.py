@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range
+from hlo_lsp.core.document import TextLines
 from hlo_lsp.core.occurrences import OccurrenceTable
 
 KINDS = ("single", "assignment", "values", "live-range", "memory-report")
@@ -43,7 +44,6 @@ class Allocation:
     size: int
     line: int
     range: Range  # of the ``allocation N`` token
-    header: str
     address: str | None = None  # ``0x7f56c8061d90`` in old dumps
     color: int = 0
     parameter: int | None = None
@@ -55,6 +55,15 @@ class Allocation:
     maybe_live_out: bool = False
     preallocated_temp: bool = False
     assignments: list[Assignment] = field(default_factory=list)
+    text: TextLines | list[str] | None = field(default=None, repr=False, compare=False)  # the document's lines
+
+    @property
+    def header(self) -> str:
+        """The whole ``allocation N: ...:`` line ("" without the document's lines)."""
+        if self.text is None:
+            return ""
+        line = self.text[self.line]
+        return line[:-1] if line.endswith("\r") else line
 
     @property
     def is_parameter(self) -> bool:
@@ -99,7 +108,10 @@ class Use(NamedTuple):
 
 @dataclass(slots=True)
 class UsedValue:
-    """One value of the ``Used values:`` section (old single file or ``-buffer-assignment-values.txt``)."""
+    """One value of the ``Used values:`` section (old single file or ``-buffer-assignment-values.txt``).
+
+    Its positions, uses and ``from instruction:`` text are read from the document's lines when asked for (a
+    large dump has 100,000 of them and the IDE shows those of one value at a time); ``text`` is those lines."""
 
     value_id: int
     name: str
@@ -110,11 +122,53 @@ class UsedValue:
     color: int | None
     line: int
     range: Range
-    positions: list[Position] = field(default_factory=list)
-    uses: list[Use] = field(default_factory=list)
-    from_instruction: str | None = None  # the instruction text after ``from instruction:``
     from_instruction_line: int | None = None
-    from_instruction_range: Range | None = None  # of the instruction name after ``from instruction: %``
+    text: TextLines | list[str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def positions(self) -> list[Position]:
+        """The ``positions:`` items, in order; [] when none (or no text)."""
+        return _block(self)[0]
+
+    @property
+    def uses(self) -> list[Use]:
+        """The ``uses:`` items, in order; [] for ``(none)``."""
+        return _block(self)[1]
+
+    @property
+    def from_instruction(self) -> str | None:
+        """The instruction text after ``from instruction:``; None when the value has no such line."""
+        line = self._from_line()
+        if line is None:
+            return None
+        return line[19:] if line[18:19] == " " else line[18:]
+
+    @property
+    def from_instruction_range(self) -> Range | None:
+        """The range of the instruction name after ``from instruction: %``; None without that line."""
+        line = self._from_line()
+        if line is None:
+            return None
+        from hlo_lsp.core.buffers_reader import from_instruction_span
+
+        s, e = from_instruction_span(line)
+        ln = self.from_instruction_line
+        return Range(ln, s, ln, e)
+
+    def _from_line(self) -> str | None:
+        ln = self.from_instruction_line
+        if ln is None or self.text is None:
+            return None
+        line = self.text[ln]
+        return line[:-1] if line.endswith("\r") else line
+
+
+def _block(v: UsedValue) -> tuple[list[Position], list[Use]]:
+    if v.text is None:
+        return [], []
+    from hlo_lsp.core.buffers_reader import used_value_block
+
+    return used_value_block(v.text, v.line)
 
 
 class SequenceStep(NamedTuple):

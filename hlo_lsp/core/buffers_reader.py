@@ -169,23 +169,23 @@ class _Reader:
                         v = self.value
                         if v is not None and line[1] == " ":
                             sub = self.sub
+                            # the items themselves are read again when asked for (`used_value_block`)
                             if sub == "positions":
                                 m = pos_match(line)
                                 if m is not None:
-                                    name, itext = m.group(1, 2)
-                                    e = m.end(1)
-                                    v.positions.append(new(Position, (name, _index(itext) if itext else None,
-                                                                      new(Range, (ln, 2, ln, e)))))
-                                    instruction_use(ln, 2, e, name)
+                                    itext = m.group(2)
+                                    if itext:
+                                        _index(itext)  # a bad index is reported here, as reading it would
+                                    instruction_use(ln, 2, m.end(1), m.group(1))
                                     continue
                             elif sub == "uses" and line != "  (none)":
                                 m = use_match(line)
                                 if m is not None:
-                                    name, opnd, itext = m.group(1, 2, 3)
-                                    e = m.end(1)
-                                    v.uses.append(new(Use, (name, int(opnd), _index(itext) if itext else None,
-                                                            new(Range, (ln, 2, ln, e)))))
-                                    instruction_use(ln, 2, e, name)
+                                    opnd, itext = m.group(2, 3)
+                                    int(opnd)
+                                    if itext:
+                                        _index(itext)
+                                    instruction_use(ln, 2, m.end(1), m.group(1))
                                     continue
                         elif v is not None and line == " uses:":
                             self.sub = "uses"
@@ -199,17 +199,19 @@ class _Reader:
                             vid, instr, itext, phi, color, size, offset, shape = m.groups()
                             s = m.start(2)
                             e = m.end(3) if itext is not None else m.end(2)
-                            key = instr + itext if itext is not None else instr + "{}"
+                            instr = intern(instr)
+                            key = intern(instr + itext if itext is not None else instr + "{}")
                             alloc = self.alloc
                             alloc.assignments.append(Assignment(
-                                int(vid), line[s:e], key, instr, _index(itext) if itext else None, phi is not None,
-                                int(color) if color is not None else None, int(size), int(offset), shape,
+                                int(vid), instr if itext is None else intern(line[s:e]), key, instr,
+                                _index(itext) if itext else None, phi is not None,
+                                int(color) if color is not None else None, int(size), int(offset), intern(shape),
                                 alloc.index, ln, new(Range, (ln, s, ln, e))))
                             self.value_def(ln, s, e, key)
                             continue
                     self.indented(ln, line)
                 elif c == "<" and self.section == "used":
-                    if self.value is not None and self.value.from_instruction is None:
+                    if self.value is not None and self.value.from_instruction_line is None:
                         self.finish_value()
                     m = header_match(line)
                     if m is None:
@@ -223,9 +225,12 @@ class _Reader:
                     s = m.start(2)
                     e = m.end(3) if itext is not None else m.end(2)
                     key = instr + itext if itext is not None else instr + "{}"
+                    instr = intern(instr)
+                    key = intern(key)
                     rng = new(Range, (ln, s, ln, e))
-                    v = UsedValue(int(m.group(1)), line[s:e], key, instr, _index(itext) if itext else None,
-                                  m.group(4) is not None, int(color) if color is not None else None, ln, rng)
+                    v = UsedValue(int(m.group(1)), instr if itext is None else intern(line[s:e]), key, instr,
+                                  _index(itext) if itext else None, m.group(4) is not None,
+                                  int(color) if color is not None else None, ln, rng, None, self.text_lines)
                     doc.used_values.append(v)
                     self.value_use(ln, s, e, key)
                     self.value = v
@@ -366,7 +371,8 @@ class _Reader:
         self.mark = len(self.doc.diagnostics)
         idx = int(m.group(1))
         rng = Range(ln, 0, ln, m.end(1))
-        alloc = Allocation(index=idx, size=int(m.group(3)), line=ln, range=rng, header=line, address=m.group(2))
+        alloc = Allocation(index=idx, size=int(m.group(3)), line=ln, range=rng, address=m.group(2),
+                           text=self.text_lines)
         f = _ALLOC_FULL.match(line)
         if f is not None:
             _, _, _, color, param, pshape, pindex, oshape, const, tl, mlo, temp = f.groups()
@@ -474,9 +480,9 @@ class _Reader:
         key = _key(instr, itext)
         color = m.group(5)
         a = Assignment(
-            value_id=int(m.group(1)), name=line[s:e], key=key, instruction=instr, index=_index(itext),
-            phi=m.group(4) is not None, color=int(color) if color is not None else None,
-            size=int(m.group(6)), offset=int(m.group(7)), shape=m.group(8), allocation=alloc.index,
+            value_id=int(m.group(1)), name=_intern(line[s:e]), key=_intern(key), instruction=_intern(instr),
+            index=_index(itext), phi=m.group(4) is not None, color=int(color) if color is not None else None,
+            size=int(m.group(6)), offset=int(m.group(7)), shape=_intern(m.group(8)), allocation=alloc.index,
             line=ln, range=_new(Range, (ln, s, ln, e)),
         )
         alloc.assignments.append(a)
@@ -486,7 +492,8 @@ class _Reader:
         alloc = self.alloc
         if alloc is not None and not alloc.assignments and len(self.doc.diagnostics) == self.mark:
             r = alloc.range
-            self.err(r.start_line, 0, len(alloc.header), f"allocation {alloc.index} lists no values", CODE_STRUCTURE)
+            self.err(r.start_line, 0, len(self.lines[alloc.line]), f"allocation {alloc.index} lists no values",
+                     CODE_STRUCTURE)
         self.alloc = None
 
     # ------------------------------------------------------------------ used values
@@ -503,9 +510,9 @@ class _Reader:
         key = _key(instr, itext)
         color = m.group(5)
         v = UsedValue(
-            value_id=int(m.group(1)), name=line[s:e], key=key, instruction=instr, index=_index(itext),
-            phi=m.group(4) is not None, color=int(color) if color is not None else None,
-            line=ln, range=_new(Range, (ln, s, ln, e)),
+            value_id=int(m.group(1)), name=_intern(line[s:e]), key=_intern(key), instruction=_intern(instr),
+            index=_index(itext), phi=m.group(4) is not None, color=int(color) if color is not None else None,
+            line=ln, range=_new(Range, (ln, s, ln, e)), text=self.text_lines,
         )
         self.doc.used_values.append(v)
         self.value_use(ln, s, e, key)
@@ -527,9 +534,7 @@ class _Reader:
                 if m is None:
                     self.bad_line(ln, line, "` from instruction: %name = ...`")
                     return
-                v.from_instruction = line[19:] if line[18:19] == " " else line[18:]
-                v.from_instruction_line = ln
-                v.from_instruction_range = _new(Range, (ln, m.start(2), ln, m.end(2)))
+                v.from_instruction_line = ln  # the text and name range are read from the line when asked for
                 self.instruction_use(ln, m.start(2), m.end(2), m.group(2))
                 self.sub = "done"
             else:
@@ -541,10 +546,10 @@ class _Reader:
             if m is None:
                 self.bad_line(ln, line, "a position `  name {index}`")
                 return
-            name, itext = m.group(1, 2)
-            e = m.end(1)
-            v.positions.append(_new(Position, (name, _index(itext) if itext else None, _new(Range, (ln, 2, ln, e)))))
-            self.instruction_use(ln, 2, e, name)
+            itext = m.group(2)
+            if itext:
+                _index(itext)
+            self.instruction_use(ln, 2, m.end(1), m.group(1))
         elif sub == "uses":
             if line == "  (none)":
                 return
@@ -552,16 +557,17 @@ class _Reader:
             if m is None:
                 self.bad_line(ln, line, "a use `  name, operand N {index}`")
                 return
-            name, opnd, itext = m.group(1, 2, 3)
-            e = m.end(1)
-            v.uses.append(_new(Use, (name, int(opnd), _index(itext) if itext else None, _new(Range, (ln, 2, ln, e)))))
-            self.instruction_use(ln, 2, e, name)
+            opnd, itext = m.group(2, 3)
+            int(opnd)
+            if itext:
+                _index(itext)
+            self.instruction_use(ln, 2, m.end(1), m.group(1))
         else:
             self.bad_line(ln, line, "` positions:` or ` uses:` before list items")
 
     def finish_value(self) -> None:
         v = self.value
-        if v is not None and v.from_instruction is None and len(self.doc.diagnostics) == self.mark:
+        if v is not None and v.from_instruction_line is None and len(self.doc.diagnostics) == self.mark:
             self.err(v.line, v.range.start_col, v.range.end_col,
                      f"value {v.name} ends before its ` from instruction:` line", CODE_STRUCTURE)
         self.value = None
@@ -609,29 +615,29 @@ class _Reader:
                 self.bad_line(ln, line, "`    N:instruction`")
                 return
             r = _new(Range, (ln, m.start(2), ln, m.end(2)))
-            doc.sequence.append(SequenceStep(int(m.group(1)), m.group(2), ln, r))
+            doc.sequence.append(SequenceStep(int(m.group(1)), _intern(m.group(2)), ln, r))
             self.instruction_use(ln, m.start(2), m.end(2), m.group(2))
         elif s == "lrs":
             m = _LR.match(line)
             if m is None:
                 self.bad_line(ln, line, "`    name{index}:start-end`")
                 return
-            instr, itext = m.group(1), m.group(2)
+            instr, itext = _intern(m.group(1)), m.group(2)
             e = m.end(2) if itext is not None else m.end(1)
-            key = _key(instr, itext)
-            doc.live_ranges.append(LiveRange(key, line[4:e], instr, _index(itext), int(m.group(3)), int(m.group(4)),
-                                             ln, _new(Range, (ln, 4, ln, e))))
+            key = _intern(_key(instr, itext))
+            doc.live_ranges.append(LiveRange(key, instr if itext is None else _intern(line[4:e]), instr, _index(itext),
+                                             int(m.group(3)), int(m.group(4)), ln, _new(Range, (ln, 4, ln, e))))
             self.value_use(ln, 4, e, key)
         elif s == "peak":
             m = _PEAK.match(line)
             if m is None:
                 self.bad_line(ln, line, "`    name{index}: N bytes (cumulative: N bytes)`")
                 return
-            instr, itext = m.group(1), m.group(2)
+            instr, itext = _intern(m.group(1)), m.group(2)
             e = m.end(2) if itext is not None else m.end(1)
-            key = _key(instr, itext) if itext is not None else None
+            key = _intern(_key(instr, itext)) if itext is not None else None
             cum = m.group(4)
-            doc.peak_entries.append(PeakEntry(line[4:e], key, instr, int(m.group(3)),
+            doc.peak_entries.append(PeakEntry(instr if itext is None else _intern(line[4:e]), key, instr, int(m.group(3)),
                                               int(cum) if cum is not None else None, ln, _new(Range, (ln, 4, ln, e))))
             if key is not None:
                 self.value_use(ln, 4, e, key)
@@ -657,7 +663,7 @@ class _Reader:
         del parents[depth:]
         parent = parents[-1] if parents and depth > 0 else None
         nodes = self.doc.stack_trace
-        nodes.append(StackNode(line[col : m.start()], depth, float(m.group(1)), _spaced_int(m.group(2)),
+        nodes.append(StackNode(_intern(line[col : m.start()]), depth, float(m.group(1)), _spaced_int(m.group(2)),
                                _spaced_int(m.group(3)), _spaced_int(m.group(4)), parent, ln,
                                _new(Range, (ln, col, ln, m.start()))))
         while len(parents) < depth:
@@ -721,8 +727,8 @@ class _Reader:
         if not shapes or shapes[-1] not in "])":
             self.err(ln, len(line) - len(parts[4]), len(line), "the shapes list is cut short (truncated line?)")
             return
-        self.table.rows.append(MemoryRow(mc.group(1), int(mc.group(2)), ms.group(1), int(mo.group(1)),
-                                         int(mn.group(1)), parts[4].strip(), ln))
+        self.table.rows.append(MemoryRow(_intern(mc.group(1)), int(mc.group(2)), _intern(ms.group(1)), int(mo.group(1)),
+                                         int(mn.group(1)), _intern(shapes), ln))
 
     # ------------------------------------------------------------------ end of document
     def finish(self) -> None:
@@ -786,6 +792,59 @@ class _Reader:
             ln = doc.live_range_line or 0
             doc.diagnostics.append(info(Range(ln, 0, ln, len(self.lines[ln])), "buffers.no-live-range",
                                         "XLA wrote no live ranges for this module"))
+
+
+def from_instruction_span(line: str) -> tuple[int, int]:
+    """(start, end) columns of the instruction name on a `` from instruction: %name = ...`` line; (0, 0) when
+    the line is not one."""
+    m = _FROM.match(line)
+    return (m.start(2), m.end(2)) if m is not None else (0, 0)
+
+
+def used_value_block(lines, header: int) -> tuple[list[Position], list[Use]]:
+    """The positions and uses of the used value whose ``<id name @color>`` header is line ``header`` of
+    ``lines``, read from the lines below it exactly as the reader accepts them (its block ends at the next line
+    that is not indented; lines the reader rejected are left out); ([], []) when there are none."""
+    positions: list[Position] = []
+    uses: list[Use] = []
+    sub = None
+    n = len(lines)
+    ln = header + 1
+    while ln < n:
+        line = lines[ln]
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line or line.isspace():
+            ln += 1
+            continue
+        if line[0] != " ":
+            break
+        if line[1] != " ":
+            if line == " positions:":
+                sub = "positions"
+            elif line == " uses:":
+                sub = "uses"
+            elif line.startswith(" from instruction:") and _FROM.match(line):
+                sub = "done"
+        elif sub == "positions":
+            m = _POSITION.match(line)
+            if m is not None:
+                itext = m.group(2)
+                try:
+                    positions.append(Position(m.group(1), _index(itext) if itext else None,
+                                              Range(ln, 2, ln, m.end(1))))
+                except ValueError:
+                    pass  # reported by the reader
+        elif sub == "uses" and line != "  (none)":
+            m = _USE.match(line)
+            if m is not None:
+                name, opnd, itext = m.group(1, 2, 3)
+                try:
+                    uses.append(Use(name, int(opnd), _index(itext) if itext else None, Range(ln, 2, ln, m.end(1))))
+                except ValueError:
+                    pass
+        ln += 1
+    return positions, uses
 
 
 def read_buffers(text: str, kind_hint: str | None = None) -> BufferDoc:

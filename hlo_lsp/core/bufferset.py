@@ -21,12 +21,15 @@ from typing import NamedTuple
 
 from hlo_lsp.core.buffers_model import (
     Allocation,
+    Assignment,
+    LiveRange,
     BufferDoc,
     MemoryTable,
     PeakEntry,
     Position,
     SequenceStep,
     Use,
+    UsedValue,
 )
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, warning
@@ -46,29 +49,99 @@ class Source(NamedTuple):
 
 @dataclass(slots=True)
 class BufferValue:
-    """Everything the module's buffer files say about one HloValue. Fields a file did not give stay None/empty."""
+    """Everything the module's buffer files say about one HloValue. Facts a file did not give are None/empty.
+
+    The value keeps the records it was joined from (the last one of each kind, as later lines win) and reads
+    its facts from them: one object a value instead of a copy of every fact and a `Source` tuple each."""
 
     key: str
     instruction: str
     index: tuple[int, ...] | None
     value_id: int | None = None
-    name: str | None = None  # as the assignment listing printed it
     phi: bool = False
     color: int | None = None
-    allocation: int | None = None
-    offset: int | None = None
-    size: int | None = None
-    shape: str | None = None
-    assignment_at: Source | None = None
-    live_range: tuple[int, int] | None = None
-    live_range_at: Source | None = None
-    positions: list[Position] = field(default_factory=list)
-    uses: list[Use] = field(default_factory=list)
-    used_at: Source | None = None
-    from_instruction: str | None = None
-    from_instruction_at: Source | None = None
-    peak_bytes: int | None = None
-    peak_at: Source | None = None
+    assignment: Assignment | None = None  # the value line in the allocation listing
+    assignment_kind: str | None = None  # the kind of the document holding each record
+    used: UsedValue | None = None  # the ``Used values:`` entry (positions, uses and ``from instruction:``)
+    used_kind: str | None = None
+    from_used: UsedValue | None = None  # the last used-value entry with a ``from instruction:`` line
+    from_kind: str | None = None
+    live: LiveRange | None = None  # the ``BufferLiveRange:`` line
+    live_kind: str | None = None
+    peak: PeakEntry | None = None  # the line in ``Live ranges at N (peak):``
+    peak_kind: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        """The name as the assignment listing printed it; None when the listing has no line for the value."""
+        return self.assignment.name if self.assignment is not None else None
+
+    @property
+    def allocation(self) -> int | None:
+        return self.assignment.allocation if self.assignment is not None else None
+
+    @property
+    def offset(self) -> int | None:
+        return self.assignment.offset if self.assignment is not None else None
+
+    @property
+    def size(self) -> int | None:
+        return self.assignment.size if self.assignment is not None else None
+
+    @property
+    def shape(self) -> str | None:
+        return self.assignment.shape if self.assignment is not None else None
+
+    @property
+    def assignment_at(self) -> Source | None:
+        a = self.assignment
+        return Source(self.assignment_kind, a.line, a.range) if a is not None else None
+
+    @property
+    def live_range(self) -> tuple[int, int] | None:
+        """(first step, last step) of the value's live range; None when no live-range file lists it."""
+        lr = self.live
+        return (lr.start, lr.end) if lr is not None else None
+
+    @property
+    def live_range_at(self) -> Source | None:
+        lr = self.live
+        return Source(self.live_kind, lr.line, lr.range) if lr is not None else None
+
+    @property
+    def used_at(self) -> Source | None:
+        u = self.used
+        return Source(self.used_kind, u.line, u.range) if u is not None else None
+
+    @property
+    def peak_bytes(self) -> int | None:
+        return self.peak.bytes if self.peak is not None else None
+
+    @property
+    def peak_at(self) -> Source | None:
+        p = self.peak
+        return Source(self.peak_kind, p.line, p.range) if p is not None else None
+
+    @property
+    def positions(self) -> list[Position]:
+        return self.used.positions if self.used is not None else []
+
+    @property
+    def uses(self) -> list[Use]:
+        return self.used.uses if self.used is not None else []
+
+    @property
+    def from_instruction(self) -> str | None:
+        return self.used.from_instruction if self.used is not None else None
+
+    @property
+    def from_instruction_at(self) -> Source | None:
+        """Where the ``from instruction:`` line names the instruction; None when no entry has that line."""
+        u = self.from_used
+        if u is None:
+            return None
+        ln = u.from_instruction_line
+        return Source(self.from_kind, ln, u.from_instruction_range or Range(ln, 0, ln, 0))
 
 
 @dataclass(slots=True)
@@ -88,7 +161,7 @@ class BufferSet:
     memory_report: list[MemoryTable] = field(default_factory=list)
     docs: dict[str, BufferDoc] = field(default_factory=dict)
     problems: list[tuple[str, Diagnostic]] = field(default_factory=list)  # (document kind, diagnostic)
-    _by_instruction: dict[str, list[BufferValue]] = field(default_factory=dict)
+    _by_instruction: dict[str, BufferValue | list[BufferValue]] = field(default_factory=dict)  # one or several
     _step_of: dict[str, int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ lookups (O(1))
@@ -98,7 +171,12 @@ class BufferSet:
 
     def values_of(self, instruction: str) -> list[BufferValue]:
         """The values an instruction defines, ordered by shape index (``{}`` first); [] when none."""
-        return sorted(self._by_instruction.get(instruction, ()), key=lambda v: v.index or ())
+        got = self._by_instruction.get(instruction)
+        if got is None:
+            return []
+        if isinstance(got, BufferValue):
+            return [got]
+        return sorted(got, key=lambda v: v.index or ())
 
     def step_of(self, instruction: str) -> int | None:
         """The instruction's position in the schedule (``InstructionSequence``); None when not scheduled here."""
@@ -119,7 +197,13 @@ class BufferSet:
         if v is None:
             v = BufferValue(key=key, instruction=instruction, index=index)
             self.values_by_key[key] = v
-            self._by_instruction.setdefault(instruction, []).append(v)
+            same = self._by_instruction.get(instruction)
+            if same is None:
+                self._by_instruction[instruction] = v  # most instructions define one value: no list for it
+            elif isinstance(same, BufferValue):
+                self._by_instruction[instruction] = [same, v]
+            else:
+                same.append(v)
         elif v.index is None and index is not None:
             v.index = index
         return v
@@ -145,9 +229,8 @@ class BufferSet:
                 for a in alloc.assignments:
                     v = bs._get(a.key, a.instruction, a.index)
                     bs._set_id(v, a.value_id, kind, a.range)
-                    v.name, v.phi, v.color = a.name, a.phi, a.color
-                    v.allocation, v.offset, v.size, v.shape = a.allocation, a.offset, a.size, a.shape
-                    v.assignment_at = Source(kind, a.line, a.range)
+                    v.phi, v.color = a.phi, a.color
+                    v.assignment, v.assignment_kind = a, kind
             if doc.total_bytes_used is not None:
                 bs.total_bytes_used = doc.total_bytes_used
                 ln = doc.total_bytes_used_line or 0
@@ -159,12 +242,9 @@ class BufferSet:
                 v.phi = v.phi or u.phi
                 if v.color is None:
                     v.color = u.color
-                v.positions, v.uses = u.positions, u.uses
-                v.used_at = Source(kind, u.line, u.range)
-                v.from_instruction = u.from_instruction
+                v.used, v.used_kind = u, kind
                 if u.from_instruction_line is not None:
-                    ln = u.from_instruction_line
-                    v.from_instruction_at = Source(kind, ln, u.from_instruction_range or Range(ln, 0, ln, 0))
+                    v.from_used, v.from_kind = u, kind
             if doc.live_range_max is not None:
                 bs.live_range_max = doc.live_range_max
             if doc.sequence:
@@ -173,8 +253,7 @@ class BufferSet:
                 bs._step_of = {s.name: s.step for s in doc.sequence}
             for lr in doc.live_ranges:
                 v = bs._get(lr.key, lr.instruction, lr.index)
-                v.live_range = (lr.start, lr.end)
-                v.live_range_at = Source(kind, lr.line, lr.range)
+                v.live, v.live_kind = lr, kind
             if doc.peak_step is not None:
                 bs.peak_step = doc.peak_step
                 ln = doc.peak_line or 0
@@ -184,13 +263,12 @@ class BufferSet:
                 for p in doc.peak_entries:
                     if p.key is not None:
                         v = bs._get(p.key, p.instruction, None)
-                        v.peak_bytes = p.bytes
-                        v.peak_at = Source(kind, p.line, p.range)
+                        v.peak, v.peak_kind = p, kind
             if doc.memory_report:
                 bs.memory_report = doc.memory_report
         if bs.allocations:
             for v in bs.values_by_key.values():
-                if v.allocation is None and v.live_range_at is not None:
+                if v.assignment is None and v.live is not None:
                     at = v.live_range_at
                     bs.problems.append((at.kind, warning(at.range, "bufferset.no-allocation",
                                                          f"{v.key} has a live range but no allocation")))

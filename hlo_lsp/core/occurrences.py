@@ -89,24 +89,26 @@ def _pair_code(kind: str, role: str) -> int:
 
 
 class OccurrenceTable:
-    """Occurrences in document order, stored by column (packed position, start, end, (kind, role) byte, key);
+    """Occurrences in document order, stored by column (packed line and start, end, (kind, role) byte, key);
     reads like a list of `Occurrence` (``len``, ``[i]``, slices, iteration, ``==``). Keys are interned, so a
-    name that appears in every file of a module is one string."""
+    name that appears in every file of a module is one string. A start column too large to pack (a hostile
+    line) is kept exactly on the side."""
 
-    __slots__ = ("_pos", "_start", "_end", "_code", "_keys")
+    __slots__ = ("_pos", "_end", "_code", "_keys", "_wide")
 
     def __init__(self, occurrences=()):
         self._pos = array("q")
-        self._start = array("L")
-        self._end = array("L")
+        self._end = array("I")  # columns stay below 2**32: files are at most 1 GiB
         self._code = bytearray()
         self._keys: list[str] = []
+        self._wide: dict[int, int] = {}  # occurrence number -> start column, for starts >= _COL_MAX
         for o in occurrences:
             self.add(*o)
 
     def add(self, line: int, start: int, end: int, kind: str, key: str, role: str) -> None:
+        if start >= _COL_MAX:
+            self._wide[len(self._keys)] = start
         self._pos.append(_pack(line, start))
-        self._start.append(start)
         self._end.append(end)
         self._code.append(_pair_code(kind, role))
         self._keys.append(_intern(key))
@@ -116,25 +118,34 @@ class OccurrenceTable:
 
     def adder(self, kind: str, role: str):
         """A fast ``add(line, start, end, key)`` for one (kind, role): what the readers call per occurrence."""
-        pos, st, en, codes, keys = self._pos.append, self._start.append, self._end.append, self._code.append, \
-            self._keys.append
+        pos, en, codes, keys = self._pos.append, self._end.append, self._code.append, self._keys.append
         code = _pair_code(kind, role)
+        add_wide = self.add
 
         def add(line: int, start: int, end: int, key: str) -> None:
-            pos((line << _COL_BITS) | (start if start < _COL_MAX else _COL_MAX))
-            st(start)
+            if start >= _COL_MAX:
+                add_wide(line, start, end, kind, key, role)
+                return
+            pos((line << _COL_BITS) | start)
             en(end)
             codes(code)
             keys(_intern(key))
 
         return add
 
+    def _start(self, i: int) -> int:
+        return self._pos[i] & _COL_MAX if i not in self._wide else self._wide[i]
+
     def __len__(self) -> int:
         return len(self._keys)
 
     def _get(self, i: int) -> Occurrence:
         kind, role = _PAIRS[self._code[i]]
-        return _new(Occurrence, (self._pos[i] >> _COL_BITS, self._start[i], self._end[i], kind, self._keys[i], role))
+        p = self._pos[i]
+        start = p & _COL_MAX
+        if start == _COL_MAX and i in self._wide:
+            start = self._wide[i]
+        return _new(Occurrence, (p >> _COL_BITS, start, self._end[i], kind, self._keys[i], role))
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -150,7 +161,7 @@ class OccurrenceTable:
 
     def __eq__(self, other) -> bool:
         if isinstance(other, OccurrenceTable):
-            return (self._pos == other._pos and self._start == other._start and self._end == other._end
+            return (self._pos == other._pos and self._wide == other._wide and self._end == other._end
                     and self._keys == other._keys
                     and [_PAIRS[c] for c in self._code] == [_PAIRS[c] for c in other._code])
         if isinstance(other, list):
@@ -183,7 +194,7 @@ class OccurrenceIndex:
         i = bisect.bisect_right(occ._pos, _pack(line, col)) - 1
         if i < 0:
             return None
-        if occ._pos[i] >> _COL_BITS == line and occ._start[i] <= col <= occ._end[i]:
+        if occ._pos[i] >> _COL_BITS == line and occ._start(i) <= col <= occ._end[i]:
             return occ._get(i)
         return None
 
@@ -200,7 +211,7 @@ class OccurrenceIndex:
         keys = occ._keys
         order = self._by_key
         if order is None:
-            order = self._by_key = array("L", sorted(range(len(keys)), key=keys.__getitem__))
+            order = self._by_key = array("I", sorted(range(len(keys)), key=keys.__getitem__))
         out = []
         n = len(order)
         j = bisect.bisect_left(order, key, key=keys.__getitem__)
