@@ -522,6 +522,8 @@ async def open_until_ready(client: Client, path: Path, text: str, facts: FileFac
     t0 = time.monotonic()
     await client._send(message)
     sent = time.monotonic() - t0
+    if os.environ.get("HLO_LSP_TRACE") == "1":  # the server prints its stage times on the same clock
+        print(f"bench trace {t0:.3f} didOpen written in {sent:.3f} s", file=sys.stderr, flush=True)
     prober = asyncio.ensure_future(probe())
     hover_at, hover_tries, hover_ok = None, 0, False
     while time.monotonic() - t0 < REQUEST_TIMEOUT * 2:

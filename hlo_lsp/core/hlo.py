@@ -234,6 +234,9 @@ class HloModule:
     _users: dict[str, list[int] | int] | None = None  # operand name -> user instruction(s), see `_maps`
     _callers: dict[str, list[int] | int] | None = None
     _patched: set[int] = field(default_factory=set)
+    # what the rows pass found while reading: each computation's structural diagnostics ([] or None: not
+    # checked) and verifier summary, taken over by the `StructuralChecker`
+    pre_checked: tuple[list, list] | None = None
     _comp_lines: list[int] | None = None
 
     # -- lookups (each O(1) or O(log n) after a one-time O(n) build) -------------------------------------------
@@ -525,6 +528,11 @@ def read_hlo(text: str, lines: list[str] | None = None) -> HloModule:
     enabled = gc.isenabled()
     gc.disable()  # ~10^5 small objects: generational collections would cost a third of the time
     try:
+        from hlo_lsp.core.hlo_bulk import read_rows  # the rows pass imports this module
+
+        if read_rows(mod, scan):
+            return mod  # machine-written: read, checked and mapped in one pass
+        mod = HloModule(lines=lines)
         offsets, names, line_of, col_of, roots = _scan_instructions(scan)
         flags = bytearray(len(names))
         for r in roots:
@@ -557,30 +565,43 @@ def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: Instr
         _read_structure_lines(mod, scan, offsets, instrs, roots)
 
 
-def _read_structure_bulk(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable,
-                         roots: list[int]) -> bool:
-    """The bulk path; returns False (having changed nothing that the per-line path does not reset) unless every
-    column-0 line is the module header, a table line, a computation header or a closing brace, and headers and
-    braces alternate."""
+def bulk_headers(mod: HloModule, scan: str) -> list[tuple[re.Match, int]] | None:
+    """(header match, offset of the closing line's newline) of every computation when the column-0 lines are
+    the module header and tables (read into ``mod`` here), then computation headers and lone closing braces
+    alternating with only blank lines between; None otherwise (``mod`` may then hold part of the prefix)."""
     heads = list(_HEADER_LINE.finditer(scan))
     closes = [m.start() for m in _CLOSE_LINE.finditer(scan)]
     if not heads or len(heads) != len(closes):
-        return False
+        return None
     n = len(scan)
     for h, c, nxt in zip(heads, closes, [m.start() for m in heads[1:]] + [n]):
         if not h.start() < c < nxt:
-            return False
+            return None
         eol = scan.find("\n", c + 1)
         if eol < 0:
             eol = n
         # the closing line is a lone brace, and only blank lines follow it up to the next header
         if scan[c + 1 : eol].rstrip() != "}" or (eol < nxt and not scan[eol:nxt].isspace()):
-            return False
+            return None
     # the prefix before the first computation: module header and tables, read line by line (it is small)
     first = heads[0].start()
     _read_structure_lines(mod, scan[: first + 1], [], [], [])
     if mod.computations or mod.diagnostics:
+        return None
+    return list(zip(heads, closes))
+
+
+def _read_structure_bulk(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable,
+                         roots: list[int]) -> bool:
+    """The bulk path; returns False (having changed nothing that the per-line path does not reset) unless every
+    column-0 line is the module header, a table line, a computation header or a closing brace, and headers and
+    braces alternate."""
+    pairs = bulk_headers(mod, scan)
+    if pairs is None:
         return False
+    heads = [hm for hm, _ in pairs]
+    closes = [c for _, c in pairs]
+    first = heads[0].start()
     comps = mod.computations
     by_comp = mod.computation_by_name
     count = scan.count

@@ -30,20 +30,21 @@ from __future__ import annotations
 
 import re
 
-from hlo_lsp.core.hlo import _CALL_ATTR_PCT, _CALLED_NAME, Computation, HloModule, InstructionTable
+from hlo_lsp.core.hlo import _CALL_ATTR_PCT, _CALLED_NAME, CALL_ATTRS, Computation, HloModule, InstructionTable
 
 _OPERAND = r"(?:/\*index=[0-9]+\*/)?%[\w.\-]+"
 _ROW = re.compile(
-    r"(?>\n[^\S\n]*(ROOT[^\S\n]+)?%([\w.\-]+)[^\S\n]*=[^\S\n]*(?:([^\n]*?) )??([a-z][a-z0-9_\-]*)\()"
+    r"(?>\n([ \t]*(ROOT[ \t]+)?%)([\w.\-]+)[ \t]*=[^\S\n]*(?:([^ \n]*(?: [^ \n]*)*?) )??([a-z][a-z0-9_\-]*)\()"
     r"(?:(" + _OPERAND + r"(?:, " + _OPERAND + r")*)?|(?<=[\s=]parameter\()([0-9]+)|(?<=[\s=]constant\()[^()\"\n]*)\)"
     r"([^\n]*)"
 )
 # The reader's call-attribute pattern kept to one line, so it reads rows joined by newlines as it reads each.
 _CALL_ATTR_LINE = re.compile(_CALL_ATTR_PCT.pattern.replace("[^}]", r"[^}\n]"))
+_NAME_RUN = re.compile(r"[\w.\-]+")
 _INDEX_COMMENT = re.compile(r"/\*index=[0-9]+\*/")
 
-# Row fields, as `findall` returns them (each a str, "" when absent).
-ROOT, NAME, SHAPE, OPCODE, OPERANDS, PARAM, ATTRS = range(7)
+# Row fields, as `findall` returns them (each a str, "" when absent); PREFIX is the text before the name.
+PREFIX, ROOT, NAME, SHAPE, OPCODE, OPERANDS, PARAM, ATTRS = range(8)
 
 
 def computation_rows(mod: HloModule, c: Computation) -> list[tuple[str, ...]] | None:
@@ -80,26 +81,45 @@ def all_operand_names(rows: list[tuple[str, ...]]) -> set[str]:
 def called_names(attrs: str) -> list[str]:
     """Computations the attribute text of one row, or of several joined by newlines, calls (``calls=``,
     ``to_apply=``, ``body=``...)."""
-    if "=%" not in attrs and "={" not in attrs:
+    i = attrs.find("=%")
+    if i < 0 and "={" not in attrs:
         return []
+    if i > 0 and "={" not in attrs and attrs.find("=%", i + 2) < 0:
+        # the common `, calls=%name`: the one possible match, found without scanning the metadata
+        start = max(attrs.rfind(" ", 0, i), attrs.rfind(",", 0, i)) + 1
+        if start > 0 and attrs[start:i] in CALL_ATTRS:
+            m = _NAME_RUN.match(attrs, i + 2)
+            return [m.group()] if m else []
     return [n.group(1) for m in _CALL_ATTR_LINE.finditer(attrs) for n in _CALLED_NAME.finditer(m.group(2))]
 
 
-def is_clean(mod: HloModule, c: Computation, rows: list[tuple[str, ...]]) -> bool:
-    """True when `hlo_checks.check_computation` would find nothing in ``c``: no repeated name, at most one ROOT,
-    every operand defined in ``c`` and every called computation in the module (a sufficient condition, checked
-    with set operations over the whole computation)."""
-    table = mod.instructions
-    r = c.instructions
-    names = table.names[r.start:r.stop]
-    defined = set(names)
-    if len(defined) != len(names) or table.root_flags[r.start:r.stop].count(1) > 1:
+def row_calls(rows: list[tuple[str, ...]], a: int, lines: list[str], line_of) -> dict[int, list[str]]:
+    """Row number -> the computations it calls, for the rows (instructions ``a``, ``a + 1``...) that call any,
+    read under the reader's own condition (``=%`` or ``={%`` in the line: `hlo.Instruction.called`); read
+    once, for the checks, the verifier summary and the callers map."""
+    out = {}
+    for k, row in enumerate(rows):
+        attrs = row[ATTRS]
+        if "=%" in attrs or "={" in attrs:
+            line = lines[line_of[a + k]]
+            if "=%" in line or "={%" in line:
+                names = called_names(attrs)
+                if names:
+                    out[k] = names
+    return out
+
+
+def is_clean(rows: list[tuple[str, ...]], computations: dict[str, int], calls: dict[int, list[str]]) -> bool:
+    """True when `hlo_checks.check_computation` would find nothing in the computation read as ``rows``: no
+    repeated name, at most one ROOT, every operand defined in it and every called computation in
+    ``computations`` (a sufficient condition, checked with set operations over the whole computation).
+    ``calls``: `row_calls` of the rows."""
+    defined = {row[NAME] for row in rows}
+    if len(defined) != len(rows) or sum(1 for row in rows if row[ROOT]) > 1:
         return False
     if not all_operand_names(rows) <= defined:
         return False
-    comps = mod.computation_by_name
-    calling = "\n".join([row[ATTRS] for row in rows if "=%" in row[ATTRS] or "={" in row[ATTRS]])
-    return all(n in comps for n in called_names(calling))
+    return all(n in computations for names in calls.values() for n in names)
 
 
 def _add(m: dict, key: str, i: int) -> None:
@@ -112,6 +132,24 @@ def _add(m: dict, key: str, i: int) -> None:
             m[key] = [cur, i]
     elif cur[-1] != i:
         cur.append(i)
+
+
+def _map_rows(users: dict, callers: dict, rows: list[tuple[str, ...]], a: int, calls: dict[int, list[str]]) -> None:
+    """Add the operand uses and calls (``calls``: `row_calls`) of ``rows`` (instructions ``a``, ``a + 1``...) to
+    the two maps."""
+    for k, row in enumerate(rows):
+        ops = row[OPERANDS]
+        if ops and row[OPCODE] != "parameter" and row[OPCODE] != "constant":
+            for op in (ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)):
+                _add(users, op, a + k)
+    for k, names in calls.items():
+        for cc in names:
+            _add(callers, cc, a + k)
+
+
+def _named_by_table(users: dict, names: list[str], by: dict[str, int]) -> dict:
+    """``users`` keyed by the instruction table's own name strings (one copy of each name in memory)."""
+    return {(names[by[k]] if k in by else k): v for k, v in users.items()}
 
 
 def users_and_callers(mod: HloModule) -> tuple[dict, dict]:
@@ -131,18 +169,7 @@ def users_and_callers(mod: HloModule) -> tuple[dict, dict]:
             rest.extend(c.instructions)
             continue
         a = c.instructions.start
-        lines, line_of = mod.lines, table.line_of
-        for k, row in enumerate(rows):
-            ops = row[OPERANDS]
-            if ops and row[OPCODE] != "parameter" and row[OPCODE] != "constant":
-                for op in operand_names(ops):
-                    _add(users, op, a + k)
-            attrs = row[ATTRS]
-            if "=%" in attrs or "={" in attrs:
-                line = lines[line_of[a + k]]
-                if "=%" in line or "={%" in line:  # the reader's own condition for reading calls
-                    for cc in called_names(attrs):
-                        _add(callers, cc, a + k)
+        _map_rows(users, callers, rows, a, row_calls(rows, a, mod.lines, table.line_of))
     if seen != len(table):  # instructions outside every computation's range
         covered = set()
         for c in mod.computations:
@@ -156,10 +183,73 @@ def users_and_callers(mod: HloModule) -> tuple[dict, dict]:
             _add(callers, cc, i)
     if rest:  # per-line additions came after the rows': put each list back in document order
         for m in (users, callers):
-            for key, v in m.items():
+            for v in m.values():
                 if isinstance(v, list):
                     v.sort()
-    names, by = getattr(table, "names", None), mod.by_name
-    if names is not None:
-        users = {(names[by[k]] if k in by else k): v for k, v in users.items()}
-    return users, callers
+    names = getattr(table, "names", None)
+    return (_named_by_table(users, names, mod.by_name) if names is not None else users), callers
+
+
+def read_rows(mod: HloModule, scan: str) -> bool:
+    """Read a machine-written module (``scan`` is "\\n" + its text) in one pass: the computations from the
+    column-0 lines (`hlo.bulk_headers`), then each computation's rows, from which come the instruction table,
+    the structural checks of every computation (`is_clean`; one that is not clean is left for the per-line
+    checks), the verifier summaries and the users and callers maps. False (``mod`` then half-filled: start
+    again) unless every line of every computation is a row."""
+    from hlo_lsp.core.hlo import bulk_headers
+    from hlo_lsp.core.rules.hlo_facts import summarize
+
+    pairs = bulk_headers(mod, scan)
+    if pairs is None:
+        return False
+    comps = mod.computations
+    by_comp = mod.computation_by_name
+    count = scan.count
+    first = pairs[0][0].start()
+    ln = count("\n", 0, first + 1) - 1
+    prev = first + 1
+    spans = []
+    for hm, c in pairs:
+        h = hm.start()
+        ln += count("\n", prev, h + 1)
+        comp = Computation(hm.group(2), ln, hm.start(2) - h - 1, hm.start(1) >= 0, hm.group(3).strip())
+        comp.end_line = ln + count("\n", h + 1, c + 1)
+        prev = c + 1
+        ln = comp.end_line
+        by_comp.setdefault(comp.name, len(comps))
+        comps.append(comp)
+        spans.append((scan.find("\n", h + 1), c))
+    names: list[str] = []
+    line_of: list[int] = []
+    col_of: list[int] = []
+    flags = bytearray()
+    lines = mod.lines
+    clean: list[list | None] = []
+    summaries = []
+    users: dict = {}
+    callers: dict = {}
+    findall = _ROW.findall
+    for comp, (a, b) in zip(comps, spans):
+        rows = findall(scan, a, b)
+        n = comp.end_line - comp.line - 1
+        if len(rows) != n:
+            return False
+        lo = len(names)
+        names.extend([r[NAME] for r in rows])
+        line_of.extend(range(comp.line + 1, comp.end_line))
+        col_of.extend([len(r[PREFIX]) for r in rows])
+        flags.extend([1 if r[ROOT] else 0 for r in rows])
+        comp.instructions = range(lo, lo + n)
+        r = flags.rfind(1, lo, lo + n)
+        comp.root = r if r >= 0 else (lo + n - 1 if n else None)
+        calls = row_calls(rows, lo, lines, line_of)
+        clean.append([] if is_clean(rows, by_comp, calls) else None)
+        summaries.append(summarize(mod, comp, rows, calls))
+        _map_rows(users, callers, rows, lo, calls)
+    mod.instructions = InstructionTable(names, line_of, col_of, flags, lines)
+    mod.by_name = by = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))
+    mod._users = _named_by_table(users, names, by)
+    mod._callers = callers
+    mod._patched = set()
+    mod.pre_checked = (clean, summaries)
+    return True

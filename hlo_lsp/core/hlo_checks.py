@@ -9,9 +9,12 @@ parsed again, the others keep their parsed form).
 
 from __future__ import annotations
 
+import threading
+
+from hlo_lsp.core import forked
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error
 from hlo_lsp.core.hlo import Computation, HloModule
-from hlo_lsp.core.hlo_bulk import computation_rows, is_clean
+from hlo_lsp.core.hlo_bulk import computation_rows, is_clean, row_calls
 from hlo_lsp.core.rules.hlo_facts import Summary, summarize
 from hlo_lsp.core.hlo_line import parse_instruction_line
 
@@ -28,8 +31,9 @@ def check_computation(mod: HloModule, c: Computation) -> list[Diagnostic]:
 def check_and_summarize(mod: HloModule, c: Computation) -> tuple[list[Diagnostic], Summary | None]:
     """`check_computation`, and the verifier's `Summary` of ``c`` from the same rows (read once for both)."""
     rows = computation_rows(mod, c)
-    summary = summarize(mod, c, rows)
-    if rows is not None and is_clean(mod, c, rows):
+    calls = row_calls(rows, c.instructions.start, mod.lines, mod.instructions.line_of) if rows is not None else None
+    summary = summarize(mod, c, rows, calls)
+    if rows is not None and is_clean(rows, mod.computation_by_name, calls):
         return [], summary
     return _check_lines(mod, c), summary
 
@@ -96,19 +100,31 @@ class StructuralChecker:
     (made from the same rows); `invalidate_line` drops the one computation an edited line belongs to.
     `checked` counts computations checked, for tests."""
 
-    __slots__ = ("mod", "_per_comp", "_summary", "checked")
+    __slots__ = ("mod", "_per_comp", "_summary", "_ver", "_lock", "checked")
 
     def __init__(self, mod: HloModule):
         self.mod = mod
-        self._per_comp: list[list[Diagnostic] | None] = [None] * len(mod.computations)
-        self._summary: list[Summary | None] = [None] * len(mod.computations)
+        n = len(mod.computations)
+        self._per_comp: list[list[Diagnostic] | None] = [None] * n
+        self._summary: list[Summary | None] = [None] * n
         self.checked = 0
+        if mod.pre_checked is not None and len(mod.pre_checked[0]) == n:  # found by the rows pass of the read
+            clean, summaries = mod.pre_checked
+            for k in range(n):
+                if clean[k] is not None:
+                    self._per_comp[k], self._summary[k] = clean[k], summaries[k]
+                    self.checked += 1
+            mod.pre_checked = None
+        self._ver = [0] * n  # bumped when a computation is invalidated, so a result computed before is dropped
+        self._lock = threading.Lock()
 
     def invalidate_line(self, line: int) -> None:
         k = self.mod.computation_index_at_line(line)
         if k is not None:
-            self._per_comp[k] = None
-            self._summary[k] = None
+            with self._lock:
+                self._per_comp[k] = None
+                self._summary[k] = None
+                self._ver[k] += 1
 
     def _check(self, k: int) -> list[Diagnostic]:
         d = self._per_comp[k]
@@ -130,3 +146,30 @@ class StructuralChecker:
         for k in range(len(self.mod.computations)):
             self._check(k)
         return list(self._summary)
+
+    def check_forked(self, parts: int = 2) -> int:
+        """Check the computations not checked yet in ``parts`` forked children at once (`forked.map_forked`),
+        split into runs of about equal instruction counts, and keep their results; what a child could not do is
+        left for `diagnostics` to do in-process. Returns the number of computations filled in."""
+        comps = self.mod.computations
+        todo = [k for k in range(len(comps)) if self._per_comp[k] is None]
+        if len(todo) < parts:
+            return 0
+        total = sum(len(comps[k].instructions) + 1 for k in todo)
+        chunks: list[list[int]] = [[] for _ in range(parts)]
+        acc = 0
+        for k in todo:
+            chunks[min(parts - 1, acc * parts // max(total, 1))].append(k)
+            acc += len(comps[k].instructions) + 1
+        ver = list(self._ver)
+        mod = self.mod
+        results = forked.map_forked(lambda ks: [(k, *check_and_summarize(mod, comps[k])) for k in ks], chunks)
+        filled = 0
+        with self._lock:
+            for res in results:
+                for k, d, s in res or ():
+                    if self._ver[k] == ver[k] and self._per_comp[k] is None:
+                        self._per_comp[k], self._summary[k] = d, s
+                        self.checked += 1
+                        filled += 1
+        return filled

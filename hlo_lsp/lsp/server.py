@@ -27,6 +27,15 @@ from hlo_lsp.lsp.convert import Converter, path_to_uri, uri_to_path
 from hlo_lsp.lsp.protocol import AnsweringProtocol
 
 log = logging.getLogger("hlo_lsp")
+_TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # stage timings of reading and checking on stderr
+
+
+def _trace(stage: str, path: str) -> None:
+    if _TRACE:
+        import sys
+        import time
+
+        print(f"hlo-lsp trace {time.monotonic():.3f} {stage} {os.path.basename(path)}", file=sys.stderr, flush=True)
 DEBOUNCE_S = 0.05  # a burst of changes that need a full re-read waits this long for the next one
 PROGRESS_MIN_BYTES = 4_000_000
 BACKGROUND_READ_BYTES = 2_000_000  # larger documents are read in a worker thread; requests meanwhile get null
@@ -140,6 +149,7 @@ def initialize(ls: HloLanguageServer, params: lsp.InitializeParams) -> None:
 async def did_open(ls: HloLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
     path = uri_to_path(params.text_document.uri)
     text = params.text_document.text
+    _trace("didOpen", path)
     ls.ws.open(path, text, params.text_document.version)
     if len(text) < BACKGROUND_READ_BYTES:
         _try_analysis(ls.ws, path)  # small: read now, so the requests that follow an open find it ready
@@ -188,17 +198,26 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
     token = _begin_progress(ls, path)
     try:
         await asyncio.to_thread(_try_analysis, ls.ws, path)
+        _trace("read", path)
         if ls.current_version(path) != version:
             return
+        a = ls.ws.try_analysis(path)
+        if a is not None and a.hlo is not None and a.checker is not None and a.size > GRAMMAR_LIMIT:
+            # the structural checks on the other cores (forked children), while this process answers requests
+            await asyncio.to_thread(a.checker.check_forked)
+            _trace("checked", path)
         await _publish_from_thread(ls, path, version)
+        _trace("published structural", path)
         a = ls.ws.try_analysis(path)
         if a is not None and a.hlo is not None and a.verified is None and a.size > GRAMMAR_LIMIT:
             _report_progress(ls, token, "verifier rules")
             done = await asyncio.to_thread(run_verifier, a, version)
             if done and ls.current_version(path) == version:
                 await _publish_from_thread(ls, path, version, complete=True)
+                _trace("published complete", path)
         _report_progress(ls, token, "sibling buffer files")
         await asyncio.to_thread(ls.ws.warm, path)  # siblings read, lookup maps built, before later requests
+        _trace("warm", path)
     finally:
         _end_progress(ls, token)
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction, InstructionTable
-from hlo_lsp.core.hlo_bulk import ATTRS, NAME, OPCODE, OPERANDS, PARAM, SHAPE, called_names, computation_rows, operand_names
+from hlo_lsp.core.hlo_bulk import NAME, OPCODE, OPERANDS, PARAM, SHAPE, computation_rows, operand_names, row_calls
 from hlo_lsp.core.hlo_line import InstructionLine, parse_instruction_line
 from hlo_lsp.core.shapes import Shape, parse_shape, shape_text
 
@@ -224,7 +224,8 @@ class Summary(NamedTuple):
     calls: tuple[tuple[int, str, tuple[str, ...], tuple[str | None, ...]], ...]  # (index, opcode, callees, operand shapes)
 
 
-def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None | bool = True) -> Summary | None:
+def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None | bool = True,
+              calls: dict[int, list[str]] | None = None) -> Summary | None:
     """The `Summary` of ``c`` from its rows (read here unless given); None when the rows cannot be read or a
     name repeats (the rules then read the computation per line). An elementwise instruction whose shapes
     plainly agree (`_elementwise_ok`) is no candidate; a calling one is kept with its callees and operand shape
@@ -234,9 +235,11 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
     if rows is None or len({r[NAME] for r in rows}) != len(rows):
         return None
     a = c.instructions.start
+    if calls is None:
+        calls = row_calls(rows, a, mod.lines, mod.instructions.line_of)
     shape_of = {r[NAME]: r[SHAPE] for r in rows}
     cand: list[tuple[str, int]] = []
-    calls = []
+    calling = []
     params: dict[int, str] = {}
     sig_ok = True
     for k, r in enumerate(rows):
@@ -251,13 +254,13 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
             if not _elementwise_ok(op, r[SHAPE], [shape_of.get(n) for n in operand_names(r[OPERANDS])]):
                 cand.append((op, a + k))
         elif op in CALLING:
-            callees = tuple(called_names(r[ATTRS]))
+            callees = tuple(calls.get(k, ()))
             if callees:
-                calls.append((a + k, op, callees, tuple(shape_of.get(n) for n in operand_names(r[OPERANDS]))))
+                calling.append((a + k, op, callees, tuple(shape_of.get(n) for n in operand_names(r[OPERANDS]))))
         elif op in PER_LINE:
             cand.append((op, a + k))
     ok = sig_ok and sorted(params) == list(range(len(params)))
-    return Summary(tuple(cand), tuple(params[j] for j in range(len(params))) if ok else None, tuple(calls))
+    return Summary(tuple(cand), tuple(params[j] for j in range(len(params))) if ok else None, tuple(calling))
 
 
 def _tail(t: str | None) -> str | None:

@@ -1,0 +1,113 @@
+"""Run pure computations over an in-memory model on the machine's other cores, in forked children.
+
+The server's checks of a large module are pure Python over data it has just read; in a thread they share one
+GIL with the requests, on one core. A forked child starts with the parent's memory as it is (copy-on-write:
+nothing is serialized on the way in), computes, and sends its result back through a pipe as a pickle (a list
+of diagnostics and summaries: small). The child never touches the parent's files or sockets: it writes only
+to its own pipe and leaves with ``os._exit``, so no buffered output, ``atexit`` handler or event loop of the
+parent runs twice.
+
+Only on Linux (fork of a threaded process is well defined there for code that takes no lock another thread
+may hold: the work functions are pure computations); elsewhere, or when a child fails, `map_forked` returns
+None for that part and the caller computes it in-process, so the result never depends on whether forking
+worked.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import select
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+ENABLED = sys.platform.startswith("linux") and os.environ.get("HLO_LSP_NO_FORK") != "1"
+TIMEOUT_S = 120.0
+
+
+def map_forked(fn: Callable[[Any], Any], parts: Sequence[Any]) -> list[Any | None]:
+    """``[fn(p) for p in parts]``, each part computed in its own forked child at the same time; an entry is
+    None where the child could not be started or did not answer with a result (compute it in-process)."""
+    if not ENABLED or not parts:
+        return [None] * len(parts)
+    children: list[tuple[int, int] | None] = []
+    gc.freeze()  # the children then never walk (and so never copy) the parent's objects in a collection
+    try:
+        for part in parts:
+            try:
+                r, w = os.pipe()
+            except OSError:
+                children.append(None)
+                continue
+            try:
+                pid = os.fork()
+            except OSError:
+                os.close(r)
+                os.close(w)
+                children.append(None)
+                continue
+            if pid == 0:  # the child
+                os.close(r)
+                _child(fn, part, w)
+            os.close(w)
+            children.append((pid, r))
+    finally:
+        gc.unfreeze()
+    deadline = time.monotonic() + TIMEOUT_S
+    return [_collect(c, deadline) if c is not None else None for c in children]
+
+
+def _child(fn: Callable[[Any], Any], part: Any, w: int) -> None:
+    code = 1
+    try:
+        gc.disable()
+        data = pickle.dumps(fn(part), protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(w, view):]
+        code = 0
+    except BaseException:  # noqa: BLE001 - nothing may escape into the parent's code in the child
+        pass
+    finally:
+        os._exit(code)
+
+
+def _collect(child: tuple[int, int], deadline: float) -> Any | None:
+    """The result a child sent, once it has exited; None when it failed or missed ``deadline`` (then it is
+    killed: a stuck child never holds the parent up)."""
+    pid, r = child
+    chunks = []
+    ok = True
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                ok = False
+                break
+            b = os.read(r, 1 << 20)
+            if not b:
+                break
+            chunks.append(b)
+    except OSError:
+        ok = False
+    finally:
+        os.close(r)
+    if not ok:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        status = 1
+    if not ok or status != 0 or not chunks:
+        return None
+    try:
+        return pickle.loads(b"".join(chunks))
+    except Exception:  # noqa: BLE001 - a truncated result is no result
+        return None
