@@ -136,12 +136,21 @@ def _add(m: dict, key: str, i: int) -> None:
 
 def _map_rows(users: dict, callers: dict, rows: list[tuple[str, ...]], a: int, calls: dict[int, list[str]]) -> None:
     """Add the operand uses and calls (``calls``: `row_calls`) of ``rows`` (instructions ``a``, ``a + 1``...) to
-    the two maps."""
+    the two maps (`_add` inlined for the uses: this runs once per operand of the module)."""
+    get = users.get
     for k, row in enumerate(rows):
         ops = row[OPERANDS]
         if ops and row[OPCODE] != "parameter" and row[OPCODE] != "constant":
+            i = a + k
             for op in (ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)):
-                _add(users, op, a + k)
+                cur = get(op)
+                if cur is None:
+                    users[op] = i
+                elif cur.__class__ is int:
+                    if cur != i:
+                        users[op] = [cur, i]
+                elif cur[-1] != i:
+                    cur.append(i)
     for k, names in calls.items():
         for cc in names:
             _add(callers, cc, a + k)
@@ -242,7 +251,8 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         comp.instructions = range(lo, lo + n)
         r = flags.rfind(1, lo, lo + n)
         comp.root = r if r >= 0 else (lo + n - 1 if n else None)
-        calls = row_calls(rows, lo, lines, line_of)
+        # no line of the computation holds `=%` or `={%`: no row calls anything (the reader's condition)
+        calls = row_calls(rows, lo, lines, line_of) if (scan.find("=%", a, b) >= 0 or scan.find("={%", a, b) >= 0) else {}
         clean.append([] if is_clean(rows, by_comp, calls) else None)
         summaries.append(summarize(mod, comp, rows, calls))
         _map_rows(users, callers, rows, lo, calls)

@@ -59,8 +59,10 @@ def analyse(pattern: str, flags: int) -> tuple[list[str], bool]:
             elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
                 repeats = repeats or av[1] > 1
                 walk(av[2])
-            elif name in ("SUBPATTERN", "ATOMIC_GROUP"):
+            elif name == "SUBPATTERN":
                 walk(av[-1])
+            elif name == "ATOMIC_GROUP":  # its argument is the group's pattern itself
+                walk(av)
             elif name == "BRANCH":
                 for b in av[1]:
                     walk(b)

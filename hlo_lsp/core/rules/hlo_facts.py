@@ -232,31 +232,42 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
     texts for the module-wide comparison (`_call_ok`)."""
     if rows is True:
         rows = computation_rows(mod, c)
-    if rows is None or len({r[NAME] for r in rows}) != len(rows):
+    if rows is None:
         return None
+    shape_of = {r[NAME]: r[SHAPE] for r in rows}
+    if len(shape_of) != len(rows):
+        return None  # a repeated name
     a = c.instructions.start
     if calls is None:
         calls = row_calls(rows, a, mod.lines, mod.instructions.line_of)
-    shape_of = {r[NAME]: r[SHAPE] for r in rows}
+    get = shape_of.get
     cand: list[tuple[str, int]] = []
     calling = []
     params: dict[int, str] = {}
     sig_ok = True
     for k, r in enumerate(rows):
         op = r[OPCODE]
-        if op == "parameter":
+        if op in _SAME_TYPE:  # the common case, `_elementwise_ok` inlined: every operand's text is the result's
+            s = r[SHAPE]
+            ops = r[OPERANDS]
+            if s and s[0] != "(" and ops:
+                for n in (ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)):
+                    if get(n) != s:
+                        cand.append((op, a + k))
+                        break
+        elif op == "parameter":
             p = r[PARAM]
             if not p or len(p) >= 10 or not r[SHAPE] or int(p) in params:
                 sig_ok = False
             else:
                 params[int(p)] = r[SHAPE]
         elif op in ELEMENTWISE:
-            if not _elementwise_ok(op, r[SHAPE], [shape_of.get(n) for n in operand_names(r[OPERANDS])]):
+            if not _elementwise_ok(op, r[SHAPE], [get(n) for n in operand_names(r[OPERANDS])]):
                 cand.append((op, a + k))
         elif op in CALLING:
-            callees = tuple(calls.get(k, ()))
+            callees = calls.get(k)
             if callees:
-                calling.append((a + k, op, callees, tuple(shape_of.get(n) for n in operand_names(r[OPERANDS]))))
+                calling.append((a + k, op, tuple(callees), tuple(get(n) for n in operand_names(r[OPERANDS]))))
         elif op in PER_LINE:
             cand.append((op, a + k))
     ok = sig_ok and sorted(params) == list(range(len(params)))
