@@ -248,27 +248,34 @@ class MemoryTable:
     allocation: int | None = None  # set by the older report layout, which names each table's allocation
 
 
+# The record lists, kept by column (`buffers_columns` makes the record objects of the classes above).
+from hlo_lsp.core import buffers_columns as _columns  # noqa: E402
+
+
 @dataclass(slots=True)
 class BufferDoc:
+    """One buffer file's model. The record lists read like lists of records (see `buffers_columns`)."""
+
     kind: str
     allocations: list[Allocation] = field(default_factory=list)
     total_bytes_used: int | None = None
     total_bytes_used_line: int | None = None
-    used_values: list[UsedValue] = field(default_factory=list)
+    used_values: _columns.UsedValues = field(default_factory=lambda: _columns.UsedValues())
     live_range_available: bool | None = None  # False for ``HloLiveRange not available ...``
     live_range_max: int | None = None
     live_range_line: int | None = None
-    sequence: list[SequenceStep] = field(default_factory=list)
-    live_ranges: list[LiveRange] = field(default_factory=list)
+    sequence: _columns.SequenceSteps = field(default_factory=lambda: _columns.SequenceSteps())
+    live_ranges: _columns.LiveRanges = field(default_factory=lambda: _columns.LiveRanges())
     peak_step: int | None = None
     peak_line: int | None = None
-    peak_entries: list[PeakEntry] = field(default_factory=list)
+    peak_entries: _columns.PeakEntries = field(default_factory=lambda: _columns.PeakEntries())
     peak_breakdown_total: int | None = None
     stack_trace: list[StackNode] = field(default_factory=list)
     memory_report: list[MemoryTable] = field(default_factory=list)
     occurrences: OccurrenceTable = field(default_factory=OccurrenceTable)
+    assignment_records: _columns.Assignments = field(default_factory=lambda: _columns.Assignments())  # every allocation's value lines
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def assignments(self) -> list[Assignment]:
         """Every value line of every allocation, in document order."""
-        return [a for alloc in self.allocations for a in alloc.assignments]
+        return list(self.assignment_records)

@@ -24,20 +24,16 @@ import sys
 
 from hlo_lsp.core.buffers_model import (
     Allocation,
-    Assignment,
     BufferDoc,
-    LiveRange,
     MemoryRow,
     MemoryTable,
-    PeakEntry,
     Position,
-    SequenceStep,
     StackNode,
     Use,
-    UsedValue,
 )
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, error, info
 from hlo_lsp.core.kinds import SPLIT_SUFFIXES
+from hlo_lsp.core.buffers_columns import NONE, AssignmentRun, shape_index
 from hlo_lsp.core.document import TextLines
 from hlo_lsp.core.shapes import human_size
 
@@ -110,10 +106,11 @@ class _Reader:
         self.text_lines = text if isinstance(text, TextLines) else TextLines(text)
         self.lines = self.text_lines.split()  # transient: the records keep line numbers, not line strings
         self.doc = BufferDoc(kind=kind_hint or "")
+        self.doc.used_values.text = self.text_lines
         self.section: str | None = None  # alloc | used | seq | lr | peak | stack | mem | lr-none
         self.sub: str | None = None  # positions | uses (inside a used value)
         self.alloc: Allocation | None = None
-        self.value: UsedValue | None = None
+        self.value: int | None = None  # the number of the used value being read, in doc.used_values
         self.table: MemoryTable | None = None
         self.space: tuple[int, str, int | None] | None = None
         self.stack_parents: list[int] = []
@@ -148,24 +145,33 @@ class _Reader:
     def run(self) -> BufferDoc:
         doc = self.doc
         lines = self.lines
-        if any(line.endswith("\r") for line in lines):
+        if "\r" in self.text_lines.text:
             lines = self.lines = [line[:-1] if line.endswith("\r") else line for line in lines]
         instruction_use = self.instruction_use
+        value_use = self.value_use
         intern = _intern
-        new = _new
         pos_match = _POSITION.match
         use_match = _USE.match
         header_match = _HEADER.match
         value_match = _VALUE.match
+        seq_match = _SEQ.match
+        lr_match = _LR.match
+        used = doc.used_values
+        add_used = used.add
+        add_assignment = doc.assignment_records.add
+        add_step = doc.sequence.add
+        add_live = doc.live_ranges.add
         for ln, line in enumerate(lines):
             if not line:
                 continue
             try:
                 # Fast paths for the lines that make up nearly all of a large file: the items under a used
-                # value's `positions:`/`uses:` and the value headers. Anything else goes to the full handlers.
+                # value's `positions:`/`uses:`, the value headers and value lines, the schedule and the live
+                # ranges. Anything else (and any line a fast path does not accept) goes to the full handlers.
                 c = line[0]
                 if c == " ":
-                    if self.section == "used":
+                    section = self.section
+                    if section == "used":
                         v = self.value
                         if v is not None and line[1] == " ":
                             sub = self.sub
@@ -175,7 +181,7 @@ class _Reader:
                                 if m is not None:
                                     itext = m.group(2)
                                     if itext:
-                                        _index(itext)  # a bad index is reported here, as reading it would
+                                        shape_index(itext)  # a bad index is reported here, as reading it would
                                     instruction_use(ln, 2, m.end(1), m.group(1))
                                     continue
                             elif sub == "uses" and line != "  (none)":
@@ -184,7 +190,7 @@ class _Reader:
                                     opnd, itext = m.group(2, 3)
                                     int(opnd)
                                     if itext:
-                                        _index(itext)
+                                        shape_index(itext)
                                     instruction_use(ln, 2, m.end(1), m.group(1))
                                     continue
                         elif v is not None and line == " uses:":
@@ -193,25 +199,51 @@ class _Reader:
                         elif v is not None and line == " positions:":
                             self.sub = "positions"
                             continue
-                    elif self.section == "alloc" and self.alloc is not None:
-                        m = value_match(line)
-                        if m is not None and line[-1] in "]})":
-                            vid, instr, itext, phi, color, size, offset, shape = m.groups()
-                            s = m.start(2)
-                            e = m.end(3) if itext is not None else m.end(2)
+                    elif section == "alloc":
+                        alloc = self.alloc
+                        if alloc is not None:
+                            m = value_match(line)
+                            if m is not None and line[-1] in "]})":
+                                vid, instr, itext, phi, color, size, offset, shape = m.groups()
+                                s = m.start(2)
+                                e = m.end(3) if itext is not None else m.end(2)
+                                if itext is not None:
+                                    shape_index(itext)
+                                    itext = intern(itext)
+                                instr = intern(instr)
+                                key = intern(instr + itext if itext is not None else instr + "{}")
+                                vid, size, offset = int(vid), int(size), int(offset)
+                                color = int(color) if color is not None else None
+                                add_assignment(vid, key, instr, itext, phi is not None, color, size, offset,
+                                               intern(shape), alloc.index, ln, s, e)
+                                alloc.assignments._count += 1
+                                self.value_def(ln, s, e, key)
+                                continue
+                    elif section == "seq" and not self.skipping and line.startswith("    "):
+                        m = seq_match(line)
+                        if m is not None:
+                            name = intern(m.group(2))
+                            add_step(int(m.group(1)), name, ln, m.start(2), m.end(2))
+                            instruction_use(ln, m.start(2), m.end(2), name)
+                            continue
+                    elif section == "lrs" and not self.skipping and line.startswith("    "):
+                        m = lr_match(line)
+                        if m is not None:
+                            instr, itext, first, last = m.groups()
+                            if itext is not None:
+                                shape_index(itext)
+                                itext = intern(itext)
+                                e = m.end(2)
+                            else:
+                                e = m.end(1)
                             instr = intern(instr)
                             key = intern(instr + itext if itext is not None else instr + "{}")
-                            alloc = self.alloc
-                            alloc.assignments.append(Assignment(
-                                int(vid), instr if itext is None else intern(line[s:e]), key, instr,
-                                _index(itext) if itext else None, phi is not None,
-                                int(color) if color is not None else None, int(size), int(offset), intern(shape),
-                                alloc.index, ln, new(Range, (ln, s, ln, e))))
-                            self.value_def(ln, s, e, key)
+                            add_live(key, instr, itext, int(first), int(last), ln, e)
+                            value_use(ln, 4, e, key)
                             continue
                     self.indented(ln, line)
                 elif c == "<" and self.section == "used":
-                    if self.value is not None and self.value.from_instruction_line is None:
+                    if self.value is not None and used.from_line[self.value] == NONE:
                         self.finish_value()
                     m = header_match(line)
                     if m is None:
@@ -221,19 +253,19 @@ class _Reader:
                         continue
                     self.skipping = False
                     self.mark = len(doc.diagnostics)
-                    instr, itext, color = m.group(2, 3, 5)
+                    vid, instr, itext, phi, color = m.group(1, 2, 3, 4, 5)
                     s = m.start(2)
                     e = m.end(3) if itext is not None else m.end(2)
-                    key = instr + itext if itext is not None else instr + "{}"
+                    if itext is not None:
+                        shape_index(itext)
+                        itext = intern(itext)
                     instr = intern(instr)
-                    key = intern(key)
-                    rng = new(Range, (ln, s, ln, e))
-                    v = UsedValue(int(m.group(1)), instr if itext is None else intern(line[s:e]), key, instr,
-                                  _index(itext) if itext else None, m.group(4) is not None,
-                                  int(color) if color is not None else None, ln, rng, None, self.text_lines)
-                    doc.used_values.append(v)
-                    self.value_use(ln, s, e, key)
-                    self.value = v
+                    key = intern(instr + itext if itext is not None else instr + "{}")
+                    vid = int(vid)
+                    color = int(color) if color is not None else None
+                    self.value = len(used)
+                    add_used(vid, key, instr, itext, phi is not None, color, ln, s, e)
+                    value_use(ln, s, e, key)
                     self.sub = None
                 else:
                     self.top(ln, line)
@@ -371,8 +403,9 @@ class _Reader:
         self.mark = len(self.doc.diagnostics)
         idx = int(m.group(1))
         rng = Range(ln, 0, ln, m.end(1))
+        records = self.doc.assignment_records
         alloc = Allocation(index=idx, size=int(m.group(3)), line=ln, range=rng, address=m.group(2),
-                           text=self.text_lines)
+                           assignments=AssignmentRun(records, len(records)), text=self.text_lines)
         f = _ALLOC_FULL.match(line)
         if f is not None:
             _, _, _, color, param, pshape, pindex, oshape, const, tl, mlo, temp = f.groups()
@@ -475,17 +508,18 @@ class _Reader:
         if alloc is None:
             self.err(ln, 0, len(line), "a value line before any `allocation N:`", CODE_STRUCTURE)
             return
-        instr, itext = m.group(2), m.group(3)
+        instr, itext = _intern(m.group(2)), m.group(3)
         s, e = m.start(2), (m.end(3) if itext is not None else m.end(2))
-        key = _key(instr, itext)
+        if itext is not None:
+            shape_index(itext)
+            itext = _intern(itext)
+        key = _intern(_key(instr, itext))
         color = m.group(5)
-        a = Assignment(
-            value_id=int(m.group(1)), name=_intern(line[s:e]), key=_intern(key), instruction=_intern(instr),
-            index=_index(itext), phi=m.group(4) is not None, color=int(color) if color is not None else None,
-            size=int(m.group(6)), offset=int(m.group(7)), shape=_intern(m.group(8)), allocation=alloc.index,
-            line=ln, range=_new(Range, (ln, s, ln, e)),
-        )
-        alloc.assignments.append(a)
+        vid, size, offset = int(m.group(1)), int(m.group(6)), int(m.group(7))
+        color = int(color) if color is not None else None
+        self.doc.assignment_records.add(vid, key, instr, itext, m.group(4) is not None, color, size, offset,
+                                        _intern(m.group(8)), alloc.index, ln, s, e)
+        alloc.assignments._count += 1
         self.value_def(ln, s, e, key)
 
     def finish_alloc(self) -> None:
@@ -505,18 +539,19 @@ class _Reader:
             self.skipping = True
             return
         self.mark = len(self.doc.diagnostics)
-        instr, itext = m.group(2), m.group(3)
+        instr, itext = _intern(m.group(2)), m.group(3)
         s, e = m.start(2), (m.end(3) if itext is not None else m.end(2))
-        key = _key(instr, itext)
+        if itext is not None:
+            shape_index(itext)
+            itext = _intern(itext)
+        key = _intern(_key(instr, itext))
         color = m.group(5)
-        v = UsedValue(
-            value_id=int(m.group(1)), name=_intern(line[s:e]), key=_intern(key), instruction=_intern(instr),
-            index=_index(itext), phi=m.group(4) is not None, color=int(color) if color is not None else None,
-            line=ln, range=_new(Range, (ln, s, ln, e)), text=self.text_lines,
-        )
-        self.doc.used_values.append(v)
+        vid = int(m.group(1))
+        color = int(color) if color is not None else None
+        used = self.doc.used_values
+        self.value = len(used)
+        used.add(vid, key, instr, itext, m.group(4) is not None, color, ln, s, e)
         self.value_use(ln, s, e, key)
-        self.value = v
         self.sub = None
 
     def used_part(self, ln: int, line: str) -> None:
@@ -534,7 +569,7 @@ class _Reader:
                 if m is None:
                     self.bad_line(ln, line, "` from instruction: %name = ...`")
                     return
-                v.from_instruction_line = ln  # the text and name range are read from the line when asked for
+                self.doc.used_values.from_line[v] = ln  # its text and name range are read when asked for
                 self.instruction_use(ln, m.start(2), m.end(2), m.group(2))
                 self.sub = "done"
             else:
@@ -548,7 +583,7 @@ class _Reader:
                 return
             itext = m.group(2)
             if itext:
-                _index(itext)
+                shape_index(itext)
             self.instruction_use(ln, 2, m.end(1), m.group(1))
         elif sub == "uses":
             if line == "  (none)":
@@ -560,14 +595,15 @@ class _Reader:
             opnd, itext = m.group(2, 3)
             int(opnd)
             if itext:
-                _index(itext)
+                shape_index(itext)
             self.instruction_use(ln, 2, m.end(1), m.group(1))
         else:
             self.bad_line(ln, line, "` positions:` or ` uses:` before list items")
 
     def finish_value(self) -> None:
-        v = self.value
-        if v is not None and v.from_instruction_line is None and len(self.doc.diagnostics) == self.mark:
+        i = self.value
+        if i is not None and self.doc.used_values.from_line[i] == NONE and len(self.doc.diagnostics) == self.mark:
+            v = self.doc.used_values[i]
             self.err(v.line, v.range.start_col, v.range.end_col,
                      f"value {v.name} ends before its ` from instruction:` line", CODE_STRUCTURE)
         self.value = None
@@ -614,9 +650,9 @@ class _Reader:
             if m is None:
                 self.bad_line(ln, line, "`    N:instruction`")
                 return
-            r = _new(Range, (ln, m.start(2), ln, m.end(2)))
-            doc.sequence.append(SequenceStep(int(m.group(1)), _intern(m.group(2)), ln, r))
-            self.instruction_use(ln, m.start(2), m.end(2), m.group(2))
+            name = _intern(m.group(2))
+            doc.sequence.add(int(m.group(1)), name, ln, m.start(2), m.end(2))
+            self.instruction_use(ln, m.start(2), m.end(2), name)
         elif s == "lrs":
             m = _LR.match(line)
             if m is None:
@@ -624,9 +660,11 @@ class _Reader:
                 return
             instr, itext = _intern(m.group(1)), m.group(2)
             e = m.end(2) if itext is not None else m.end(1)
+            if itext is not None:
+                shape_index(itext)
+                itext = _intern(itext)
             key = _intern(_key(instr, itext))
-            doc.live_ranges.append(LiveRange(key, instr if itext is None else _intern(line[4:e]), instr, _index(itext),
-                                             int(m.group(3)), int(m.group(4)), ln, _new(Range, (ln, 4, ln, e))))
+            doc.live_ranges.add(key, instr, itext, int(m.group(3)), int(m.group(4)), ln, e)
             self.value_use(ln, 4, e, key)
         elif s == "peak":
             m = _PEAK.match(line)
@@ -635,10 +673,12 @@ class _Reader:
                 return
             instr, itext = _intern(m.group(1)), m.group(2)
             e = m.end(2) if itext is not None else m.end(1)
+            if itext is not None:
+                itext = _intern(itext)
             key = _intern(_key(instr, itext)) if itext is not None else None
             cum = m.group(4)
-            doc.peak_entries.append(PeakEntry(instr if itext is None else _intern(line[4:e]), key, instr, int(m.group(3)),
-                                              int(cum) if cum is not None else None, ln, _new(Range, (ln, 4, ln, e))))
+            nbytes, cum = int(m.group(3)), (int(cum) if cum is not None else None)
+            doc.peak_entries.add(instr, itext, nbytes, cum, ln, e)
             if key is not None:
                 self.value_use(ln, 4, e, key)
             else:

@@ -15,10 +15,12 @@ a value with a live range but no allocation) become `problems`, never exceptions
 from __future__ import annotations
 
 import os
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from hlo_lsp.core.buffers_columns import NONE, shape_index
 from hlo_lsp.core.buffers_model import (
     Allocation,
     Assignment,
@@ -47,12 +49,17 @@ class Source(NamedTuple):
     range: Range
 
 
+_ROLES = ("assignment", "used", "from", "live", "peak")
+
+
 @dataclass(slots=True)
 class BufferValue:
     """Everything the module's buffer files say about one HloValue. Facts a file did not give are None/empty.
 
-    The value keeps the records it was joined from (the last one of each kind, as later lines win) and reads
-    its facts from them: one object a value instead of a copy of every fact and a `Source` tuple each."""
+    The value is number ``n`` of its `BufferSet`, which keeps, for each kind of record (assignment line, used
+    value, its ``from instruction:`` entry, live range, peak entry), the record the value was joined from (the
+    last one, as later lines win) by number in its document's columns; each fact is read from there when asked
+    for. One small object a value instead of a copy of every fact and a `Source` tuple each."""
 
     key: str
     instruction: str
@@ -60,88 +67,148 @@ class BufferValue:
     value_id: int | None = None
     phi: bool = False
     color: int | None = None
-    assignment: Assignment | None = None  # the value line in the allocation listing
-    assignment_kind: str | None = None  # the kind of the document holding each record
-    used: UsedValue | None = None  # the ``Used values:`` entry (positions, uses and ``from instruction:``)
-    used_kind: str | None = None
-    from_used: UsedValue | None = None  # the last used-value entry with a ``from instruction:`` line
-    from_kind: str | None = None
-    live: LiveRange | None = None  # the ``BufferLiveRange:`` line
-    live_kind: str | None = None
-    peak: PeakEntry | None = None  # the line in ``Live ranges at N (peak):``
-    peak_kind: str | None = None
+    owner: "BufferSet | None" = field(default=None, repr=False, compare=False)
+    n: int = field(default=-1, repr=False, compare=False)
+
+    def _record(self, role: str):
+        """(document kind, its column list, record number) of one role; None when no file gave that record."""
+        bs = self.owner
+        if bs is None:
+            return None
+        r = bs._rec[role][self.n]
+        if r < 0:
+            return None
+        return bs._src[bs._doc[role][self.n]][role] + (r,)
+
+    def _number(self, role: str, column: str) -> int | None:
+        got = self._record(role)
+        if got is None:
+            return None
+        cols, r = got[1], got[2]
+        return cols.num(getattr(cols, column), column, r)
+
+    @property
+    def assignment(self) -> Assignment | None:
+        """The value's line in the allocation listing; None when the listing has none."""
+        got = self._record("assignment")
+        return got[1][got[2]] if got is not None else None
+
+    @property
+    def used(self) -> UsedValue | None:
+        """The value's ``Used values:`` entry; None when no values file lists it."""
+        got = self._record("used")
+        return got[1][got[2]] if got is not None else None
+
+    @property
+    def live(self) -> LiveRange | None:
+        got = self._record("live")
+        return got[1][got[2]] if got is not None else None
+
+    @property
+    def peak(self) -> PeakEntry | None:
+        got = self._record("peak")
+        return got[1][got[2]] if got is not None else None
 
     @property
     def name(self) -> str | None:
         """The name as the assignment listing printed it; None when the listing has no line for the value."""
-        return self.assignment.name if self.assignment is not None else None
+        got = self._record("assignment")
+        if got is None:
+            return None
+        cols, r = got[1], got[2]
+        itext = cols.index_text[r]
+        return cols.instruction[r] if itext is None else cols.instruction[r] + itext
 
     @property
     def allocation(self) -> int | None:
-        return self.assignment.allocation if self.assignment is not None else None
+        return self._number("assignment", "allocation")
 
     @property
     def offset(self) -> int | None:
-        return self.assignment.offset if self.assignment is not None else None
+        return self._number("assignment", "offset")
 
     @property
     def size(self) -> int | None:
-        return self.assignment.size if self.assignment is not None else None
+        return self._number("assignment", "size")
 
     @property
     def shape(self) -> str | None:
-        return self.assignment.shape if self.assignment is not None else None
+        got = self._record("assignment")
+        return got[1].shape[got[2]] if got is not None else None
 
     @property
     def assignment_at(self) -> Source | None:
-        a = self.assignment
-        return Source(self.assignment_kind, a.line, a.range) if a is not None else None
+        got = self._record("assignment")
+        if got is None:
+            return None
+        kind, cols, r = got
+        ln = cols.line[r]
+        return Source(kind, ln, Range(ln, cols.start[r], ln, cols.end[r]))
 
     @property
     def live_range(self) -> tuple[int, int] | None:
         """(first step, last step) of the value's live range; None when no live-range file lists it."""
-        lr = self.live
-        return (lr.start, lr.end) if lr is not None else None
+        got = self._record("live")
+        if got is None:
+            return None
+        cols, r = got[1], got[2]
+        return (cols.num(cols.first, "first", r), cols.num(cols.last, "last", r))
 
     @property
     def live_range_at(self) -> Source | None:
-        lr = self.live
-        return Source(self.live_kind, lr.line, lr.range) if lr is not None else None
+        got = self._record("live")
+        if got is None:
+            return None
+        kind, cols, r = got
+        ln = cols.line[r]
+        return Source(kind, ln, Range(ln, 4, ln, cols.end[r]))
 
     @property
     def used_at(self) -> Source | None:
-        u = self.used
-        return Source(self.used_kind, u.line, u.range) if u is not None else None
+        got = self._record("used")
+        if got is None:
+            return None
+        kind, cols, r = got
+        ln = cols.line[r]
+        return Source(kind, ln, Range(ln, cols.start[r], ln, cols.end[r]))
 
     @property
     def peak_bytes(self) -> int | None:
-        return self.peak.bytes if self.peak is not None else None
+        return self._number("peak", "bytes")
 
     @property
     def peak_at(self) -> Source | None:
-        p = self.peak
-        return Source(self.peak_kind, p.line, p.range) if p is not None else None
+        got = self._record("peak")
+        if got is None:
+            return None
+        kind, cols, r = got
+        ln = cols.line[r]
+        return Source(kind, ln, Range(ln, 4, ln, cols.end[r]))
 
     @property
     def positions(self) -> list[Position]:
-        return self.used.positions if self.used is not None else []
+        u = self.used
+        return u.positions if u is not None else []
 
     @property
     def uses(self) -> list[Use]:
-        return self.used.uses if self.used is not None else []
+        u = self.used
+        return u.uses if u is not None else []
 
     @property
     def from_instruction(self) -> str | None:
-        return self.used.from_instruction if self.used is not None else None
+        u = self.used
+        return u.from_instruction if u is not None else None
 
     @property
     def from_instruction_at(self) -> Source | None:
         """Where the ``from instruction:`` line names the instruction; None when no entry has that line."""
-        u = self.from_used
-        if u is None:
+        got = self._record("from")
+        if got is None:
             return None
+        u = got[1][got[2]]
         ln = u.from_instruction_line
-        return Source(self.from_kind, ln, u.from_instruction_range or Range(ln, 0, ln, 0))
+        return Source(got[0], ln, u.from_instruction_range or Range(ln, 0, ln, 0))
 
 
 @dataclass(slots=True)
@@ -163,6 +230,10 @@ class BufferSet:
     problems: list[tuple[str, Diagnostic]] = field(default_factory=list)  # (document kind, diagnostic)
     _by_instruction: dict[str, BufferValue | list[BufferValue]] = field(default_factory=dict)  # one or several
     _step_of: dict[str, int] = field(default_factory=dict)
+    # per role: the record number of each value (-1: none) and which source (document) it is in
+    _rec: dict[str, array] = field(default_factory=lambda: {r: array("q") for r in _ROLES})
+    _doc: dict[str, bytearray] = field(default_factory=lambda: {r: bytearray() for r in _ROLES})
+    _src: list[dict[str, tuple[str, object]]] = field(default_factory=list)  # per document: role -> (kind, cols)
 
     # ------------------------------------------------------------------ lookups (O(1))
     def value(self, key: str) -> BufferValue | None:
@@ -195,8 +266,11 @@ class BufferSet:
     def _get(self, key: str, instruction: str, index: tuple[int, ...] | None) -> BufferValue:
         v = self.values_by_key.get(key)
         if v is None:
-            v = BufferValue(key=key, instruction=instruction, index=index)
+            v = BufferValue(key, instruction, index, None, False, None, self, len(self.values_by_key))
             self.values_by_key[key] = v
+            for role in _ROLES:
+                self._rec[role].append(-1)
+                self._doc[role].append(0)
             same = self._by_instruction.get(instruction)
             if same is None:
                 self._by_instruction[instruction] = v  # most instructions define one value: no list for it
@@ -208,67 +282,82 @@ class BufferSet:
             v.index = index
         return v
 
-    def _set_id(self, v: BufferValue, value_id: int, kind: str, rng: Range) -> None:
+    def _set_id(self, v: BufferValue, value_id: int, kind: str, cols, r: int) -> None:
         if v.value_id is None:
             v.value_id = value_id
             self.values_by_id.setdefault(value_id, v)
         elif v.value_id != value_id:
+            ln = cols.line[r]
+            rng = Range(ln, cols.start[r], ln, cols.end[r])
             self.problems.append((kind, warning(rng, "bufferset.id-mismatch",
                                                 f"{v.key} has id {value_id} here but {v.value_id} elsewhere")))
+
+    def _join(self, role: str, v: BufferValue, d: int, r: int) -> None:
+        self._rec[role][v.n] = r
+        self._doc[role][v.n] = d
 
     @classmethod
     def from_docs(cls, docs: list[BufferDoc]) -> "BufferSet":
         """Join one old single file, or the split files of one module (any subset, any order)."""
         bs = cls()
-        for doc in sorted(docs, key=lambda d: _KIND_ORDER.get(d.kind, 9)):
+        if len(docs) > 255:
+            docs = docs[:255]  # one byte names a value's document
+        get, set_id, join = bs._get, bs._set_id, bs._join
+        for d, doc in enumerate(sorted(docs, key=lambda d: _KIND_ORDER.get(d.kind, 9))):
             kind = doc.kind
             bs.docs.setdefault(kind, doc)
+            A, U, L, P = doc.assignment_records, doc.used_values, doc.live_ranges, doc.peak_entries
+            bs._src.append({"assignment": (kind, A), "used": (kind, U), "from": (kind, U), "live": (kind, L),
+                            "peak": (kind, P)})
             for alloc in doc.allocations:
                 bs.allocations.append(alloc)
                 bs.allocation_at[alloc.index] = Source(kind, alloc.line, alloc.range)
-                for a in alloc.assignments:
-                    v = bs._get(a.key, a.instruction, a.index)
-                    bs._set_id(v, a.value_id, kind, a.range)
-                    v.phi, v.color = a.phi, a.color
-                    v.assignment, v.assignment_kind = a, kind
+            num = A.num
+            for r in range(len(A)):
+                v = get(A.key[r], A.instruction[r], shape_index(A.index_text[r]))
+                set_id(v, num(A.value_id, "value_id", r), kind, A, r)
+                v.phi, v.color = bool(A.phi[r]), num(A.color, "color", r)
+                join("assignment", v, d, r)
             if doc.total_bytes_used is not None:
                 bs.total_bytes_used = doc.total_bytes_used
                 ln = doc.total_bytes_used_line or 0
                 start = len("Total bytes used: ")  # the range covers the number
                 bs.total_at = Source(kind, ln, Range(ln, start, ln, start + len(str(doc.total_bytes_used))))
-            for u in doc.used_values:
-                v = bs._get(u.key, u.instruction, u.index)
-                bs._set_id(v, u.value_id, kind, u.range)
-                v.phi = v.phi or u.phi
+            num = U.num
+            for r in range(len(U)):
+                v = get(U.key[r], U.instruction[r], shape_index(U.index_text[r]))
+                set_id(v, num(U.value_id, "value_id", r), kind, U, r)
+                v.phi = v.phi or bool(U.phi[r])
                 if v.color is None:
-                    v.color = u.color
-                v.used, v.used_kind = u, kind
-                if u.from_instruction_line is not None:
-                    v.from_used, v.from_kind = u, kind
+                    v.color = num(U.color, "color", r)
+                join("used", v, d, r)
+                if U.from_line[r] != NONE:
+                    join("from", v, d, r)
             if doc.live_range_max is not None:
                 bs.live_range_max = doc.live_range_max
             if doc.sequence:
                 bs.sequence = doc.sequence
                 bs.sequence_at = kind
-                bs._step_of = {s.name: s.step for s in doc.sequence}
-            for lr in doc.live_ranges:
-                v = bs._get(lr.key, lr.instruction, lr.index)
-                v.live, v.live_kind = lr, kind
+                S = doc.sequence
+                bs._step_of = dict(zip(S.name, (S.num(S.step, "step", i) for i in range(len(S)))))
+            for r in range(len(L)):
+                join("live", get(L.key[r], L.instruction[r], shape_index(L.index_text[r])), d, r)
             if doc.peak_step is not None:
                 bs.peak_step = doc.peak_step
                 ln = doc.peak_line or 0
                 start = len("  Live ranges at ")  # the range covers the step number
                 bs.peak_at = Source(kind, ln, Range(ln, start, ln, start + len(str(doc.peak_step))))
                 bs.peak_entries = doc.peak_entries
-                for p in doc.peak_entries:
-                    if p.key is not None:
-                        v = bs._get(p.key, p.instruction, None)
-                        v.peak, v.peak_kind = p, kind
+                for r in range(len(P)):
+                    key = P.key(r)
+                    if key is not None:
+                        join("peak", get(key, P.instruction[r], None), d, r)
             if doc.memory_report:
                 bs.memory_report = doc.memory_report
         if bs.allocations:
+            asg, live = bs._rec["assignment"], bs._rec["live"]
             for v in bs.values_by_key.values():
-                if v.assignment is None and v.live is not None:
+                if asg[v.n] < 0 and live[v.n] >= 0:
                     at = v.live_range_at
                     bs.problems.append((at.kind, warning(at.range, "bufferset.no-allocation",
                                                          f"{v.key} has a live range but no allocation")))
