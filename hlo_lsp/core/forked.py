@@ -32,38 +32,56 @@ TIMEOUT_S = 120.0
 def map_forked(fn: Callable[[Any], Any], parts: Sequence[Any]) -> list[Any | None]:
     """``[fn(p) for p in parts]``, each part computed in its own forked child at the same time; an entry is
     None where the child could not be started or did not answer with a result (compute it in-process)."""
-    if not ENABLED or not parts:
-        return [None] * len(parts)
-    children: list[tuple[int, int] | None] = []
-    gc.freeze()  # the children then never walk (and so never copy) the parent's objects in a collection
+    children = [start(fn, part) for part in parts]
+    return [result(c) for c in children]
+
+
+class Child:
+    """A forked child computing one result; `result` collects it."""
+
+    __slots__ = ("pid", "fd", "deadline")
+
+    def __init__(self, pid: int, fd: int, deadline: float):
+        self.pid, self.fd, self.deadline = pid, fd, deadline
+
+
+def start(fn: Callable[[Any], Any], arg: Any) -> Child | None:
+    """Fork a child computing ``fn(arg)`` on the parent's memory as it is now; None when forking is off or
+    fails (compute in-process)."""
+    if not ENABLED:
+        return None
     try:
-        for part in parts:
-            try:
-                r, w = os.pipe()
-            except OSError:
-                children.append(None)
-                continue
-            try:
-                pid = os.fork()
-            except OSError:
-                os.close(r)
-                os.close(w)
-                children.append(None)
-                continue
-            if pid == 0:  # the child
-                os.close(r)
-                _child(fn, part, w)
-            os.close(w)
-            children.append((pid, r))
-    finally:
+        r, w = os.pipe()
+    except OSError:
+        return None
+    gc.freeze()  # the child then never walks (and so never copies) the parent's objects in a collection
+    try:
+        pid = os.fork()
+    except OSError:
         gc.unfreeze()
-    deadline = time.monotonic() + TIMEOUT_S
-    return [_collect(c, deadline) if c is not None else None for c in children]
+        os.close(r)
+        os.close(w)
+        return None
+    if pid == 0:  # the child: computes, writes, and leaves without returning here
+        os.close(r)
+        _child(fn, arg, w)
+    gc.unfreeze()
+    os.close(w)
+    return Child(pid, r, time.monotonic() + TIMEOUT_S)
+
+
+def result(child: Child | None) -> Any | None:
+    """What ``child`` computed, once it has exited; None when it failed, missed its deadline (it is then
+    killed: a stuck child never holds the parent up) or was never started."""
+    if child is None:
+        return None
+    return _collect((child.pid, child.fd), child.deadline)
 
 
 def _child(fn: Callable[[Any], Any], part: Any, w: int) -> None:
     code = 1
     try:
+        gc.unfreeze()
         gc.disable()
         data = pickle.dumps(fn(part), protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(data)

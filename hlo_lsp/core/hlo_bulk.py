@@ -251,8 +251,7 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         comp.instructions = range(lo, lo + n)
         r = flags.rfind(1, lo, lo + n)
         comp.root = r if r >= 0 else (lo + n - 1 if n else None)
-        # no line of the computation holds `=%` or `={%`: no row calls anything (the reader's condition)
-        calls = row_calls(rows, lo, lines, line_of) if (scan.find("=%", a, b) >= 0 or scan.find("={%", a, b) >= 0) else {}
+        calls = _calls(rows, lo, lines, line_of, scan, a, b)
         clean.append([] if is_clean(rows, by_comp, calls) else None)
         summaries.append(summarize(mod, comp, rows, calls))
         _map_rows(users, callers, rows, lo, calls)
@@ -263,3 +262,11 @@ def read_rows(mod: HloModule, scan: str) -> bool:
     mod._patched = set()
     mod.pre_checked = (clean, summaries)
     return True
+
+
+def _calls(rows, lo: int, lines: list[str], line_of, scan: str, a: int, b: int) -> dict[int, list[str]]:
+    """`row_calls` of one computation's rows; {} at once when no line of it (``scan[a:b]``) holds ``=%`` or
+    ``={%`` (the reader's condition for reading calls)."""
+    if scan.find("=%", a, b) < 0 and scan.find("={%", a, b) < 0:
+        return {}
+    return row_calls(rows, lo, lines, line_of)
