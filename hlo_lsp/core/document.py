@@ -150,6 +150,9 @@ class Edit(NamedTuple):
     old_lines: list[str]
 
 
+KEEP_TEXT_CHARS = 2_000_000
+
+
 class LineDocument:
     __slots__ = ("lines", "_text", "generation")
 
@@ -157,15 +160,19 @@ class LineDocument:
         if text.startswith("\ufeff"):
             text = text[1:]
         self.lines = split_lines(text)
-        self._text: str | None = text if "\r" not in text else None
+        # a large text is not kept beside its lines (23 MB more for the benchmark module): joined when asked
+        self._text: str | None = text if "\r" not in text and len(text) < KEEP_TEXT_CHARS else None
         self.generation = 0  # bumped by every edit
 
     @property
     def text(self) -> str:
-        """The whole text, ``\\n``-joined (cached until the next edit)."""
-        if self._text is None:
-            self._text = "\n".join(self.lines)
-        return self._text
+        """The whole text, ``\\n``-joined (cached until the next edit when it is small)."""
+        if self._text is not None:
+            return self._text
+        text = "\n".join(self.lines)
+        if len(text) < KEEP_TEXT_CHARS:
+            self._text = text
+        return text
 
     def replace_all(self, text: str) -> Edit:
         old = self.lines

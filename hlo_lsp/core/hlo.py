@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import gc
 import re
+from array import array
 from dataclasses import dataclass, field
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error
@@ -140,11 +141,11 @@ class InstructionTable:
 
     __slots__ = ("names", "line_of", "col_of", "root_flags", "_lines", "_objs")
 
-    def __init__(self, names: list[str], line_of: list[int], col_of: list[int], root_flags: bytearray,
-                 lines: list[str]):
+    def __init__(self, names: list[str], line_of, col_of, root_flags: bytearray, lines: list[str]):
+        # machine integers (8 bytes an entry), not a list of int objects (36): 200,000 instructions
+        self.line_of = line_of if isinstance(line_of, array) else array("q", line_of)
+        self.col_of = col_of if isinstance(col_of, array) else array("q", col_of)
         self.names = names
-        self.line_of = line_of
-        self.col_of = col_of
         self.root_flags = root_flags
         self._lines = lines
         self._objs: list[Instruction | None] = [None] * len(names)

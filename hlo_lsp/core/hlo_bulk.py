@@ -29,6 +29,7 @@ it conservative.
 from __future__ import annotations
 
 import re
+from array import array
 
 from hlo_lsp.core.hlo import _CALL_ATTR_PCT, _CALLED_NAME, CALL_ATTRS, Computation, HloModule, InstructionTable
 
@@ -229,8 +230,8 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         comps.append(comp)
         spans.append((scan.find("\n", h + 1), c))
     names: list[str] = []
-    line_of: list[int] = []
-    col_of: list[int] = []
+    line_of = array("q")
+    col_of = array("q")
     flags = bytearray()
     lines = mod.lines
     clean: list[list | None] = []

@@ -19,6 +19,7 @@ from pygls.protocol.language_server import lsp_method
 from hlo_lsp import __version__
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity
 from hlo_lsp.core.folder_index import FolderIndex
+from hlo_lsp.core.memory import release_free_memory
 from hlo_lsp.core.workspace import NotReady, ReadError, Workspace
 from hlo_lsp.ide import calls, code_actions, hover, navigation, symbols
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
@@ -198,6 +199,7 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
     token = _begin_progress(ls, path)
     try:
         await asyncio.to_thread(_try_analysis, ls.ws, path)
+        release_free_memory()  # the read's short-lived objects: tens of MB the C heap would keep otherwise
         _trace("read", path)
         if ls.current_version(path) != version:
             return
@@ -217,6 +219,7 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
                 _trace("published complete", path)
         _report_progress(ls, token, "sibling buffer files")
         await asyncio.to_thread(ls.ws.warm, path)  # siblings read, lookup maps built, before later requests
+        release_free_memory()
         _trace("warm", path)
     finally:
         _end_progress(ls, token)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Range
@@ -260,7 +261,7 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
             if not p or len(p) >= 10 or not r[SHAPE] or int(p) in params:
                 sig_ok = False
             else:
-                params[int(p)] = r[SHAPE]
+                params[int(p)] = sys.intern(r[SHAPE])  # kept: one copy of each parameter shape text
         elif op in ELEMENTWISE:
             if not _elementwise_ok(op, r[SHAPE], [get(n) for n in operand_names(r[OPERANDS])]):
                 cand.append((op, a + k))
