@@ -15,12 +15,14 @@ HLO cases (the adam N=3000 23 MB ``cpu_after_optimizations.txt`` and the synthet
 
 * **XLA**: ``hlo_module_from_text`` on the same file, timed by ``xla_parse_time.py`` under ``/tmp/jaxenv`` in a
   subprocess *before* the server starts (so the two never share the CPU); the ratio is open->ready / XLA.
-* **open -> ready**: from writing ``didOpen`` to the later of (a) the last ``publishDiagnostics`` for version 1
-  received before the server went idle (so a server that publishes a partial set first is timed to its
-  complete set), (b) a hover on the last instruction of the file answered with content (a null answer is
-  retried), (c) the end of every ``$/progress`` begun after the open. Until the server is idle after the
-  open, a probe hovers at random lines every 200 ms ("hovers answered throughout": no hover may wait more
-  than 1 s); their count, null answers and worst latency are reported.
+* **open -> ready** (the issue's definition): from writing ``didOpen`` to the later of (a) the last
+  ``publishDiagnostics`` for version 1 received before the server went idle (so a server that publishes a
+  partial set first is timed to its complete set) and (b) a hover on the last instruction of the file answered
+  with content (a null answer is retried). **open -> idle** adds (c) the end of every ``$/progress`` begun
+  after the open: the server's background work, such as reading the module's sibling buffer-assignment files
+  (until then a hover says they are still being read). Until the server is idle after the open, a probe hovers
+  at random lines every 200 ms ("hovers answered throughout": no hover may wait more than 1 s); their count,
+  null answers and worst latency are reported.
 * **hover / definition / references** p50/p95 at ``--lines`` random lines (a random name on the line) and at
   the definitions of the 20 most-referenced instruction names, one request at a time after the server is idle.
 * **keystroke -> diagnostics**: ``--edits`` one-line incremental edits at random operand uses: ``%name`` ->
@@ -547,11 +549,12 @@ async def open_until_ready(client: Client, path: Path, text: str, facts: FileFac
     begun = {tok for (t, tok, kind) in client.progress if t >= t0 and kind == "begin"}
     ends = [t for (t, tok, kind) in client.progress if tok in begun and kind == "end"]
     diag_last = mine[-1][0] if mine else None
-    parts = [x for x in (hover_at, diag_last, *ends) if x is not None]
+    parts = [x for x in (hover_at, diag_last) if x is not None]
     complete = hover_ok and bool(mine) and len(ends) >= len(begun)
     return {
         "doc": doc, "send_s": round(sent, 3),
         "ready_s": round(max(parts) - t0, 3) if complete else None,
+        "background_done_s": round(max(parts + ends) - t0, 3) if complete else None,
         "first_diagnostics_s": round(mine[0][0] - t0, 3) if mine else None,
         "last_diagnostics_s": round(diag_last - t0, 3) if mine else None,
         "publishes_for_version": len(mine), "diagnostics": len(mine[-1][3]) if mine else None,
@@ -809,6 +812,8 @@ def table(results: dict) -> str:
     row("open → ready (s)", [fmt(x, " s", 2) for x in ready], "≤ XLA; 100 MB ≤ 6 s",
         [x is not None and x <= 6 if r["case"] == "synth100" else None for r, x in zip(hlo, ready)])
     row("open → ready / XLA", [fmt(x, "", 2) for x in ratio], "≤ 1.0", [x is not None and x <= 1.0 for x in ratio])
+    row("  open → idle: background work done, every `$/progress` ended (s)",
+        [fmt(g(r, "open", "background_done_s"), " s", 2) for r in hlo], "", [None])
     row("  first diagnostics published (s)", [fmt(g(r, "open", "first_diagnostics_s"), " s", 2) for r in hlo], "",
         [None])
     row("  hover on last instruction answered (s)", [fmt(g(r, "open", "hover_last_s"), " s", 2) for r in hlo], "",

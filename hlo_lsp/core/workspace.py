@@ -321,6 +321,17 @@ class Workspace:
         except ReadError:
             pass
 
+    def unread_siblings(self, path: str) -> bool:
+        """True when ``path`` has a sibling larger than LARGE_SIBLING_BYTES not read yet (`warm` will take a
+        while)."""
+        if not os.path.isabs(path):
+            return False
+        for p in kinds.sibling_paths(path).values():
+            sp = str(p)
+            if sp != path and not self._has_analysis(sp) and _size(sp) > LARGE_SIBLING_BYTES:
+                return True
+        return False
+
     def bundle(self, path: str, read_large: bool | None = None) -> ModuleBundle:
         """The module ``path`` belongs to: itself plus the same-stem siblings in its folder.
 

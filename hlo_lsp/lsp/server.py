@@ -193,10 +193,12 @@ def _schedule(ls: HloLanguageServer, path: str, version: int | None, delay: floa
 
 async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | None, delay: float) -> None:
     """Read (in a worker thread, with progress for large documents), publish what is fast, then run the
-    whole-module rules (also in a worker thread) and publish again; stale versions are never published."""
+    whole-module rules (also in a worker thread) and publish again; stale versions are never published. The
+    siblings (buffer files) are read afterwards, under a progress of their own: the document is ready (complete
+    diagnostics, requests answered) before they are."""
     if delay:
         await asyncio.sleep(delay)
-    token = _begin_progress(ls, path)
+    token = _begin_progress(ls, path, f"reading {os.path.basename(path)}")
     try:
         await asyncio.to_thread(_try_analysis, ls.ws, path)
         release_free_memory()  # the read's short-lived objects: tens of MB the C heap would keep otherwise
@@ -205,7 +207,7 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
             return
         a = ls.ws.try_analysis(path)
         if a is not None and a.hlo is not None and a.checker is not None and a.size > GRAMMAR_LIMIT:
-            # the structural checks on the other cores (forked children), while this process answers requests
+            # computations the read could not check (not machine-written) are checked on the other cores
             await asyncio.to_thread(a.checker.check_forked)
             _trace("checked", path)
         await _publish_from_thread(ls, path, version)
@@ -217,7 +219,10 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
             if done and ls.current_version(path) == version:
                 await _publish_from_thread(ls, path, version, complete=True)
                 _trace("published complete", path)
-        _report_progress(ls, token, "sibling buffer files")
+    finally:
+        _end_progress(ls, token)
+    token = _begin_progress(ls, path, "reading the buffer-assignment files") if ls.ws.unread_siblings(path) else None
+    try:
         await asyncio.to_thread(ls.ws.warm, path)  # siblings read, lookup maps built, before later requests
         release_free_memory()
         _trace("warm", path)
@@ -243,7 +248,7 @@ def _try_analysis(ws: Workspace, path: str) -> None:
         pass  # published as one unreadable-file diagnostic
 
 
-def _begin_progress(ls: HloLanguageServer, path: str) -> str | None:
+def _begin_progress(ls: HloLanguageServer, path: str, message: str) -> str | None:
     """Start a `$/progress` bar for reading a large document when the client shows them; its token or None."""
     if not ls.client_progress:
         return None
@@ -258,7 +263,7 @@ def _begin_progress(ls: HloLanguageServer, path: str) -> str | None:
     token = f"hlo-lsp/read/{ls._progress_seq}"
     ls.work_done_progress.create(token)
     ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
-        title="hlo-lsp", message=f"reading {os.path.basename(path)}", cancellable=False))
+        title="hlo-lsp", message=message, cancellable=False))
     return token
 
 
