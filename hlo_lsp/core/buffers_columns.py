@@ -256,17 +256,23 @@ class Assignments(Records):
     def add(self, value_id: int, key: str, instruction: str, index_text: str | None, phi: bool,
             color: int | None, size: int, offset: int, shape: str, allocation: int, line: int, start: int,
             end: int) -> None:
-        put = self.put
-        put(self.value_id, "value_id", value_id)
+        if _LO <= value_id <= _HI and _LO <= size <= _HI and _LO <= offset <= _HI and _LO <= allocation <= _HI:
+            self.value_id.append(value_id)  # the usual case, without `put`'s checks one by one
+            self.size.append(size)
+            self.offset.append(offset)
+            self.allocation.append(allocation)
+        else:
+            put = self.put
+            put(self.value_id, "value_id", value_id)
+            put(self.size, "size", size)
+            put(self.offset, "offset", offset)
+            put(self.allocation, "allocation", allocation)
         self.key.append(key)
         self.instruction.append(instruction)
         self.index_text.append(index_text)
         self.phi.append(phi)
-        put(self.color, "color", color)
-        put(self.size, "size", size)
-        put(self.offset, "offset", offset)
+        self.put(self.color, "color", color)
         self.shape.append(shape)
-        put(self.allocation, "allocation", allocation)
         self.line.append(line)
         self.start.append(start)
         self.end.append(end)

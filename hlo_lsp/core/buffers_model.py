@@ -38,12 +38,13 @@ class Assignment:
 
 @dataclass(slots=True)
 class Allocation:
-    """One ``allocation N: ...:`` header with its assigned values."""
+    """One ``allocation N: ...:`` header with its assigned values (records ``first .. first + count - 1`` of the
+    document's value lines)."""
 
     index: int
     size: int
     line: int
-    range: Range  # of the ``allocation N`` token
+    name_end: int  # the column where the ``allocation N`` token ends
     address: str | None = None  # ``0x7f56c8061d90`` in old dumps
     color: int = 0
     parameter: int | None = None
@@ -54,8 +55,24 @@ class Allocation:
     thread_local: bool = False
     maybe_live_out: bool = False
     preallocated_temp: bool = False
-    assignments: list[Assignment] = field(default_factory=list)
+    records: object = field(default=None, repr=False, compare=False)  # the document's `Assignments`
+    first: int = 0
+    count: int = 0
     text: TextLines | list[str] | None = field(default=None, repr=False, compare=False)  # the document's lines
+
+    @property
+    def range(self) -> Range:
+        """The range of the ``allocation N`` token."""
+        return Range(self.line, 0, self.line, self.name_end)
+
+    @property
+    def assignments(self):
+        """The allocation's value lines (`Assignment`s), a list-like view; [] when it has none."""
+        if self.records is None:
+            return []
+        from hlo_lsp.core.buffers_columns import AssignmentRun
+
+        return AssignmentRun(self.records, self.first, self.count)
 
     @property
     def header(self) -> str:

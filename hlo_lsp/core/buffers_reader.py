@@ -33,7 +33,7 @@ from hlo_lsp.core.buffers_model import (
 )
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, error, info
 from hlo_lsp.core.kinds import SPLIT_SUFFIXES
-from hlo_lsp.core.buffers_columns import NONE, AssignmentRun, shape_index
+from hlo_lsp.core.buffers_columns import NONE, shape_index
 from hlo_lsp.core.document import TextLines
 from hlo_lsp.core.shapes import human_size
 
@@ -156,6 +156,9 @@ class _Reader:
         value_match = _VALUE.match
         seq_match = _SEQ.match
         lr_match = _LR.match
+        peak_match = _PEAK.match
+        from_match = _FROM.match
+        add_peak = doc.peak_entries.add
         used = doc.used_values
         add_used = used.add
         add_assignment = doc.assignment_records.add
@@ -182,7 +185,7 @@ class _Reader:
                                     itext = m.group(2)
                                     if itext:
                                         shape_index(itext)  # a bad index is reported here, as reading it would
-                                    instruction_use(ln, 2, m.end(1), m.group(1))
+                                    instruction_use(ln, 2, m.end(1), intern(m.group(1)))
                                     continue
                             elif sub == "uses" and line != "  (none)":
                                 m = use_match(line)
@@ -191,7 +194,7 @@ class _Reader:
                                     int(opnd)
                                     if itext:
                                         shape_index(itext)
-                                    instruction_use(ln, 2, m.end(1), m.group(1))
+                                    instruction_use(ln, 2, m.end(1), intern(m.group(1)))
                                     continue
                         elif v is not None and line == " uses:":
                             self.sub = "uses"
@@ -199,6 +202,13 @@ class _Reader:
                         elif v is not None and line == " positions:":
                             self.sub = "positions"
                             continue
+                        elif v is not None and line.startswith(" from instruction:"):
+                            m = from_match(line)
+                            if m is not None:
+                                used.from_line[v] = ln  # its text and name range are read when asked for
+                                instruction_use(ln, m.start(2), m.end(2), intern(m.group(2)))
+                                self.sub = "done"
+                                continue
                     elif section == "alloc":
                         alloc = self.alloc
                         if alloc is not None:
@@ -216,7 +226,7 @@ class _Reader:
                                 color = int(color) if color is not None else None
                                 add_assignment(vid, key, instr, itext, phi is not None, color, size, offset,
                                                intern(shape), alloc.index, ln, s, e)
-                                alloc.assignments._count += 1
+                                alloc.count += 1
                                 self.value_def(ln, s, e, key)
                                 continue
                     elif section == "seq" and not self.skipping and line.startswith("    "):
@@ -225,6 +235,22 @@ class _Reader:
                             name = intern(m.group(2))
                             add_step(int(m.group(1)), name, ln, m.start(2), m.end(2))
                             instruction_use(ln, m.start(2), m.end(2), name)
+                            continue
+                    elif section == "peak" and not self.skipping and line.startswith("    "):
+                        m = peak_match(line)
+                        if m is not None:
+                            instr, itext, nbytes, cum = m.groups()
+                            instr = intern(instr)
+                            nbytes, cum = int(nbytes), (int(cum) if cum is not None else None)
+                            if itext is not None:
+                                itext = intern(itext)
+                                e = m.end(2)
+                                add_peak(instr, itext, nbytes, cum, ln, e)
+                                value_use(ln, 4, e, intern(instr + itext))
+                            else:
+                                e = m.end(1)
+                                add_peak(instr, itext, nbytes, cum, ln, e)
+                                instruction_use(ln, 4, e, instr)
                             continue
                     elif section == "lrs" and not self.skipping and line.startswith("    "):
                         m = lr_match(line)
@@ -395,34 +421,26 @@ class _Reader:
             self.err(ln, 0, len(line), "an allocation outside the `BufferAssignment:` listing", CODE_STRUCTURE)
         self.section = "alloc"
         self.saw.add("assignment")
-        m = _ALLOC.match(line)
+        f = _ALLOC_FULL.match(line)  # the whole header in XLA's order (nearly always), else the scanner below
+        m = f if f is not None else _ALLOC.match(line)
         if m is None or not line.endswith(":"):
             self.bad_line(ln, line, "`allocation N: size S, ...:`")
             self.skipping = True
             return
         self.mark = len(self.doc.diagnostics)
-        idx = int(m.group(1))
-        rng = Range(ln, 0, ln, m.end(1))
         records = self.doc.assignment_records
-        alloc = Allocation(index=idx, size=int(m.group(3)), line=ln, range=rng, address=m.group(2),
-                           assignments=AssignmentRun(records, len(records)), text=self.text_lines)
-        f = _ALLOC_FULL.match(line)
-        if f is not None:
-            _, _, _, color, param, pshape, pindex, oshape, const, tl, mlo, temp = f.groups()
-            if color is not None:
-                alloc.color = int(color)
-            if param is not None:
-                alloc.parameter = int(param)
-                alloc.parameter_shape = pshape
-                if pindex is not None:
-                    alloc.parameter_shape_index = tuple(int(p) for p in pindex.split(",")) if pindex else ()
-            alloc.output_shape = oshape
-            alloc.constant = const is not None
-            alloc.thread_local = tl is not None
-            alloc.maybe_live_out = mlo is not None
-            alloc.preallocated_temp = temp is not None
+        if f is not None:  # one positional construction: this runs once per allocation of a large dump
+            idx, address, size, color, param, pshape, pindex, oshape, const, tl, mlo, temp = f.groups()
+            pindex = (tuple(int(p) for p in pindex.split(",")) if pindex else ()) if pindex is not None else None
+            alloc = Allocation(int(idx), int(size), ln, f.end(1), address,
+                               int(color) if color is not None else 0, int(param) if param is not None else None,
+                               pshape if param is not None else None, pindex if param is not None else None,
+                               _intern(oshape) if oshape is not None else None, const is not None, tl is not None,
+                               mlo is not None, temp is not None, records, len(records), 0, self.text_lines)
             rest = ""
         else:
+            alloc = Allocation(index=int(m.group(1)), size=int(m.group(3)), line=ln, name_end=m.end(1),
+                               address=m.group(2), records=records, first=len(records), text=self.text_lines)
             rest = line[m.end() : -1]
         base = m.end()
         pos = 0
@@ -493,7 +511,7 @@ class _Reader:
                     self.err(ln, base + pos, base + e, f"unknown allocation property {word!r}")
                 pos = e
         self.doc.allocations.append(alloc)
-        self.allocation_def(ln, 0, m.end(1), m.group(1))
+        self.allocation_def(ln, 0, m.end(1), m.group(1))  # unique per allocation: nothing to share
         self.alloc = alloc
 
     def alloc_value(self, ln: int, line: str) -> None:
@@ -519,12 +537,12 @@ class _Reader:
         color = int(color) if color is not None else None
         self.doc.assignment_records.add(vid, key, instr, itext, m.group(4) is not None, color, size, offset,
                                         _intern(m.group(8)), alloc.index, ln, s, e)
-        alloc.assignments._count += 1
+        alloc.count += 1
         self.value_def(ln, s, e, key)
 
     def finish_alloc(self) -> None:
         alloc = self.alloc
-        if alloc is not None and not alloc.assignments and len(self.doc.diagnostics) == self.mark:
+        if alloc is not None and not alloc.count and len(self.doc.diagnostics) == self.mark:
             r = alloc.range
             self.err(r.start_line, 0, len(self.lines[alloc.line]), f"allocation {alloc.index} lists no values",
                      CODE_STRUCTURE)
@@ -570,7 +588,7 @@ class _Reader:
                     self.bad_line(ln, line, "` from instruction: %name = ...`")
                     return
                 self.doc.used_values.from_line[v] = ln  # its text and name range are read when asked for
-                self.instruction_use(ln, m.start(2), m.end(2), m.group(2))
+                self.instruction_use(ln, m.start(2), m.end(2), _intern(m.group(2)))
                 self.sub = "done"
             else:
                 self.bad_line(ln, line, "` positions:`, ` uses:` or ` from instruction:`")
@@ -584,7 +602,7 @@ class _Reader:
             itext = m.group(2)
             if itext:
                 shape_index(itext)
-            self.instruction_use(ln, 2, m.end(1), m.group(1))
+            self.instruction_use(ln, 2, m.end(1), _intern(m.group(1)))
         elif sub == "uses":
             if line == "  (none)":
                 return
@@ -596,7 +614,7 @@ class _Reader:
             int(opnd)
             if itext:
                 shape_index(itext)
-            self.instruction_use(ln, 2, m.end(1), m.group(1))
+            self.instruction_use(ln, 2, m.end(1), _intern(m.group(1)))
         else:
             self.bad_line(ln, line, "` positions:` or ` uses:` before list items")
 

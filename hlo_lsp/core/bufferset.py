@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from hlo_lsp.core.buffers_columns import NONE, shape_index
+from hlo_lsp.core.buffers_columns import NONE, WIDE, SequenceSteps, shape_index
 from hlo_lsp.core.buffers_model import (
     Allocation,
     Assignment,
@@ -49,7 +49,8 @@ class Source(NamedTuple):
     range: Range
 
 
-_ROLES = ("assignment", "used", "from", "live", "peak")
+# The kinds of record a value is joined from, numbering the per-role lists of `BufferSet`.
+_ASG, _USED, _FROM, _LIVE, _PEAK = range(5)
 
 
 @dataclass(slots=True)
@@ -70,49 +71,53 @@ class BufferValue:
     owner: "BufferSet | None" = field(default=None, repr=False, compare=False)
     n: int = field(default=-1, repr=False, compare=False)
 
-    def _record(self, role: str):
+    def _record(self, role: int):
         """(document kind, its column list, record number) of one role; None when no file gave that record."""
         bs = self.owner
         if bs is None:
             return None
-        r = bs._rec[role][self.n]
+        n = self.n
+        r = bs._rec[role][n]
         if r < 0:
             return None
-        return bs._src[bs._doc[role][self.n]][role] + (r,)
+        kind, cols = bs._src[role][bs._doc[role][n]]
+        return kind, cols, r
 
-    def _number(self, role: str, column: str) -> int | None:
+    def _number(self, role: int, column: str) -> int | None:
         got = self._record(role)
         if got is None:
             return None
         cols, r = got[1], got[2]
-        return cols.num(getattr(cols, column), column, r)
+        values = getattr(cols, column)
+        v = values[r]
+        return v if v > WIDE else cols.num(values, column, r)
 
     @property
     def assignment(self) -> Assignment | None:
         """The value's line in the allocation listing; None when the listing has none."""
-        got = self._record("assignment")
+        got = self._record(_ASG)
         return got[1][got[2]] if got is not None else None
 
     @property
     def used(self) -> UsedValue | None:
         """The value's ``Used values:`` entry; None when no values file lists it."""
-        got = self._record("used")
+        got = self._record(_USED)
         return got[1][got[2]] if got is not None else None
 
     @property
     def live(self) -> LiveRange | None:
-        got = self._record("live")
+        got = self._record(_LIVE)
         return got[1][got[2]] if got is not None else None
 
     @property
     def peak(self) -> PeakEntry | None:
-        got = self._record("peak")
+        got = self._record(_PEAK)
         return got[1][got[2]] if got is not None else None
 
     @property
     def name(self) -> str | None:
         """The name as the assignment listing printed it; None when the listing has no line for the value."""
-        got = self._record("assignment")
+        got = self._record(_ASG)
         if got is None:
             return None
         cols, r = got[1], got[2]
@@ -121,24 +126,24 @@ class BufferValue:
 
     @property
     def allocation(self) -> int | None:
-        return self._number("assignment", "allocation")
+        return self._number(_ASG, "allocation")
 
     @property
     def offset(self) -> int | None:
-        return self._number("assignment", "offset")
+        return self._number(_ASG, "offset")
 
     @property
     def size(self) -> int | None:
-        return self._number("assignment", "size")
+        return self._number(_ASG, "size")
 
     @property
     def shape(self) -> str | None:
-        got = self._record("assignment")
+        got = self._record(_ASG)
         return got[1].shape[got[2]] if got is not None else None
 
     @property
     def assignment_at(self) -> Source | None:
-        got = self._record("assignment")
+        got = self._record(_ASG)
         if got is None:
             return None
         kind, cols, r = got
@@ -148,7 +153,7 @@ class BufferValue:
     @property
     def live_range(self) -> tuple[int, int] | None:
         """(first step, last step) of the value's live range; None when no live-range file lists it."""
-        got = self._record("live")
+        got = self._record(_LIVE)
         if got is None:
             return None
         cols, r = got[1], got[2]
@@ -156,7 +161,7 @@ class BufferValue:
 
     @property
     def live_range_at(self) -> Source | None:
-        got = self._record("live")
+        got = self._record(_LIVE)
         if got is None:
             return None
         kind, cols, r = got
@@ -165,7 +170,7 @@ class BufferValue:
 
     @property
     def used_at(self) -> Source | None:
-        got = self._record("used")
+        got = self._record(_USED)
         if got is None:
             return None
         kind, cols, r = got
@@ -174,11 +179,11 @@ class BufferValue:
 
     @property
     def peak_bytes(self) -> int | None:
-        return self._number("peak", "bytes")
+        return self._number(_PEAK, "bytes")
 
     @property
     def peak_at(self) -> Source | None:
-        got = self._record("peak")
+        got = self._record(_PEAK)
         if got is None:
             return None
         kind, cols, r = got
@@ -203,7 +208,7 @@ class BufferValue:
     @property
     def from_instruction_at(self) -> Source | None:
         """Where the ``from instruction:`` line names the instruction; None when no entry has that line."""
-        got = self._record("from")
+        got = self._record(_FROM)
         if got is None:
             return None
         u = got[1][got[2]]
@@ -214,7 +219,7 @@ class BufferValue:
 @dataclass(slots=True)
 class BufferSet:
     values_by_key: dict[str, BufferValue] = field(default_factory=dict)
-    values_by_id: dict[int, BufferValue] = field(default_factory=dict)
+    _by_id: dict[int, BufferValue] | None = None  # see `values_by_id`
     allocations: list[Allocation] = field(default_factory=list)
     allocation_at: dict[int, Source] = field(default_factory=dict)
     sequence: list[SequenceStep] = field(default_factory=list)
@@ -228,12 +233,14 @@ class BufferSet:
     memory_report: list[MemoryTable] = field(default_factory=list)
     docs: dict[str, BufferDoc] = field(default_factory=dict)
     problems: list[tuple[str, Diagnostic]] = field(default_factory=list)  # (document kind, diagnostic)
-    _by_instruction: dict[str, BufferValue | list[BufferValue]] = field(default_factory=dict)  # one or several
-    _step_of: dict[str, int] = field(default_factory=dict)
-    # per role: the record number of each value (-1: none) and which source (document) it is in
-    _rec: dict[str, array] = field(default_factory=lambda: {r: array("q") for r in _ROLES})
-    _doc: dict[str, bytearray] = field(default_factory=lambda: {r: bytearray() for r in _ROLES})
-    _src: list[dict[str, tuple[str, object]]] = field(default_factory=list)  # per document: role -> (kind, cols)
+    # Maps made on first use (a large module's would cost megabytes for one lookup now and then):
+    _by_instruction: dict[str, BufferValue | list[BufferValue]] | None = None  # one value or several
+    _step_of: dict[str, int] | None = None
+    # per role (_ASG ...): the record number of each value (-1: none), which document it is in, and per
+    # document its (kind, column list)
+    _rec: list[array] = field(default_factory=lambda: [array("q") for _ in range(5)])
+    _doc: list[bytearray] = field(default_factory=lambda: [bytearray() for _ in range(5)])
+    _src: list[list[tuple[str, object]]] = field(default_factory=lambda: [[] for _ in range(5)])
 
     # ------------------------------------------------------------------ lookups (O(1))
     def value(self, key: str) -> BufferValue | None:
@@ -242,7 +249,19 @@ class BufferSet:
 
     def values_of(self, instruction: str) -> list[BufferValue]:
         """The values an instruction defines, ordered by shape index (``{}`` first); [] when none."""
-        got = self._by_instruction.get(instruction)
+        by = self._by_instruction
+        if by is None:
+            by = {}
+            for v in self.values_by_key.values():
+                same = by.get(v.instruction)
+                if same is None:
+                    by[v.instruction] = v  # most instructions define one value: no list for it
+                elif isinstance(same, BufferValue):
+                    by[v.instruction] = [same, v]
+                else:
+                    same.append(v)
+            self._by_instruction = by
+        got = by.get(instruction)
         if got is None:
             return []
         if isinstance(got, BufferValue):
@@ -251,7 +270,24 @@ class BufferSet:
 
     def step_of(self, instruction: str) -> int | None:
         """The instruction's position in the schedule (``InstructionSequence``); None when not scheduled here."""
+        if self._step_of is None:
+            S = self.sequence
+            if isinstance(S, SequenceSteps):
+                self._step_of = dict(zip(S.name, (S.num(S.step, "step", i) for i in range(len(S)))))
+            else:
+                self._step_of = {s.name: s.step for s in S}
         return self._step_of.get(instruction)
+
+    @property
+    def values_by_id(self) -> dict[int, BufferValue]:
+        """Values by their id (the first value listed with an id, when a broken dump gives one id twice)."""
+        if self._by_id is None:
+            by: dict[int, BufferValue] = {}
+            for v in self.values_by_key.values():
+                if v.value_id is not None:
+                    by.setdefault(v.value_id, v)
+            self._by_id = by
+        return self._by_id
 
     def allocation(self, index: int) -> Allocation | None:
         """Allocation ``index``; None when the listing has no such allocation."""
@@ -268,16 +304,9 @@ class BufferSet:
         if v is None:
             v = BufferValue(key, instruction, index, None, False, None, self, len(self.values_by_key))
             self.values_by_key[key] = v
-            for role in _ROLES:
+            for role in range(5):
                 self._rec[role].append(-1)
                 self._doc[role].append(0)
-            same = self._by_instruction.get(instruction)
-            if same is None:
-                self._by_instruction[instruction] = v  # most instructions define one value: no list for it
-            elif isinstance(same, BufferValue):
-                self._by_instruction[instruction] = [same, v]
-            else:
-                same.append(v)
         elif v.index is None and index is not None:
             v.index = index
         return v
@@ -285,14 +314,13 @@ class BufferSet:
     def _set_id(self, v: BufferValue, value_id: int, kind: str, cols, r: int) -> None:
         if v.value_id is None:
             v.value_id = value_id
-            self.values_by_id.setdefault(value_id, v)
         elif v.value_id != value_id:
             ln = cols.line[r]
             rng = Range(ln, cols.start[r], ln, cols.end[r])
             self.problems.append((kind, warning(rng, "bufferset.id-mismatch",
                                                 f"{v.key} has id {value_id} here but {v.value_id} elsewhere")))
 
-    def _join(self, role: str, v: BufferValue, d: int, r: int) -> None:
+    def _join(self, role: int, v: BufferValue, d: int, r: int) -> None:
         self._rec[role][v.n] = r
         self._doc[role][v.n] = d
 
@@ -307,41 +335,68 @@ class BufferSet:
             kind = doc.kind
             bs.docs.setdefault(kind, doc)
             A, U, L, P = doc.assignment_records, doc.used_values, doc.live_ranges, doc.peak_entries
-            bs._src.append({"assignment": (kind, A), "used": (kind, U), "from": (kind, U), "live": (kind, L),
-                            "peak": (kind, P)})
+            for role, cols in ((_ASG, A), (_USED, U), (_FROM, U), (_LIVE, L), (_PEAK, P)):
+                bs._src[role].append((kind, cols))
             for alloc in doc.allocations:
                 bs.allocations.append(alloc)
                 bs.allocation_at[alloc.index] = Source(kind, alloc.line, alloc.range)
+            # the loops below are `_get`, `_set_id` and `_join` written out: they run once per record
+            by_key = bs.values_by_key
+            rec, src = bs._rec[_ASG], bs._doc[_ASG]
             num = A.num
-            for r in range(len(A)):
-                v = get(A.key[r], A.instruction[r], shape_index(A.index_text[r]))
-                set_id(v, num(A.value_id, "value_id", r), kind, A, r)
-                v.phi, v.color = bool(A.phi[r]), num(A.color, "color", r)
-                join("assignment", v, d, r)
+            for r, (key, itext, vid, color) in enumerate(zip(A.key, A.index_text, A.value_id, A.color)):
+                v = by_key.get(key)
+                if v is None or v.index is None and itext is not None:
+                    v = get(key, A.instruction[r], shape_index(itext))
+                if vid <= WIDE:
+                    vid = num(A.value_id, "value_id", r)
+                if v.value_id is None:
+                    v.value_id = vid
+                elif v.value_id != vid:
+                    set_id(v, vid, kind, A, r)
+                v.phi, v.color = bool(A.phi[r]), (color if color > WIDE else num(A.color, "color", r))
+                rec[v.n] = r
+                src[v.n] = d
             if doc.total_bytes_used is not None:
                 bs.total_bytes_used = doc.total_bytes_used
                 ln = doc.total_bytes_used_line or 0
                 start = len("Total bytes used: ")  # the range covers the number
                 bs.total_at = Source(kind, ln, Range(ln, start, ln, start + len(str(doc.total_bytes_used))))
+            rec, src, rec_from, src_from = bs._rec[_USED], bs._doc[_USED], bs._rec[_FROM], bs._doc[_FROM]
             num = U.num
-            for r in range(len(U)):
-                v = get(U.key[r], U.instruction[r], shape_index(U.index_text[r]))
-                set_id(v, num(U.value_id, "value_id", r), kind, U, r)
-                v.phi = v.phi or bool(U.phi[r])
+            for r, (key, itext, vid, from_line) in enumerate(zip(U.key, U.index_text, U.value_id, U.from_line)):
+                v = by_key.get(key)
+                if v is None or v.index is None and itext is not None:
+                    v = get(key, U.instruction[r], shape_index(itext))
+                if vid <= WIDE:
+                    vid = num(U.value_id, "value_id", r)
+                if v.value_id is None:
+                    v.value_id = vid
+                elif v.value_id != vid:
+                    set_id(v, vid, kind, U, r)
+                if U.phi[r]:
+                    v.phi = True
                 if v.color is None:
                     v.color = num(U.color, "color", r)
-                join("used", v, d, r)
-                if U.from_line[r] != NONE:
-                    join("from", v, d, r)
+                n = v.n
+                rec[n] = r
+                src[n] = d
+                if from_line != NONE:
+                    rec_from[n] = r
+                    src_from[n] = d
             if doc.live_range_max is not None:
                 bs.live_range_max = doc.live_range_max
             if doc.sequence:
                 bs.sequence = doc.sequence
                 bs.sequence_at = kind
-                S = doc.sequence
-                bs._step_of = dict(zip(S.name, (S.num(S.step, "step", i) for i in range(len(S)))))
-            for r in range(len(L)):
-                join("live", get(L.key[r], L.instruction[r], shape_index(L.index_text[r])), d, r)
+                bs._step_of = None
+            rec, src = bs._rec[_LIVE], bs._doc[_LIVE]
+            for r, (key, itext) in enumerate(zip(L.key, L.index_text)):
+                v = by_key.get(key)
+                if v is None or v.index is None and itext is not None:
+                    v = get(key, L.instruction[r], shape_index(itext))
+                rec[v.n] = r
+                src[v.n] = d
             if doc.peak_step is not None:
                 bs.peak_step = doc.peak_step
                 ln = doc.peak_line or 0
@@ -351,11 +406,11 @@ class BufferSet:
                 for r in range(len(P)):
                     key = P.key(r)
                     if key is not None:
-                        join("peak", get(key, P.instruction[r], None), d, r)
+                        join(_PEAK, get(key, P.instruction[r], None), d, r)
             if doc.memory_report:
                 bs.memory_report = doc.memory_report
         if bs.allocations:
-            asg, live = bs._rec["assignment"], bs._rec["live"]
+            asg, live = bs._rec[_ASG], bs._rec[_LIVE]
             for v in bs.values_by_key.values():
                 if asg[v.n] < 0 and live[v.n] >= 0:
                     at = v.live_range_at

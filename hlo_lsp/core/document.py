@@ -33,7 +33,7 @@ def _normalize(text: str) -> str:
 
 class TextLines:
     """The lines of one ``\\n``-separated text, read-only: the text is kept once with the cumulative line lengths
-    in an array (8 bytes a line), and a line string is cut on demand. A list of lines costs a str object (50+
+    in an array (4 bytes a line), and a line string is cut on demand. A list of lines costs a str object (50+
     bytes) a line; a 20 MB dump file has 400,000 of them. Supports ``len``, ``lines[i]`` (negative too), slices
     and iteration, like the list it stands for.
 
@@ -63,7 +63,7 @@ class TextLines:
         """All lines as a new list (one pass in C); fills the offsets on the way when they are not built yet."""
         lines = self.text.split("\n")
         if self._cum is None:
-            self._cum = array("q", accumulate(map(len, lines), initial=0))
+            self._cum = array("I", accumulate(map(len, lines), initial=0))  # texts are below 1 GiB
         return lines
 
     def compact(self) -> None:

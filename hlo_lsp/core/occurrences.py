@@ -117,7 +117,8 @@ class OccurrenceTable:
         self.add(*o)
 
     def adder(self, kind: str, role: str):
-        """A fast ``add(line, start, end, key)`` for one (kind, role): what the readers call per occurrence."""
+        """A fast ``add(line, start, end, key)`` for one (kind, role): what the readers call per occurrence.
+        It does not intern ``key``: the caller passes an interned string (or one it means to keep)."""
         pos, en, codes, keys = self._pos.append, self._end.append, self._code.append, self._keys.append
         code = _pair_code(kind, role)
         add_wide = self.add
@@ -129,7 +130,7 @@ class OccurrenceTable:
             pos((line << _COL_BITS) | start)
             en(end)
             codes(code)
-            keys(_intern(key))
+            keys(key)
 
         return add
 

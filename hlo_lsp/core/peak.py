@@ -394,24 +394,27 @@ def _reserved_segments(vals: list[BufferValue], n: int):
     """(t0, t1, bytes) segments of one allocation: between consecutive times where a value starts or ends, the
     union of the live slices. The active set is kept by a sweep over start/end events, so the cost is
     O(boundaries x active values) rather than boundaries x all values."""
-    events: dict[int, list[tuple[int, BufferValue]]] = {}
+    events: dict[int, list[tuple[int, str, tuple[int, int]]]] = {}
     for v in vals:
-        s, e = max(0, v.live_range[0]), v.live_range[1] + 1
+        lr = v.live_range
+        s, e = max(0, lr[0]), lr[1] + 1
         if s >= n or e <= s:
             continue
-        events.setdefault(s, []).append((1, v))
-        events.setdefault(min(e, n), []).append((0, v))
-    active: dict[str, BufferValue] = {}
+        offset = v.offset
+        piece = (offset, offset + v.size)  # read once: a value's facts are looked up in the files' columns
+        events.setdefault(s, []).append((1, v.key, piece))
+        events.setdefault(min(e, n), []).append((0, v.key, piece))
+    active: dict[str, tuple[int, int]] = {}
     times = sorted(events)
     for i, t0 in enumerate(times):
-        for is_add, v in events[t0]:
+        for is_add, key, piece in events[t0]:
             if is_add:
-                active[v.key] = v
+                active[key] = piece
             else:
-                active.pop(v.key, None)
+                active.pop(key, None)
         t1 = times[i + 1] if i + 1 < len(times) else n
         if active and t1 > t0:
-            b = union_bytes((v.offset, v.offset + v.size) for v in active.values())
+            b = union_bytes(active.values())
             if b:
                 yield t0, t1, b
 

@@ -42,6 +42,18 @@ class Context:
     bs: BufferSet
     lines: dict[str, list[str]]  # document kind -> its lines, for facts the model keeps no line of
     broken: frozenset[str] = frozenset()  # kinds whose reader reported errors (cut or corrupted files)
+    _runs: list | None = None  # (allocation, kind, its assignments), made once for the rules that need them
+
+    def runs(self) -> list:
+        """(allocation, document kind, its value lines as a list) for every allocation, in reading order. The
+        records are made once here: the model keeps them by column and makes one on each access."""
+        if self._runs is None:
+            out = []
+            for alloc in self.bs.allocations:
+                at = self.bs.allocation_at.get(alloc.index)
+                out.append((alloc, at.kind if at is not None else "assignment", list(alloc.assignments)))
+            self._runs = out
+        return self._runs
 
     def complete(self, *kinds: str) -> bool:
         """True when none of the given document kinds (nor an old single file) had reader errors: rules that
@@ -56,12 +68,10 @@ def _finding(at: Source, diag: Diagnostic, related: tuple[tuple[Source, str], ..
     return Finding(at.kind, diag, tuple(s.kind for s, _ in related))
 
 
-def _assignments(bs: BufferSet):
+def _assignments(ctx: Context):
     """(allocation, assignment, kind) for every value line of every allocation, in reading order."""
-    for alloc in bs.allocations:
-        at = bs.allocation_at.get(alloc.index)
-        kind = at.kind if at is not None else "assignment"
-        for a in alloc.assignments:
+    for alloc, kind, assignments in ctx.runs():
+        for a in assignments:
             yield alloc, a, kind
 
 
@@ -71,7 +81,7 @@ def slice_out_of_range(ctx: Context) -> Iterator[Finding]:
     """``buffer.slice-out-of-range`` (error): a value's ``offset + size`` exceeds its allocation's size, or the
     offset is negative. XLA: ``BufferAllocation::AddAssignment`` CHECKs ``offset <= size_`` and
     ``offset + size <= size_`` for every assigned value."""
-    for alloc, a, kind in _assignments(ctx.bs):
+    for alloc, a, kind in _assignments(ctx):
         if a.offset < 0 or a.size < 0 or a.offset + a.size > alloc.size:
             yield _finding(Source(kind, a.line, a.range), error(
                 a.range, "buffer.slice-out-of-range",
@@ -84,7 +94,7 @@ def duplicate_value(ctx: Context) -> Iterator[Finding]:
     XLA: ``BufferAllocation::AddAssignment`` CHECKs the value is not yet assigned to the allocation, and
     ``BufferAssignment::AddAssignment`` CHECKs it has no allocation yet (``allocation_index_for_value_``)."""
     first: dict[int, tuple[Source, int]] = {}
-    for alloc, a, kind in _assignments(ctx.bs):
+    for alloc, a, kind in _assignments(ctx):
         here = Source(kind, a.line, a.range)
         prev = first.get(a.value_id)
         if prev is None:
@@ -208,7 +218,7 @@ def size_below_shape(ctx: Context) -> Iterator[Finding]:
     ``HloBufferSize`` takes the max over aliased values. Tuples (platform-specific pointer tables), token and
     opaque values are not checked; a value larger than its shape is never flagged."""
     seen: dict[str, int | None] = {}
-    for alloc, a, kind in _assignments(ctx.bs):
+    for alloc, a, kind in _assignments(ctx):
         need = seen.get(a.shape, -1)
         if need == -1:
             need = seen[a.shape] = _packed_bytes(a.shape)
@@ -237,15 +247,16 @@ def used_values_mismatch(ctx: Context) -> Iterator[Finding]:
     bs = ctx.bs
     if not bs.allocations or not ctx.complete("assignment", "values"):
         return
-    if not any(v.used_at is not None for v in bs.values_by_key.values()):
+    if not any(v.used is not None for v in bs.values_by_key.values()):
         return
     for v in bs.values_by_key.values():
-        if v.used_at is not None and v.assignment_at is None:
-            at = v.used_at
+        used_at, assignment_at = v.used_at, v.assignment_at  # each read from the files' columns
+        if used_at is not None and assignment_at is None:
+            at = used_at
             yield _finding(at, error(at.range, "buffer.used-values-mismatch",
                                      f"{v.key} is a used value, but no allocation lists it"))
-        elif v.assignment_at is not None and v.used_at is None:
-            at = v.assignment_at
+        elif assignment_at is not None and used_at is None:
+            at = assignment_at
             yield _finding(at, error(at.range, "buffer.used-values-mismatch",
                                      f"{v.key} is assigned, but `Used values` does not list it"))
 
@@ -265,12 +276,11 @@ def overlapping_slices(ctx: Context) -> Iterator[Finding]:
     offset; past `OVERLAP_BUDGET` comparisons in one allocation it stops with one information
     (``buffer.overlap-incomplete``) rather than take quadratic time on a hostile file."""
     bs = ctx.bs
-    for alloc in bs.allocations:
+    for alloc, at_kind, assignments in ctx.runs():
         if alloc.color or alloc.thread_local:
             continue
-        at_kind = bs.allocation_at[alloc.index].kind if alloc.index in bs.allocation_at else "assignment"
         items = []
-        for a in alloc.assignments:
+        for a in assignments:
             v = bs.values_by_key.get(a.key)
             if v is None or v.live_range is None or a.size <= 0:
                 continue
