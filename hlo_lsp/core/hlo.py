@@ -322,6 +322,15 @@ class HloModule:
         """Instructions that take ``name`` as an operand, in document order; [] when unused."""
         return [self._ins(i) for i in self._indices(self._maps()[0], name, lambda x: x.operands)]
 
+    def user_lines(self, name: str) -> list[int]:
+        """Lines of the instructions that take ``name`` as an operand (`users` without making them)."""
+        idx = self._indices(self._maps()[0], name, lambda x: x.operands)
+        t = self.instructions
+        if isinstance(t, InstructionTable):
+            line_of = t.line_of
+            return [line_of[i] for i in idx]
+        return [t[i].line for i in idx]
+
     def callers(self, computation: str) -> list[Instruction]:
         """Instructions that call ``computation`` (calls=, to_apply=, body=, ...); [] when none."""
         return [self._ins(i) for i in self._indices(self._maps()[1], computation, lambda x: x.called)]

@@ -112,7 +112,7 @@ class HloIndex:
                 if comp is not None and ins.opcode == "parameter":
                     lines.append(comp.line)
                 lines.append(ins.line)
-            lines.extend(u.line for u in mod.users(key))
+            lines.extend(mod.user_lines(key))
         elif kind == "computation":
             ci = mod.computation_by_name.get(key)
             if ci is not None:
@@ -142,7 +142,7 @@ class HloIndex:
         """Definition, signature and operand uses of instruction ``key``. A user's line is searched only in its
         operand list (a name used thousands of times costs thousands of short scans, not full line parses)."""
         mod = self.mod
-        users = {u.line for u in mod.users(key)}
+        users = set(mod.user_lines(key))
         name = re.compile(r"(?<![\w.\-])%?(" + re.escape(key) + r")(?![\w.\-])")
         out: list[Occurrence] = []
         for ln in self._lines_for("instruction", key):

@@ -7,6 +7,8 @@ fast path. URIs map to paths for ``file:`` URIs; any other URI is used as the do
 
 from __future__ import annotations
 
+import json
+
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -69,6 +71,9 @@ def col_from_wire(line: str, col: int, encoding: str) -> int:
     return len(line)
 
 
+_LOCATION = '{"uri": %s, "range": {"start": {"line": %d, "character": %d}, "end": {"line": %d, "character": %d}}}'
+
+
 class Converter:
     """Converts ranges for documents whose lines it can fetch (``lines_of(path) -> list[str] | None``)."""
 
@@ -99,6 +104,34 @@ class Converter:
 
     def location(self, loc: Location) -> lsp.Location:
         return lsp.Location(uri=path_to_uri(loc.path), range=self.range_in(loc.path, loc.range))
+
+    def locations_json(self, locs: list[Location]) -> str:
+        """``[conv.location(x) for x in locs]`` as the JSON text the wire carries, written directly (an answer
+        of thousands of locations); columns of ASCII lines need no conversion."""
+        parts = []
+        uris: dict[str, str] = {}
+        ascii_lines: dict[tuple[str, int], bool] = {}
+        enc = self.encoding
+        for loc in locs:
+            path, r = loc.path, loc.range
+            uri = uris.get(path)
+            if uri is None:
+                uri = uris[path] = json.dumps(path_to_uri(path))
+            lines = self.lines_of(path)
+            sl, el = max(0, r.start_line), max(0, r.end_line)
+            line = self._line(lines, sl)
+            key = (path, sl)
+            plain = ascii_lines.get(key)
+            if plain is None:
+                plain = ascii_lines[key] = line.isascii()
+            if plain and sl == el:
+                n = len(line)
+                sc, ec = min(max(0, r.start_col), n), min(max(0, r.end_col), n)
+            else:
+                sc = col_to_wire(line, r.start_col, enc)
+                ec = col_to_wire(self._line(lines, el), r.end_col, enc)
+            parts.append(_LOCATION % (uri, sl, sc, el, ec))
+        return "[" + ", ".join(parts) + "]"
 
     def from_position(self, lines: list[str] | None, pos: lsp.Position) -> tuple[int, int]:
         return pos.line, col_from_wire(self._line(lines, pos.line), pos.character, self.encoding)

@@ -8,6 +8,9 @@ with InvalidRequest, as the LSP specification asks; everything else is pygls's b
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import json
 import logging
 from typing import Any
 
@@ -27,6 +30,17 @@ class _Answered:
 ANSWERED = _Answered()
 
 
+class RawResult:
+    """A request's result already encoded as JSON text, sent as it is: a references answer of 6,000 locations
+    costs 55 ms as lsprotocol objects (attrs validation, then unstructuring and encoding) and a few ms written
+    straight as text (`hlo_lsp.lsp.convert.Converter.locations_json`)."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, json_text: str):
+        self.json = json_text
+
+
 class AnsweringProtocol(LanguageServerProtocol):
     def structure_message(self, data: dict[str, Any]):
         try:
@@ -38,6 +52,25 @@ class AnsweringProtocol(LanguageServerProtocol):
             error = JsonRpcInvalidParams(message=f"cannot read the params of {data.get('method')!r}: {e}")
             self._send_response(msg_id, None, error.to_response_error())
             return ANSWERED
+
+    def _send_response(self, msg_id, result=None, error=None):
+        if error is None and isinstance(result, RawResult):
+            self._result_types.pop(msg_id, None)
+            self._send_raw('{"id": %s, "jsonrpc": "2.0", "result": %s}' % (json.dumps(msg_id), result.json))
+            return
+        super()._send_response(msg_id, result, error)
+
+    def _send_raw(self, body: str) -> None:
+        """`_send_data` for a body that is JSON text already (pygls' framing and writer)."""
+        if self.writer is None:
+            log.error("Unable to send data, no available transport!")
+            return
+        if self._include_headers:
+            body = (f"Content-Length: {len(body.encode(self.CHARSET))}\r\n"
+                    f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n") + body
+        res = self.writer.write(body.encode(self.CHARSET))
+        if inspect.isawaitable(res):
+            asyncio.ensure_future(res)
 
     def handle_message(self, message):
         if message is ANSWERED:

@@ -25,7 +25,7 @@ from hlo_lsp.ide import calls, code_actions, hover, navigation, symbols
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
 from hlo_lsp.ide.types import CallItem, Location
 from hlo_lsp.lsp.convert import Converter, path_to_uri, uri_to_path
-from hlo_lsp.lsp.protocol import AnsweringProtocol
+from hlo_lsp.lsp.protocol import AnsweringProtocol, RawResult
 
 log = logging.getLogger("hlo_lsp")
 _TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # stage timings of reading and checking on stderr
@@ -336,7 +336,8 @@ def on_type_definition(ls: HloLanguageServer, params: lsp.TypeDefinitionParams):
 @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
 @safe
 def on_references(ls: HloLanguageServer, params: lsp.ReferenceParams):
-    return ls.locations(navigation.references(ls.ws, *ls.at(params), params.context.include_declaration))
+    locs = navigation.references(ls.ws, *ls.at(params), params.context.include_declaration)
+    return RawResult(ls.conv.locations_json(locs)) if locs else None  # thousands for a busy name
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
