@@ -252,10 +252,15 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
             s = r[SHAPE]
             ops = r[OPERANDS]
             if s and s[0] != "(" and ops:
+                head = None
                 for n in (ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)):
-                    if get(n) != s:
-                        cand.append((op, a + k))
-                        break
+                    t = get(n)
+                    if t != s:  # the same type and dimensions in another layout is the same to the rules
+                        if head is None:
+                            head = s[: s.find("]") + 1] or s
+                        if t is None or t[: t.find("]") + 1] != head:
+                            cand.append((op, a + k))
+                            break
         elif op == "parameter":
             p = r[PARAM]
             if not p or len(p) >= 10 or not r[SHAPE] or int(p) in params:
@@ -269,10 +274,40 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
             callees = calls.get(k)
             if callees:
                 calling.append((a + k, op, tuple(callees), tuple(get(n) for n in operand_names(r[OPERANDS]))))
+        elif op == "reshape" or op == "bitcast":
+            ops = operand_names(r[OPERANDS])
+            n_out = _count(r[SHAPE])
+            if n_out is None or len(ops) != 1 or _count(get(ops[0])) != n_out:
+                cand.append((op, a + k))  # equal element counts: `element_count_kept` has nothing to say
         elif op in PER_LINE:
             cand.append((op, a + k))
     ok = sig_ok and sorted(params) == list(range(len(params)))
     return Summary(tuple(cand), tuple(params[j] for j in range(len(params))) if ok else None, tuple(calling))
+
+
+_PLAIN_ARRAY = re.compile(r"[a-z][a-z0-9]*\[([0-9,]*)\](?:\{[^{}]*\})?")
+_COUNTS: dict[str, int | None] = {}
+
+
+def _count(t: str | None) -> int | None:
+    """Element count of a plain static array shape text (``f32[4,8]{1,0}`` -> 32), memoized per text; None
+    for anything else (tuples, dynamic dimensions, unreadable)."""
+    if not t:
+        return None
+    n = _COUNTS.get(t, -1)
+    if n != -1:
+        return n
+    m = _PLAIN_ARRAY.fullmatch(t)
+    n = None
+    if m is not None:
+        n = 1
+        for d in m.group(1).split(","):
+            if d:
+                n *= int(d[:30])
+    if len(_COUNTS) > 65536:
+        _COUNTS.clear()
+    _COUNTS[t] = n
+    return n
 
 
 def _tail(t: str | None) -> str | None:

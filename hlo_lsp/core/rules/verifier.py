@@ -15,6 +15,7 @@ dict lookups and cached parses. Instructions whose shapes cannot be read are ski
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 from collections.abc import Callable, Iterator
@@ -284,11 +285,12 @@ def entry_layout(m: ModuleFacts) -> Iterator[Diagnostic]:
 
 
 _ARRAY_TEXT = r"(?:/\*index=[0-9]+\*/)?[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?"  # printers number long tuples
-_ARRAYS = r"\((?:%s(?:, %s)*)?\)" % (_ARRAY_TEXT, _ARRAY_TEXT)
 # a layout of plain arrays: `entry_computation_layout={(f32[4]{0}, s32[])->(f32[4]{0})}`; groups: parameters, result
 _INDEX_COMMENT = re.compile(r"/\*index=[0-9]+\*/")
-_PLAIN_LAYOUT = re.compile(r"entry_computation_layout=\{\((%s(?:, %s)*)?\)->(%s|%s)\}"
-                           % (_ARRAY_TEXT, _ARRAY_TEXT, _ARRAYS, _ARRAY_TEXT))
+# `entry_computation_layout={(f32[4]{0}, s32[])->(f32[4]{0})}` with plain array parameters; groups: the
+# parameters, the result text (any shape: braces only as layouts, read possessively so a failure is linear)
+_PLAIN_LAYOUT = re.compile(r"entry_computation_layout=\{\((%s(?:, %s)*)?\)->((?:[^{}\n]++|\{[^{}\n]*+\})*+)\}"
+                           % (_ARRAY_TEXT, _ARRAY_TEXT))
 
 
 def _layout_plainly_agrees(m: ModuleFacts, entry: Computation, line: str, at: int) -> bool:
@@ -380,9 +382,15 @@ def verify(mod: HloModule, summaries: list[Summary | None] | None = None) -> lis
     each computation's `Summary` when the structural checker has them (else they are made here)."""
     m = ModuleFacts(mod, summaries)
     out: list[Diagnostic] = []
-    for rule, _codes in VERIFIER_RULES:
-        try:
-            out.extend(rule(m))
-        except Exception:  # a rule's bug must not take the document's other diagnostics down
-            _log.exception("verifier rule %s failed", rule.__name__)
+    enabled = gc.isenabled()
+    gc.disable()  # the objects made here are freed by reference counting; collections would rescan the module
+    try:
+        for rule, _codes in VERIFIER_RULES:
+            try:
+                out.extend(rule(m))
+            except Exception:  # a rule's bug must not take the document's other diagnostics down
+                _log.exception("verifier rule %s failed", rule.__name__)
+    finally:
+        if enabled:
+            gc.enable()
     return out
