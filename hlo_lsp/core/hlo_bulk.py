@@ -41,6 +41,17 @@ _ROW = re.compile(
 )
 # The reader's call-attribute pattern kept to one line, so it reads rows joined by newlines as it reads each.
 _CALL_ATTR_LINE = re.compile(_CALL_ATTR_PCT.pattern.replace("[^}]", r"[^}\n]"))
+# a call attribute with a braced list (`branch_computations={...}`): the one case the fast path leaves alone
+_CALL_BRACES = tuple(sorted(k + "={" for k in CALL_ATTRS))
+
+
+def _has_call_brace(attrs: str) -> bool:
+    for k in _CALL_BRACES:  # eleven substring searches are cheaper than one regex search here
+        if k in attrs:
+            return True
+    return False
+
+
 _NAME_RUN = re.compile(r"[\w.\-]+")
 _INDEX_COMMENT = re.compile(r"/\*index=[0-9]+\*/")
 
@@ -85,7 +96,7 @@ def called_names(attrs: str) -> list[str]:
     i = attrs.find("=%")
     if i < 0 and "={" not in attrs:
         return []
-    if i > 0 and "={" not in attrs and attrs.find("=%", i + 2) < 0:
+    if i > 0 and attrs.find("=%", i + 2) < 0 and ("={" not in attrs or not _has_call_brace(attrs)):
         # the common `, calls=%name`: the one possible match, found without scanning the metadata
         start = max(attrs.rfind(" ", 0, i), attrs.rfind(",", 0, i)) + 1
         if start > 0 and attrs[start:i] in CALL_ATTRS:
@@ -101,12 +112,18 @@ def row_calls(rows: list[tuple[str, ...]], a: int, lines: list[str], line_of) ->
     out = {}
     for k, row in enumerate(rows):
         attrs = row[ATTRS]
-        if "=%" in attrs or "={" in attrs:
+        if "=%" in attrs or "={%" in attrs:
+            pass  # the attributes are part of the line: the condition holds
+        elif "={" in attrs and "%" in row[SHAPE]:
+            # only a `%` right after the name's `=` (in the shape's place) could make the line hold `=%`/`={%`
             line = lines[line_of[a + k]]
-            if "=%" in line or "={%" in line:
-                names = called_names(attrs)
-                if names:
-                    out[k] = names
+            if "=%" not in line and "={%" not in line:
+                continue
+        else:
+            continue
+        names = called_names(attrs)
+        if names:
+            out[k] = names
     return out
 
 
