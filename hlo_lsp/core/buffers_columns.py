@@ -110,7 +110,10 @@ class SequenceSteps(Records):
         self.wide: dict = {}
 
     def add(self, step: int, name: str, line: int, start: int, end: int) -> None:
-        self.put(self.step, "step", step)
+        if _LO <= step <= _HI:
+            self.step.append(step)
+        else:
+            self.put(self.step, "step", step)
         self.name.append(name)
         self.line.append(line)
         self.start.append(start)
@@ -142,8 +145,12 @@ class LiveRanges(Records):
         self.key.append(key)
         self.instruction.append(instruction)
         self.index_text.append(index_text)
-        self.put(self.first, "first", first)
-        self.put(self.last, "last", last)
+        if _LO <= first <= _HI and _LO <= last <= _HI:
+            self.first.append(first)
+            self.last.append(last)
+        else:
+            self.put(self.first, "first", first)
+            self.put(self.last, "last", last)
         self.line.append(line)
         self.end.append(end)
 
@@ -210,12 +217,18 @@ class UsedValues(Records):
 
     def add(self, value_id: int, key: str, instruction: str, index_text: str | None, phi: bool,
             color: int | None, line: int, start: int, end: int) -> None:
-        self.put(self.value_id, "value_id", value_id)
+        if _LO <= value_id <= _HI:
+            self.value_id.append(value_id)
+        else:
+            self.put(self.value_id, "value_id", value_id)
         self.key.append(key)
         self.instruction.append(instruction)
         self.index_text.append(index_text)
         self.phi.append(phi)
-        self.put(self.color, "color", color)
+        if color is not None and _LO <= color <= _HI:
+            self.color.append(color)
+        else:
+            self.put(self.color, "color", color)
         self.line.append(line)
         self.start.append(start)
         self.end.append(end)
@@ -271,7 +284,10 @@ class Assignments(Records):
         self.instruction.append(instruction)
         self.index_text.append(index_text)
         self.phi.append(phi)
-        self.put(self.color, "color", color)
+        if color is not None and _LO <= color <= _HI:
+            self.color.append(color)
+        else:
+            self.put(self.color, "color", color)
         self.shape.append(shape)
         self.line.append(line)
         self.start.append(start)

@@ -35,6 +35,8 @@ from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, error, info
 from hlo_lsp.core.kinds import SPLIT_SUFFIXES
 from hlo_lsp.core.buffers_columns import NONE, shape_index
 from hlo_lsp.core.document import TextLines
+from hlo_lsp.core.occurrences import _COL_BITS
+from hlo_lsp.core.occurrences import _pair_code as occ_pair_code
 from hlo_lsp.core.shapes import human_size
 
 _NAME = r"[^\s{}<>:,=()]+"
@@ -55,6 +57,14 @@ _HEADER = re.compile(rf"<(\d+) ({_NAME})({_INDEX})?( \(phi\))?(?: @(\d+))?>\Z")
 _POSITION = re.compile(rf"  ({_NAME})(?: ({_INDEX}))?\Z")
 _USE = re.compile(rf"  ({_NAME}), operand (\d+)(?: ({_INDEX}))?\Z")
 _FROM = re.compile(rf" from instruction: ?(%?)({_NAME})")
+# A whole used value as XLA writes it (header, positions, uses, `from instruction:`), matched in the text at the
+# header's offset: such a block is read in one step (`_Reader.used_block`); any other form goes line by line.
+_BLOCK = re.compile(
+    rf"<(\d+) ({_NAME})({_INDEX})?( \(phi\))?(?: @(\d+))?>\n"
+    rf" positions:\n((?:  {_NAME}(?: {_INDEX})?\n)+)"
+    rf" uses:\n((?:  {_NAME}, operand \d+(?: {_INDEX})?\n)+|  \(none\)\n)"
+    rf" from instruction: ?%?({_NAME})[^\n]*\n"
+)
 _LR_HEADER = re.compile(r"HloLiveRange \(max (-?\d+)\):\Z")
 _SEQ = re.compile(rf"    (\d+):({_NAME})\Z")
 _LR = re.compile(rf"    ({_NAME})({_INDEX})?:(-?\d+)-(-?\d+)\Z")
@@ -105,6 +115,7 @@ class _Reader:
     def __init__(self, text: str | TextLines, kind_hint: str | None):
         self.text_lines = text if isinstance(text, TextLines) else TextLines(text)
         self.lines = self.text_lines.split()  # transient: the records keep line numbers, not line strings
+        self.text_lines_list = self.lines
         self.doc = BufferDoc(kind=kind_hint or "")
         self.doc.used_values.text = self.text_lines
         self.section: str | None = None  # alloc | used | seq | lr | peak | stack | mem | lr-none
@@ -164,8 +175,17 @@ class _Reader:
         add_assignment = doc.assignment_records.add
         add_step = doc.sequence.add
         add_live = doc.live_ranges.add
+        # the occurrence table's columns, for the most frequent lines (what `instruction_use` appends)
+        occ = doc.occurrences
+        occ_pos, occ_end, occ_code, occ_key = occ._pos.append, occ._end.append, occ._code.append, occ._keys.append
+        use_code = occ_pair_code("instruction", "use")
+        col_bits = _COL_BITS
+        # whole used-value blocks are read from the text itself (offsets from its line table) when it has no \r
+        block_text = None if lines is not self.text_lines_list else self.text_lines.text
+        cum = self.text_lines._cum
+        skip = 0  # lines before this one were read as part of a block
         for ln, line in enumerate(lines):
-            if not line:
+            if ln < skip or not line:
                 continue
             try:
                 # Fast paths for the lines that make up nearly all of a large file: the items under a used
@@ -182,19 +202,25 @@ class _Reader:
                             if sub == "positions":
                                 m = pos_match(line)
                                 if m is not None:
-                                    itext = m.group(2)
+                                    name, itext = m.group(1, 2)
                                     if itext:
                                         shape_index(itext)  # a bad index is reported here, as reading it would
-                                    instruction_use(ln, 2, m.end(1), intern(m.group(1)))
+                                    occ_pos((ln << col_bits) | 2)  # instruction_use(ln, 2, end, name), written out
+                                    occ_end(m.end(1))
+                                    occ_code(use_code)
+                                    occ_key(intern(name))
                                     continue
                             elif sub == "uses" and line != "  (none)":
                                 m = use_match(line)
                                 if m is not None:
-                                    opnd, itext = m.group(2, 3)
+                                    name, opnd, itext = m.group(1, 2, 3)
                                     int(opnd)
                                     if itext:
                                         shape_index(itext)
-                                    instruction_use(ln, 2, m.end(1), intern(m.group(1)))
+                                    occ_pos((ln << col_bits) | 2)
+                                    occ_end(m.end(1))
+                                    occ_code(use_code)
+                                    occ_key(intern(name))
                                     continue
                         elif v is not None and line == " uses:":
                             self.sub = "uses"
@@ -271,6 +297,11 @@ class _Reader:
                 elif c == "<" and self.section == "used":
                     if self.value is not None and used.from_line[self.value] == NONE:
                         self.finish_value()
+                    if block_text is not None:
+                        n = self.used_block(block_text, cum[ln] + ln, ln)
+                        if n:
+                            skip = ln + n
+                            continue
                     m = header_match(line)
                     if m is None:
                         self.bad_line(ln, line, "`<id name @color>`")
@@ -293,6 +324,9 @@ class _Reader:
                     add_used(vid, key, instr, itext, phi is not None, color, ln, s, e)
                     value_use(ln, s, e, key)
                     self.sub = None
+                elif c == "a" and self.section == "alloc" and line.startswith("allocation "):
+                    self.skipping = False  # what `top` does before handing the line to `allocation`
+                    self.allocation(ln, line)
                 else:
                     self.top(ln, line)
             except Exception as exc:  # a reader bug must not take the server down: report it on the line
@@ -571,6 +605,78 @@ class _Reader:
         used.add(vid, key, instr, itext, m.group(4) is not None, color, ln, s, e)
         self.value_use(ln, s, e, key)
         self.sub = None
+
+    def used_block(self, text: str, base: int, ln: int) -> int:
+        """Read the used value whose header is line ``ln`` (at offset ``base`` of ``text``) in one step when it
+        has XLA's exact form, with the same records, occurrences and state as reading it line by line; the
+        number of lines read, 0 when the block is not of that form (or has a line the reader would report)."""
+        m = _BLOCK.match(text, base)
+        if m is None:
+            return 0
+        vid, instr, itext, phi, color, pos_text, use_text, from_name = m.groups()
+        try:  # everything that can fail is done before anything is recorded
+            vid = int(vid)
+            color = int(color) if color is not None else None
+            if itext is not None:
+                shape_index(itext)
+            positions = []
+            for item in pos_text[:-1].split("\n"):
+                name, _, index_text = item[2:].partition(" ")
+                if index_text:
+                    shape_index(index_text)
+                positions.append(name)
+            uses = []
+            if use_text != "  (none)\n":
+                for item in use_text[:-1].split("\n"):
+                    name, _, rest = item[2:].partition(", operand ")
+                    operand, _, index_text = rest.partition(" ")
+                    int(operand)
+                    if index_text:
+                        shape_index(index_text)
+                    uses.append(name)
+        except ValueError:
+            return 0
+        doc = self.doc
+        self.skipping = False
+        self.mark = len(doc.diagnostics)
+        s = m.start(2) - base
+        e = (m.end(3) if itext is not None else m.end(2)) - base
+        instr = _intern(instr)
+        if itext is not None:
+            itext = _intern(itext)
+        key = _intern(instr + itext if itext is not None else instr + "{}")
+        used = doc.used_values
+        i = len(used)
+        used.add(vid, key, instr, itext, phi is not None, color, ln, s, e)
+        self.value_use(ln, s, e, key)
+        # the items' occurrences (what `instruction_use` appends), written out; a value's position and its
+        # `from instruction:` name are nearly always its own instruction, already interned
+        occ = doc.occurrences
+        pos, end, code, keys = occ._pos.append, occ._end.append, occ._code.append, occ._keys.append
+        use_code = occ_pair_code("instruction", "use")
+        k = ln + 2
+        for name in positions:
+            pos((k << _COL_BITS) | 2)
+            end(2 + len(name))
+            code(use_code)
+            keys(instr if name == instr else _intern(name))
+            k += 1
+        k += 1  # `` uses:``
+        for name in uses:
+            pos((k << _COL_BITS) | 2)
+            end(2 + len(name))
+            code(use_code)
+            keys(_intern(name))
+            k += 1
+        if not uses:
+            k += 1  # ``  (none)``
+        used.from_line[i] = k
+        line_start = m.end(7)
+        self.instruction_use(k, m.start(8) - line_start, m.end(8) - line_start,
+                             instr if from_name == instr else _intern(from_name))
+        self.value = i
+        self.sub = "done"
+        return k - ln + 1
 
     def used_part(self, ln: int, line: str) -> None:
         v = self.value

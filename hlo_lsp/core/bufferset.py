@@ -302,11 +302,13 @@ class BufferSet:
     def _get(self, key: str, instruction: str, index: tuple[int, ...] | None) -> BufferValue:
         v = self.values_by_key.get(key)
         if v is None:
-            v = BufferValue(key, instruction, index, None, False, None, self, len(self.values_by_key))
+            n = len(self.values_by_key)
+            v = BufferValue(key, instruction, index, None, False, None, self, n)
             self.values_by_key[key] = v
-            for role in range(5):
-                self._rec[role].append(-1)
-                self._doc[role].append(0)
+            if n >= len(self._rec[0]):  # `from_docs` sizes the role columns ahead
+                for role in range(5):
+                    self._rec[role].append(-1)
+                    self._doc[role].append(0)
         elif v.index is None and index is not None:
             v.index = index
         return v
@@ -331,6 +333,10 @@ class BufferSet:
         if len(docs) > 255:
             docs = docs[:255]  # one byte names a value's document
         get, set_id, join = bs._get, bs._set_id, bs._join
+        most = sum(len(d.assignment_records) + len(d.used_values) + len(d.live_ranges) + len(d.peak_entries)
+                   for d in docs)  # at most one value per record: the role columns are made at that size once
+        bs._rec = [array("q", [-1]) * most for _ in range(5)]
+        bs._doc = [bytearray(most) for _ in range(5)]
         for d, doc in enumerate(sorted(docs, key=lambda d: _KIND_ORDER.get(d.kind, 9))):
             kind = doc.kind
             bs.docs.setdefault(kind, doc)
@@ -409,6 +415,10 @@ class BufferSet:
                         join(_PEAK, get(key, P.instruction[r], None), d, r)
             if doc.memory_report:
                 bs.memory_report = doc.memory_report
+        n = len(bs.values_by_key)
+        for role in range(5):
+            del bs._rec[role][n:]
+            del bs._doc[role][n:]
         if bs.allocations:
             asg, live = bs._rec[_ASG], bs._rec[_LIVE]
             for v in bs.values_by_key.values():
