@@ -51,7 +51,11 @@ def read_text_file(path: str | Path) -> str:
             # opening a FIFO blocks until someone writes to it: the check (or the server) would hang
             raise ReadError(f"{path}: not a regular file (a pipe or socket)")
         with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+            st = os.fstat(f.fileno())
+            if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_FILE_BYTES:
+                data = f.read()  # sized from the file: read(MAX_FILE_BYTES + 1) allocates 1 GiB first
+            else:
+                data = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise ReadError(f"{path}: no such file") from None
     except IsADirectoryError:
