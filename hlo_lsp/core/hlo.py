@@ -238,6 +238,9 @@ class HloModule:
     # what the rows pass found while reading: each computation's structural diagnostics ([] or None: not
     # checked) and verifier summary, taken over by the `StructuralChecker`
     pre_checked: tuple[list, list] | None = None
+    # every computation is clean (each operand names an instruction of its own computation) and no name
+    # repeats: `users` can answer from one computation before the maps are built
+    local_names: bool = False
     _comp_lines: list[int] | None = None
 
     # -- lookups (each O(1) or O(log n) after a one-time O(n) build) -------------------------------------------
@@ -318,13 +321,37 @@ class HloModule:
             idx.sort()
         return idx
 
+    def _user_indices(self, name: str) -> list[int]:
+        if self._users is None and self.local_names:
+            return self._local_users(name)
+        return self._indices(self._maps()[0], name, lambda x: x.operands)
+
+    def _local_users(self, name: str) -> list[int]:
+        """`users` before the maps are built, for a module whose operands all name instructions of their own
+        computation and whose names are unique (`local_names`): the users are in the computation defining
+        ``name``, found by a substring test per line of it and the reader's operands on the lines that pass."""
+        i = self.by_name.get(name)
+        t = self.instructions
+        if i is None or not isinstance(t, InstructionTable):
+            return []
+        k = self.computation_index_at_line(t.line_of[i])
+        if k is None:
+            return []
+        lines, line_of, needle = self.lines, t.line_of, "%" + name
+        return [j for j in self.computations[k].instructions
+                if needle in lines[line_of[j]] and name in self._ins(j).operands]
+
     def users(self, name: str) -> list[Instruction]:
         """Instructions that take ``name`` as an operand, in document order; [] when unused."""
-        return [self._ins(i) for i in self._indices(self._maps()[0], name, lambda x: x.operands)]
+        return [self._ins(i) for i in self._user_indices(name)]
+
+    def build_maps(self) -> None:
+        """Build the users and callers maps now (the server does it in the background after a read)."""
+        self._maps()
 
     def user_lines(self, name: str) -> list[int]:
         """Lines of the instructions that take ``name`` as an operand (`users` without making them)."""
-        idx = self._indices(self._maps()[0], name, lambda x: x.operands)
+        idx = self._user_indices(name)
         t = self.instructions
         if isinstance(t, InstructionTable):
             line_of = t.line_of
@@ -336,9 +363,11 @@ class HloModule:
         return [self._ins(i) for i in self._indices(self._maps()[1], computation, lambda x: x.called)]
 
     def mark_patched(self, i: int) -> None:
-        """Instruction ``i``'s line was edited in place: the users and callers maps re-judge it on each use."""
+        """Instruction ``i``'s line was edited in place: the users and callers maps re-judge it on each use
+        (before they are built, an edit may break `local_names`, so they will be built on the next use)."""
         if self._users is not None:
             self._patched.add(i)
+        self.local_names = False
 
     def table_row(self, table: str, row_id: int) -> TableRow | None:
         """Row ``row_id`` of FileNames/FunctionNames/FileLocations/StackFrames; None when absent."""
@@ -348,8 +377,7 @@ class HloModule:
 def warm_module(mod: HloModule) -> None:
     """Build the lazily made whole-module maps (users, callers, line and computation lookups) now, so the first
     references or definition request on a large module does not pay for them."""
-    mod.users("")
-    mod.callers("")
+    mod.build_maps()
     mod.computation_at_line(0)
 
 

@@ -253,8 +253,6 @@ def read_rows(mod: HloModule, scan: str) -> bool:
     lines = mod.lines
     clean: list[list | None] = []
     summaries = []
-    users: dict = {}
-    callers: dict = {}
     findall = _ROW.findall
     for comp, (a, b) in zip(comps, spans):
         rows = findall(scan, a, b)
@@ -272,13 +270,12 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         calls = _calls(rows, lo, lines, line_of, scan, a, b)
         clean.append([] if is_clean(rows, by_comp, calls) else None)
         summaries.append(summarize(mod, comp, rows, calls))
-        _map_rows(users, callers, rows, lo, calls)
     mod.instructions = InstructionTable(names, line_of, col_of, flags, lines)
     mod.by_name = by = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))
-    mod._users = _named_by_table(users, names, by)
-    mod._callers = callers
-    mod._patched = set()
     mod.pre_checked = (clean, summaries)
+    # the users and callers maps are built later (`HloModule.build_maps`, in the background): until then a
+    # module whose operands are all local answers `users` from one computation
+    mod.local_names = len(by) == len(names) and all(c is not None for c in clean)
     return True
 
 

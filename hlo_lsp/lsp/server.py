@@ -221,6 +221,10 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
                 _trace("published complete", path)
     finally:
         _end_progress(ls, token)
+    a = ls.ws.try_analysis(path)
+    if a is not None and a.hlo is not None:
+        await asyncio.to_thread(a.hlo.build_maps)  # users/callers: until now answered per computation
+        _trace("maps", path)
     token = _begin_progress(ls, path, "reading the buffer-assignment files") if ls.ws.unread_siblings(path) else None
     try:
         await asyncio.to_thread(ls.ws.warm, path)  # siblings read, lookup maps built, before later requests

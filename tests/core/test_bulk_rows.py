@@ -156,7 +156,7 @@ def test_users_and_callers_after_edits_in_place():
     doc = LineDocument(path.read_text())
     mod = read_hlo("\n".join(doc.lines))
     mod.lines = mod.instructions._lines = doc.lines  # as Workspace.analysis shares the editor's line store
-    mod.users("")  # built once
+    mod.build_maps()  # built once
     built = mod._users
     patched = 0
     for _ in range(60):
@@ -174,3 +174,25 @@ def test_users_and_callers_after_edits_in_place():
                                          if fresh.instructions.make(i).operands]:
             assert [u.line for u in mod.users(name)] == [fresh.instructions.line_of[i] for i in users.get(name, ())]
     assert patched > 20
+
+
+@pytest.mark.parametrize("path", HLO, ids=lambda p: p.name[:60])
+def test_users_before_the_maps_are_built_equal_the_maps(path):
+    """A module read by rows answers `users` from one computation until its maps are built, and only when
+    every operand is local and names are unique; the answers equal the maps'."""
+    mod = read_hlo(path.read_text())
+    if not mod.local_names:
+        return
+    early = {name: [u.line for u in mod.users(name)] for name in mod.by_name}
+    assert mod._users is None  # answered without building the maps
+    mod.build_maps()
+    assert {name: [u.line for u in mod.users(name)] for name in mod.by_name} == early
+
+
+def test_local_names_only_when_operands_are_local():
+    path = sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt"))[0]
+    assert read_hlo(path.read_text()).local_names
+    text = path.read_text()
+    k = text.index("(%", text.index("ENTRY"))
+    broken = text[: k + 2] + "nowhere" + text[k + 2 + len("nowhere"):]
+    assert not read_hlo(broken).local_names  # an undefined operand: the maps are built on first use
