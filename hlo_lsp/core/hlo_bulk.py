@@ -84,10 +84,15 @@ def operand_names(ops: str) -> list[str]:
     return ops.replace("%", "").split(", ")
 
 
-def all_operand_names(rows: list[tuple[str, ...]]) -> set[str]:
+def columns(rows: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The rows as one tuple per field (`zip` in C), so set and dict building runs without a Python loop."""
+    return list(zip(*rows)) if rows else [()] * 8
+
+
+def all_operand_names(rows: list[tuple[str, ...]], cols: list[tuple[str, ...]] | None = None) -> set[str]:
     """Every operand name of every row, in one pass over the joined lists."""
-    joined = ", ".join([row[OPERANDS] for row in rows if row[OPERANDS]])
-    return set(operand_names(joined))
+    ops = (cols or columns(rows))[OPERANDS]
+    return set(operand_names(", ".join(filter(None, ops))))
 
 
 def called_names(attrs: str) -> list[str]:
@@ -132,10 +137,11 @@ def is_clean(rows: list[tuple[str, ...]], computations: dict[str, int], calls: d
     repeated name, at most one ROOT, every operand defined in it and every called computation in
     ``computations`` (a sufficient condition, checked with set operations over the whole computation).
     ``calls``: `row_calls` of the rows."""
-    defined = {row[NAME] for row in rows}
-    if len(defined) != len(rows) or sum(1 for row in rows if row[ROOT]) > 1:
+    cols = columns(rows)
+    defined = set(cols[NAME])
+    if len(defined) != len(rows) or len(rows) - cols[ROOT].count("") > 1:
         return False
-    if not all_operand_names(rows) <= defined:
+    if not all_operand_names(rows, cols) <= defined:
         return False
     return all(n in computations for names in calls.values() for n in names)
 
@@ -260,10 +266,12 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         if len(rows) != n:
             return False
         lo = len(names)
-        names.extend([r[NAME] for r in rows])
+        if rows:
+            cols = list(zip(*rows))
+            names.extend(cols[NAME])
+            col_of.extend(map(len, cols[PREFIX]))
+            flags.extend(map(bool, cols[ROOT]))
         line_of.extend(range(comp.line + 1, comp.end_line))
-        col_of.extend([len(r[PREFIX]) for r in rows])
-        flags.extend([1 if r[ROOT] else 0 for r in rows])
         comp.instructions = range(lo, lo + n)
         r = flags.rfind(1, lo, lo + n)
         comp.root = r if r >= 0 else (lo + n - 1 if n else None)

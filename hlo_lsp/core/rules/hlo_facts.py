@@ -16,7 +16,9 @@ from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction, InstructionTable
-from hlo_lsp.core.hlo_bulk import NAME, OPCODE, OPERANDS, PARAM, SHAPE, computation_rows, operand_names, row_calls
+from hlo_lsp.core.hlo_bulk import (
+    NAME, OPCODE, OPERANDS, PARAM, SHAPE, columns, computation_rows, operand_names, row_calls,
+)
 from hlo_lsp.core.hlo_line import InstructionLine, parse_instruction_line
 from hlo_lsp.core.shapes import Shape, parse_shape, shape_text
 
@@ -34,6 +36,7 @@ ELEMENTWISE = SAME_TYPE_UNARY | SAME_TYPE_BINARY | OTHER_ELEMENTWISE
 _SAME_TYPE = SAME_TYPE_UNARY | SAME_TYPE_BINARY | {"clamp"}
 CALLING = frozenset(("fusion", "call", "while", "reduce", "map"))
 PER_LINE = frozenset(("bitcast-convert", "reshape", "bitcast", "get-tuple-element"))  # always read per line
+_LOOKED_AT = ELEMENTWISE | CALLING | PER_LINE | {"parameter"}
 
 
 class ModuleFacts:
@@ -235,7 +238,8 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
         rows = computation_rows(mod, c)
     if rows is None:
         return None
-    shape_of = {r[NAME]: r[SHAPE] for r in rows}
+    cols = columns(rows)
+    shape_of = dict(zip(cols[NAME], cols[SHAPE]))
     if len(shape_of) != len(rows):
         return None  # a repeated name
     a = c.instructions.start
@@ -246,8 +250,10 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
     calling = []
     params: dict[int, str] = {}
     sig_ok = True
-    for k, r in enumerate(rows):
-        op = r[OPCODE]
+    for k, op in enumerate(cols[OPCODE]):
+        if op not in _LOOKED_AT:
+            continue  # broadcast, constant, tuple...: no rule reads them from the rows
+        r = rows[k]
         if op in _SAME_TYPE:  # the common case, `_elementwise_ok` inlined: every operand's text is the result's
             s = r[SHAPE]
             ops = r[OPERANDS]
