@@ -142,22 +142,26 @@ class InstructionTable:
     __slots__ = ("names", "line_of", "col_of", "root_flags", "_lines", "_objs")
 
     def __init__(self, names: list[str], line_of, col_of, root_flags: bytearray, lines: list[str]):
-        # machine integers (8 bytes an entry), not a list of int objects (36): 200,000 instructions
-        self.line_of = line_of if isinstance(line_of, array) else array("q", line_of)
-        self.col_of = col_of if isinstance(col_of, array) else array("q", col_of)
+        # machine integers (4 bytes an entry), not a list of int objects (36): 200,000 instructions
+        self.line_of = line_of if isinstance(line_of, array) else array("i", line_of)
+        self.col_of = col_of if isinstance(col_of, array) else array("i", col_of)
         self.names = names
         self.root_flags = root_flags
         self._lines = lines
-        self._objs: list[Instruction | None] = [None] * len(names)
+        self._objs: dict[int, Instruction] = {}  # made on first access (a few, for requests)
 
     def __len__(self) -> int:
         return len(self.names)
 
-    def __getitem__(self, i: int) -> Instruction:
-        ins = self._objs[i]
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self.names)))]
+        if i < 0:
+            i += len(self.names)
+        ins = self._objs.get(i)
         if ins is None:
-            if i < 0:
-                i += len(self.names)
+            if not 0 <= i < len(self.names):
+                raise IndexError("instruction index out of range")
             ins = Instruction(self.names[i], self.line_of[i], self.col_of[i], bool(self.root_flags[i]),
                               self._lines)
             self._objs[i] = ins
@@ -165,12 +169,12 @@ class InstructionTable:
 
     def __iter__(self):
         for i in range(len(self.names)):
-            yield self[i]
+            yield self.make(i)  # a walk over every instruction leaves no object per instruction behind
 
     def make(self, i: int) -> Instruction:
         """Instruction ``i`` as a new object the table does not keep (for whole-module passes that would
         otherwise leave one object per instruction behind); the kept one when it exists."""
-        ins = self._objs[i]
+        ins = self._objs.get(i)
         if ins is None:
             ins = Instruction(self.names[i], self.line_of[i], self.col_of[i], bool(self.root_flags[i]), self._lines)
         return ins

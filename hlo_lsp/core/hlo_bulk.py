@@ -253,8 +253,8 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         comps.append(comp)
         spans.append((scan.find("\n", h + 1), c))
     names: list[str] = []
-    line_of = array("q")
-    col_of = array("q")
+    line_of = array("i")
+    col_of = array("i")
     flags = bytearray()
     lines = mod.lines
     clean: list[list | None] = []
@@ -276,7 +276,7 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         r = flags.rfind(1, lo, lo + n)
         comp.root = r if r >= 0 else (lo + n - 1 if n else None)
         calls = _calls(rows, lo, lines, line_of, scan, a, b)
-        clean.append([] if is_clean(rows, by_comp, calls) else None)
+        clean.append(() if is_clean(rows, by_comp, calls) else None)  # () shared by every clean one
         summaries.append(summarize(mod, comp, rows, calls))
     mod.instructions = InstructionTable(names, line_of, col_of, flags, lines)
     mod.by_name = by = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))

@@ -279,7 +279,8 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
         elif op in CALLING:
             callees = calls.get(k)
             if callees:
-                calling.append((a + k, op, tuple(callees), tuple(get(n) for n in operand_names(r[OPERANDS]))))
+                calling.append((a + k, op, tuple(callees),
+                                tuple(_interned(get(n)) for n in operand_names(r[OPERANDS]))))
         elif op == "reshape" or op == "bitcast":
             ops = operand_names(r[OPERANDS])
             n_out = _count(r[SHAPE])
@@ -314,6 +315,10 @@ def _count(t: str | None) -> int | None:
         _COUNTS.clear()
     _COUNTS[t] = n
     return n
+
+
+def _interned(t: str | None) -> str | None:
+    return sys.intern(t) if t else t
 
 
 def _tail(t: str | None) -> str | None:
