@@ -242,15 +242,24 @@ class StackNode:
 
 @dataclass(slots=True)
 class MemoryRow:
-    """A row of a memory-usage-report table (one distinct slice of an allocation)."""
+    """A row of a memory-usage-report table (one distinct slice of an allocation). Its shapes list, often long,
+    is read from the document's lines (``text``) when asked for."""
 
     cumulative: str  # human size as printed
     percent: int
     size_text: str
     offset: int
     n_values: int
-    shapes: str
     line: int
+    text: TextLines | list[str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def shapes(self) -> str:
+        """The row's ``shapes_list`` as printed (stripped); "" without the document's lines."""
+        if self.text is None:
+            return ""
+        parts = self.text[self.line].split(";", 4)
+        return parts[4].strip() if len(parts) == 5 else ""
 
 
 @dataclass(slots=True)

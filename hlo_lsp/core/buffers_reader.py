@@ -813,10 +813,7 @@ class _Reader:
             self.bad_line(ln, line, "a live-range subsection header before its items")
 
     def stack_line(self, ln: int, line: str) -> None:
-        col = 0
-        n = len(line)
-        while col < n and line[col] in _TREE_CHARS:
-            col += 1
+        col = len(line) - len(line.lstrip(_TREE_CHARS))  # the tree drawing before the name
         # The tail holds no " (" of its own, so it starts at the last one: one anchored match, linear time.
         m = _STACK_TAIL.match(line, max(line.rfind(" ("), 0))
         if m is None or m.start() <= col:
@@ -827,7 +824,7 @@ class _Reader:
         del parents[depth:]
         parent = parents[-1] if parents and depth > 0 else None
         nodes = self.doc.stack_trace
-        nodes.append(StackNode(_intern(line[col : m.start()]), depth, float(m.group(1)), _spaced_int(m.group(2)),
+        nodes.append(StackNode(line[col : m.start()], depth, float(m.group(1)), _spaced_int(m.group(2)),
                                _spaced_int(m.group(3)), _spaced_int(m.group(4)), parent, ln,
                                _new(Range, (ln, col, ln, m.start()))))
         while len(parents) < depth:
@@ -891,8 +888,8 @@ class _Reader:
         if not shapes or shapes[-1] not in "])":
             self.err(ln, len(line) - len(parts[4]), len(line), "the shapes list is cut short (truncated line?)")
             return
-        self.table.rows.append(MemoryRow(_intern(mc.group(1)), int(mc.group(2)), _intern(ms.group(1)), int(mo.group(1)),
-                                         int(mn.group(1)), _intern(shapes), ln))
+        self.table.rows.append(MemoryRow(mc.group(1), int(mc.group(2)), _intern(ms.group(1)), int(mo.group(1)),
+                                         int(mn.group(1)), ln, self.text_lines))
 
     # ------------------------------------------------------------------ end of document
     def finish(self) -> None:

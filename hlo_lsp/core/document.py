@@ -8,6 +8,7 @@ points (the LSP layer converts UTF-16 before calling `apply`).
 
 from __future__ import annotations
 
+import os
 import re
 import zlib
 from array import array
@@ -37,26 +38,33 @@ class TextLines:
     bytes) a line; a 20 MB dump file has 400,000 of them. Supports ``len``, ``lines[i]`` (negative too), slices
     and iteration, like the list it stands for.
 
-    `compact` then keeps the text zlib-compressed in blocks of BLOCK_LINES lines (a buffer dump shrinks about
-    eight times): reading a line decompresses its block (about 0.1 ms; the last few blocks stay decoded), which
-    suits a file that is read once and afterwards only looked at a few lines at a time."""
+    For a file that is read once and afterwards only looked at a few lines at a time, the text can then be let
+    go: `use_file` reads lines back from the file, a block of BLOCK_LINES lines at a time, while the file is
+    unchanged (same mtime and size; lines of a changed file read as ""), and `compact` keeps the text
+    zlib-compressed in such blocks (a buffer dump shrinks about eight times; about 0.1 ms a block). The last few
+    blocks read stay decoded."""
 
     BLOCK_LINES = 256
     _CACHED = 4
 
-    __slots__ = ("_text", "_cum", "_blocks", "_cache")
+    __slots__ = ("_text", "_cum", "_blocks", "_cache", "_file")
 
     def __init__(self, text: str):
         self._text: str | None = text
         self._cum: array | None = None  # _cum[i]: characters before line i, newlines excluded (built lazily)
         self._blocks: list[bytes] | None = None  # the compressed blocks once compacted (then _text is None)
         self._cache: dict[int, str] = {}
+        self._file: tuple[str, tuple] | None = None  # (path, (mtime, size)) once `use_file` let the text go
 
     @property
     def text(self) -> str:
-        """The whole text (decompressed again each time once compacted)."""
-        if self._text is not None:
-            return self._text
+        """The whole text (read or decompressed again each time once let go)."""
+        text = self._text
+        if text is not None:
+            return text
+        if self._file is not None:
+            n, step = len(self._cum) - 1, self.BLOCK_LINES
+            return "\n".join(self._block(k) or "\n" * (min(step, n - k * step) - 1) for k in range((n + step - 1) // step))
         return "\n".join(zlib.decompress(b).decode("utf-8") for b in self._blocks)
 
     def split(self) -> list[str]:
@@ -82,6 +90,39 @@ class TextLines:
         self._cache = {}
         self._text = None
 
+    def use_file(self, path: str, stamp: tuple) -> None:
+        """Let the text go and read lines back from ``path`` (whose text it is, as of ``stamp`` = (mtime,
+        size)); a text that is not ASCII (its columns are not byte offsets) is compacted instead."""
+        text = self._text
+        if text is None:
+            return
+        if not text.isascii():
+            self.compact()
+            return
+        self._offsets()
+        self._file = (path, stamp)
+        self._cache = {}
+        self._text = None
+
+    def _read(self, k: int) -> str | None:
+        """Block ``k`` read from the file; None when the file changed or cannot be read."""
+        path, stamp = self._file
+        cum, step = self._cum, self.BLOCK_LINES
+        first = k * step
+        last = min(first + step, len(cum) - 1)
+        start, stop = cum[first] + first, cum[last] + last - 1
+        try:
+            st = os.stat(path)
+            if (st.st_mtime, st.st_size) != stamp:
+                return None
+            with open(path, "rb") as f:
+                f.seek(start)
+                data = f.read(stop - start)
+            got = data.decode("ascii")
+        except (OSError, UnicodeDecodeError):
+            return None
+        return got if len(got) == stop - start else None
+
     def _offsets(self) -> array:
         if self._cum is None:
             self.split()
@@ -91,7 +132,9 @@ class TextLines:
         cache = self._cache
         got = cache.get(k)
         if got is None:
-            got = zlib.decompress(self._blocks[k]).decode("utf-8")
+            got = self._read(k) if self._file is not None else zlib.decompress(self._blocks[k]).decode("utf-8")
+            if got is None:
+                return None  # the file changed: not cached, its lines read as ""
             if len(cache) >= self._CACHED:
                 cache.clear()
             cache[k] = got
@@ -104,7 +147,8 @@ class TextLines:
             return text[cum[i] + i : cum[i + 1] + i]
         first = i - i % self.BLOCK_LINES
         start = cum[i] + i - (cum[first] + first)
-        return self._block(first // self.BLOCK_LINES)[start : start + cum[i + 1] - cum[i]]
+        block = self._block(first // self.BLOCK_LINES)
+        return block[start : start + cum[i + 1] - cum[i]] if block is not None else ""
 
     def __len__(self) -> int:
         return len(self._offsets()) - 1
@@ -130,11 +174,21 @@ class DiskDocument:
     """A file's text as read from disk: never edited, so its lines are a `TextLines` over the one text (the
     editor's documents are `LineDocument`s). Same ``lines``/``text``/``generation`` reading interface."""
 
-    __slots__ = ("lines",)
+    __slots__ = ("lines", "_exact")
     generation = 0
 
     def __init__(self, text: str):
-        self.lines = TextLines(_normalize(text))
+        normal = _normalize(text)
+        self.lines = TextLines(normal)
+        self._exact = normal is text  # no BOM, no \r: the text's columns are the file's
+
+    def release(self, path: str, stamp: tuple | None) -> None:
+        """Once read: keep no text, reading lines back from the file at ``path`` (as of ``stamp``) when the text
+        is the file's ASCII bytes as they are, else keep it compressed (`TextLines.use_file`, `compact`)."""
+        if self._exact and stamp is not None:
+            self.lines.use_file(path, stamp)
+        else:
+            self.lines.compact()
 
     @property
     def text(self) -> str:

@@ -142,7 +142,7 @@ def analyse(path: str, source: Source, lines: list[str] | None = None) -> Analys
 
         doc = read_buffers(source.doc.lines if disk else text, kind)
         if disk:
-            source.doc.lines.compact()  # read once; afterwards only a few lines at a time are looked at
+            source.doc.release(path, source.stamp)  # read once; afterwards a few lines at a time are looked at
         a.buffers = doc
         a.index = OccurrenceIndex(doc.occurrences)
         a.read_diagnostics = list(doc.diagnostics)
