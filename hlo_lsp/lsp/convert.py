@@ -107,30 +107,29 @@ class Converter:
 
     def locations_json(self, locs: list[Location]) -> str:
         """``[conv.location(x) for x in locs]`` as the JSON text the wire carries, written directly (an answer
-        of thousands of locations); columns of ASCII lines need no conversion."""
+        of thousands of locations); a one-line range on an ASCII line needs no column conversion."""
         parts = []
-        uris: dict[str, str] = {}
-        ascii_lines: dict[tuple[str, int], bool] = {}
+        append = parts.append
         enc = self.encoding
+        path = uri = lines = None
+        n_lines = 0
         for loc in locs:
-            path, r = loc.path, loc.range
-            uri = uris.get(path)
-            if uri is None:
-                uri = uris[path] = json.dumps(path_to_uri(path))
-            lines = self.lines_of(path)
-            sl, el = max(0, r.start_line), max(0, r.end_line)
-            line = self._line(lines, sl)
-            key = (path, sl)
-            plain = ascii_lines.get(key)
-            if plain is None:
-                plain = ascii_lines[key] = line.isascii()
-            if plain and sl == el:
-                n = len(line)
-                sc, ec = min(max(0, r.start_col), n), min(max(0, r.end_col), n)
-            else:
-                sc = col_to_wire(line, r.start_col, enc)
-                ec = col_to_wire(self._line(lines, el), r.end_col, enc)
-            parts.append(_LOCATION % (uri, sl, sc, el, ec))
+            if loc.path != path:
+                path = loc.path
+                uri = json.dumps(path_to_uri(path))
+                lines = self.lines_of(path)
+                n_lines = len(lines) if lines is not None else 0
+            r = loc.range
+            sl = r.start_line
+            if sl == r.end_line and 0 <= sl < n_lines:
+                line = lines[sl]
+                sc, ec = r.start_col, r.end_col
+                if 0 <= sc <= ec <= len(line) and line.isascii():
+                    append(_LOCATION % (uri, sl, sc, sl, ec))
+                    continue
+            el = r.end_line
+            append(_LOCATION % (uri, max(0, sl), col_to_wire(self._line(lines, sl), r.start_col, enc),
+                                max(0, el), col_to_wire(self._line(lines, el), r.end_col, enc)))
         return "[" + ", ".join(parts) + "]"
 
     def from_position(self, lines: list[str] | None, pos: lsp.Position) -> tuple[int, int]:
