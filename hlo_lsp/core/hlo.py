@@ -309,8 +309,9 @@ class HloModule:
         if self._users is None or self._callers is None:
             from hlo_lsp.core.hlo_bulk import users_and_callers  # the rows pass imports this module
 
+            # instructions patched meanwhile stay in `_patched` (judged again on each use): a build racing an
+            # edit on the editor's thread may have read the line before or after it
             self._users, self._callers = users_and_callers(self)
-            self._patched = set()
         return self._users, self._callers
 
     def _indices(self, m: dict, key: str, of) -> list[int]:
@@ -369,8 +370,7 @@ class HloModule:
     def mark_patched(self, i: int) -> None:
         """Instruction ``i``'s line was edited in place: the users and callers maps re-judge it on each use
         (before they are built, an edit may break `local_names`, so they will be built on the next use)."""
-        if self._users is not None:
-            self._patched.add(i)
+        self._patched.add(i)
         self.local_names = False
 
     def table_row(self, table: str, row_id: int) -> TableRow | None:

@@ -221,12 +221,14 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
                 _trace("published complete", path)
     finally:
         _end_progress(ls, token)
+    # background work, under a progress of its own: the users/callers maps (until built, users are found per
+    # computation) and the sibling buffer files (until read, a hover says they are being read)
     a = ls.ws.try_analysis(path)
-    if a is not None and a.hlo is not None:
-        await asyncio.to_thread(a.hlo.build_maps)  # users/callers: until now answered per computation
-        _trace("maps", path)
-    token = _begin_progress(ls, path, "reading the buffer-assignment files") if ls.ws.unread_siblings(path) else None
+    token = _begin_progress(ls, path, "indexing uses and reading the buffer-assignment files")
     try:
+        if a is not None and a.hlo is not None and ls.current_version(path) == version:
+            await asyncio.to_thread(a.hlo.build_maps)
+            _trace("maps", path)
         await asyncio.to_thread(ls.ws.warm, path)  # siblings read, lookup maps built, before later requests
         release_free_memory()
         _trace("warm", path)
