@@ -196,3 +196,55 @@ def test_local_names_only_when_operands_are_local():
     k = text.index("(%", text.index("ENTRY"))
     broken = text[: k + 2] + "nowhere" + text[k + 2 + len("nowhere"):]
     assert not read_hlo(broken).local_names  # an undefined operand: the maps are built on first use
+
+
+def test_checks_in_forked_children_equal_the_checks_here(monkeypatch):
+    """`StructuralChecker.check_forked` (children on the other cores, for computations the read could not
+    check) gives exactly the in-process result, and without fork the in-process path does it all."""
+    from hlo_lsp.core import forked
+    from hlo_lsp.core.hlo_checks import StructuralChecker
+
+    path = sorted(DATA.glob("seeds/001_*.txt"))[0]  # old-style operands: the rows cannot read it
+    text = path.read_text()
+    lines = text.split("\n")
+    k = next(i for i, x in enumerate(lines) if "(f32" in x and " = " in x)
+    lines[k] = lines[k].replace("(f32", "(f32[7] %nowhere, f32", 1)  # one undefined operand
+    mod = read_hlo("\n".join(lines))
+    assert mod.pre_checked is None
+    expected = _key(StructuralChecker(mod).diagnostics())
+    assert any(d[1] == "undefined-operand" for d in expected)
+    if forked.ENABLED:
+        checker = StructuralChecker(mod)
+        assert checker.check_forked(2) == len(mod.computations)
+        assert _key(checker.diagnostics()) == expected
+        assert checker.checked == len(mod.computations)  # nothing was left to check here
+    monkeypatch.setattr(forked, "ENABLED", False)
+    checker = StructuralChecker(mod)
+    assert checker.check_forked(2) == 0
+    assert _key(checker.diagnostics()) == expected
+
+
+def test_a_failing_child_leaves_the_work_to_the_parent():
+    from hlo_lsp.core import forked
+
+    if not forked.ENABLED:
+        pytest.skip("fork is Linux-only")
+
+    def boom(part):
+        raise RuntimeError(part)
+
+    assert forked.map_forked(boom, [1, 2]) == [None, None]
+    assert forked.map_forked(lambda p: p * 2, [1, 2]) == [2, 4]
+
+
+def test_a_stuck_child_is_killed_at_its_deadline(monkeypatch):
+    import time
+
+    from hlo_lsp.core import forked
+
+    if not forked.ENABLED:
+        pytest.skip("fork is Linux-only")
+    monkeypatch.setattr(forked, "TIMEOUT_S", 0.5)
+    t = time.monotonic()
+    assert forked.map_forked(lambda p: time.sleep(30), [0]) == [None]
+    assert time.monotonic() - t < 5
