@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hlo_lsp.core import incremental
 from hlo_lsp.core.hlo import read_hlo
 from hlo_lsp.core.hlo_checks import structural_diagnostics
+from hlo_lsp.core.rules.verifier import verify
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.diagnostics import analysis_diagnostics
 from tests.fixtures import DATA
@@ -72,6 +73,8 @@ def test_random_edit_sequences_match_full_reanalysis(seed, n_edits):
         fresh = read_hlo(doc.text)
         assert model_facts(a.hlo) == model_facts(fresh)
         assert diag_facts(a.checker.diagnostics()) == diag_facts(structural_diagnostics(fresh))
+        # the verifier from the summaries kept per computation (edited ones made again) == a fresh run
+        assert diag_facts(verify(a.hlo, a.checker.summaries())) == diag_facts(verify(fresh))
 
 
 def test_one_line_edit_rereads_one_line_and_one_computation():
