@@ -134,6 +134,8 @@ def analyse(path: str, source: Source, lines: list[str] | None = None) -> Analys
         if disk:
             lines = source.doc.lines.split()
         a.hlo = read_hlo(text, lines)
+        if disk:
+            source.doc.release(path, source.stamp)  # the module keeps its own lines: no second copy of the text
         a.index = HloIndex(a.hlo)
         a.checker = StructuralChecker(a.hlo)
         a.read_diagnostics = list(a.hlo.diagnostics)
