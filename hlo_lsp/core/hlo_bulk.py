@@ -132,12 +132,14 @@ def row_calls(rows: list[tuple[str, ...]], a: int, lines: list[str], line_of) ->
     return out
 
 
-def is_clean(rows: list[tuple[str, ...]], computations: dict[str, int], calls: dict[int, list[str]]) -> bool:
+def is_clean(rows: list[tuple[str, ...]], computations: dict[str, int], calls: dict[int, list[str]],
+             cols: list[tuple[str, ...]] | None = None) -> bool:
     """True when `hlo_checks.check_computation` would find nothing in the computation read as ``rows``: no
     repeated name, at most one ROOT, every operand defined in it and every called computation in
     ``computations`` (a sufficient condition, checked with set operations over the whole computation).
     ``calls``: `row_calls` of the rows."""
-    cols = columns(rows)
+    if cols is None:
+        cols = columns(rows)
     defined = set(cols[NAME])
     if len(defined) != len(rows) or len(rows) - cols[ROOT].count("") > 1:
         return False
@@ -273,8 +275,8 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         if len(rows) != n:
             return False
         lo = len(names)
+        cols = columns(rows)
         if rows:
-            cols = list(zip(*rows))
             names.extend(cols[NAME])
             col_of.extend(map(len, cols[PREFIX]))
             flags.extend(map(bool, cols[ROOT]))
@@ -283,8 +285,8 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         r = flags.rfind(1, lo, lo + n)
         comp.root = r if r >= 0 else (lo + n - 1 if n else None)
         calls = _calls(rows, lo, lines, line_of, scan, a, b)
-        clean.append(() if is_clean(rows, by_comp, calls) else None)  # () shared by every clean one
-        summaries.append(summarize(mod, comp, rows, calls))
+        clean.append(() if is_clean(rows, by_comp, calls, cols) else None)  # () shared by every clean one
+        summaries.append(summarize(mod, comp, rows, calls, cols))
     mod.instructions = InstructionTable(names, line_of, col_of, flags, lines)
     mod.by_name = by = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))
     mod.pre_checked = (clean, summaries)

@@ -229,7 +229,7 @@ class Summary(NamedTuple):
 
 
 def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None | bool = True,
-              calls: dict[int, list[str]] | None = None) -> Summary | None:
+              calls: dict[int, list[str]] | None = None, cols: list[tuple[str, ...]] | None = None) -> Summary | None:
     """The `Summary` of ``c`` from its rows (read here unless given); None when the rows cannot be read or a
     name repeats (the rules then read the computation per line). An elementwise instruction whose shapes
     plainly agree (`_elementwise_ok`) is no candidate; a calling one is kept with its callees and operand shape
@@ -238,7 +238,8 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
         rows = computation_rows(mod, c)
     if rows is None:
         return None
-    cols = columns(rows)
+    if cols is None:
+        cols = columns(rows)
     shape_of = dict(zip(cols[NAME], cols[SHAPE]))
     if len(shape_of) != len(rows):
         return None  # a repeated name
