@@ -102,7 +102,7 @@ class HloIndex:
                 return o
         return None
 
-    def _lines_for(self, kind: str, key: str) -> list[int]:
+    def _lines_for(self, kind: str, key: str, user_lines: list[int] | None = None) -> list[int]:
         mod = self.mod
         lines: list[int] = []
         if kind == "instruction":
@@ -112,7 +112,7 @@ class HloIndex:
                 if comp is not None and ins.opcode == "parameter":
                     lines.append(comp.line)
                 lines.append(ins.line)
-            lines.extend(mod.user_lines(key))
+            lines.extend(mod.user_lines(key) if user_lines is None else user_lines)
         elif kind == "computation":
             ci = mod.computation_by_name.get(key)
             if ci is not None:
@@ -142,22 +142,25 @@ class HloIndex:
         """Definition, signature and operand uses of instruction ``key``. A user's line is searched only in its
         operand list (a name used thousands of times costs thousands of short scans, not full line parses)."""
         mod = self.mod
-        users = set(mod.user_lines(key))
+        user_lines = mod.user_lines(key)
+        users = set(user_lines)
         name = re.compile(r"(?<![\w.\-])%?(" + re.escape(key) + r")(?![\w.\-])")
         out: list[Occurrence] = []
-        for ln in self._lines_for("instruction", key):
+        add = out.append
+        lines, match = mod.lines, _INSTR.match
+        for ln in self._lines_for("instruction", key, user_lines):
             if ln not in users:
                 out.extend(o for o in self.on_line(ln) if o.kind == "instruction" and o.key == key)
                 continue
-            text = mod.lines[ln]
-            m = _INSTR.match(text)
+            text = lines[ln]
+            m = match(text)
             close = find_close_paren(text, m.end() - 1) if m is not None else -1
             if close < 0:
                 continue
             if m.group(3) == key:
-                out.append(Occurrence(ln, m.start(3), m.end(3), "instruction", key, "def"))
+                add(Occurrence(ln, m.start(3), m.end(3), "instruction", key, "def"))
             for u in name.finditer(text, m.end(), close):
-                out.append(Occurrence(ln, u.start(1), u.end(1), "instruction", key, "use"))
+                add(Occurrence(ln, u.start(1), u.end(1), "instruction", key, "use"))
         return out
 
     def definition(self, kind: str, key: str) -> Occurrence | None:

@@ -204,14 +204,15 @@ def references(ws: Workspace, path: str, line: int, col: int, include_declaratio
     for doc in docs:
         if doc.index is None:
             continue
+        path = doc.path
         for kind, key in wanted:
             for occ in doc.index.find(kind, key):
                 if occ.role == "def" and not include_declaration:
                     continue
-                k = (doc.path, occ.line, occ.start)
+                k = (path, occ.line, occ.start)
                 if k not in seen:
                     seen.add(k)
-                    out.append(Location(doc.path, occ.range))
+                    out.append(Location(path, Range(occ.line, occ.start, occ.line, occ.end)))
     return out
 
 

@@ -71,7 +71,7 @@ def col_from_wire(line: str, col: int, encoding: str) -> int:
     return len(line)
 
 
-_LOCATION = '{"uri": %s, "range": {"start": {"line": %d, "character": %d}, "end": {"line": %d, "character": %d}}}'
+_LOCATION = '{"uri":%s,"range":{"start":{"line":%d,"character":%d},"end":{"line":%d,"character":%d}}}'
 
 
 class Converter:
@@ -130,7 +130,7 @@ class Converter:
             el = r.end_line
             append(_LOCATION % (uri, max(0, sl), col_to_wire(self._line(lines, sl), r.start_col, enc),
                                 max(0, el), col_to_wire(self._line(lines, el), r.end_col, enc)))
-        return "[" + ", ".join(parts) + "]"
+        return "[" + ",".join(parts) + "]"
 
     def from_position(self, lines: list[str] | None, pos: lsp.Position) -> tuple[int, int]:
         return pos.line, col_from_wire(self._line(lines, pos.line), pos.character, self.encoding)
