@@ -63,7 +63,7 @@ _BLOCK = re.compile(
     rf"<(\d+) ({_NAME})({_INDEX})?( \(phi\))?(?: @(\d+))?>\n"
     rf" positions:\n((?:  {_NAME}(?: {_INDEX})?\n)+)"
     rf" uses:\n((?:  {_NAME}, operand \d+(?: {_INDEX})?\n)+|  \(none\)\n)"
-    rf" from instruction: ?%?({_NAME})[^\n]*\n"
+    rf" from instruction: ?%?({_NAME})(?![^\s{{}}<>:,=()])[^\n]*\n"  # the name ends where it ends: linear
 )
 _LR_HEADER = re.compile(r"HloLiveRange \(max (-?\d+)\):\Z")
 _SEQ = re.compile(rf"    (\d+):({_NAME})\Z")
