@@ -245,6 +245,8 @@ class HloModule:
     # every computation is clean (each operand names an instruction of its own computation) and no name
     # repeats: `users` can answer from one computation before the maps are built
     local_names: bool = False
+    # set by `incremental.patch_module`: its last patch kept every name, name column and ROOT flag
+    patch_kept_names: bool = False
     _comp_lines: list[int] | None = None
 
     # -- lookups (each O(1) or O(log n) after a one-time O(n) build) -------------------------------------------

@@ -82,16 +82,55 @@ def _check_lines(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | N
             bad_calls = [cc for cc in ins.called if cc not in comps]
             if not bad_ops and not bad_calls:
                 continue
-        d = parse_instruction_line(mod.lines[ins.line])
-        spans = {s.text: s for s in (d.operands + d.called)} if d is not None else {}
-        for op in bad_ops:
-            sp = spans.get(op)
-            rng = Range(ins.line, sp.start, ins.line, sp.end) if sp else ins.name_range
-            out.append(error(rng, "undefined-operand", f"operand `{op}` is not defined in `{c.name}`"))
-        for cc in bad_calls:
-            sp = spans.get(cc)
-            rng = Range(ins.line, sp.start, ins.line, sp.end) if sp else ins.name_range
-            out.append(error(rng, "unknown-computation", f"computation `{cc}` is not defined in this module"))
+        out.extend(_placed(mod, c, ins, bad_ops, bad_calls))
+    return out
+
+
+def _placed(mod: HloModule, c: Computation, ins, bad_ops: list[str], bad_calls: list[str]) -> list[Diagnostic]:
+    """The errors for ``ins``'s undefined operands and unknown callees, each on its name in the line."""
+    out = []
+    d = parse_instruction_line(mod.lines[ins.line])
+    spans = {s.text: s for s in (d.operands + d.called)} if d is not None else {}
+    for op in bad_ops:
+        sp = spans.get(op)
+        rng = Range(ins.line, sp.start, ins.line, sp.end) if sp else ins.name_range
+        out.append(error(rng, "undefined-operand", f"operand `{op}` is not defined in `{c.name}`"))
+    for cc in bad_calls:
+        sp = spans.get(cc)
+        rng = Range(ins.line, sp.start, ins.line, sp.end) if sp else ins.name_range
+        out.append(error(rng, "unknown-computation", f"computation `{cc}` is not defined in this module"))
+    return out
+
+
+# what `_check_lines` finds from an instruction's own line (its second pass); the first pass (repeated names,
+# two ROOTs) depends on every line's name and flag
+LINE_CODES = frozenset(("syntax-error", "undefined-operand", "unknown-computation"))
+
+
+def recheck_lines(mod: HloModule, c: Computation, old: list[Diagnostic], edited: set[int]) -> list[Diagnostic]:
+    """``c``'s errors after edits of the instruction lines ``edited`` that kept every name, name column and
+    ROOT flag (so the first pass's results and every other line's hold): ``old`` without the edited lines'
+    own errors, plus those lines checked again against the computation's names. Equal to `_check_lines`
+    up to order (tests/core/test_incremental.py)."""
+    out = [d for d in old if not (d.range.start_line in edited and d.code in LINE_CODES)]
+    t = mod.instructions
+    make = t.make if isinstance(t, InstructionTable) else t.__getitem__
+    names = set(t.names[c.instructions.start:c.instructions.stop]) if isinstance(t, InstructionTable) else {
+        t[i].name for i in c.instructions}
+    comps = mod.computation_by_name
+    for ln in sorted(edited):
+        i = mod.index_at_line(ln)
+        if i is None or i not in c.instructions:
+            continue
+        ins = make(i)
+        if ins.opcode == "" or ins.unreadable:
+            out.append(error(Range(ins.line, ins.name_start, ins.line, len(mod.lines[ins.line].rstrip())),
+                             "syntax-error", f"cannot read `{ins.name}`: {ins.unreadable}"))
+            continue
+        bad_ops = [op for op in ins.operands if op not in names]
+        bad_calls = [cc for cc in ins.called if cc not in comps]
+        if bad_ops or bad_calls:
+            out.extend(_placed(mod, c, ins, bad_ops, bad_calls))
     return out
 
 
@@ -113,12 +152,15 @@ def structural_diagnostics(mod: HloModule) -> list[Diagnostic]:
     return out
 
 
+_UNKNOWN = object()  # a summary not made yet (after an edit: made again when the verifier runs)
+
+
 class StructuralChecker:
     """`structural_diagnostics` with a result cached per computation, with the verifier's `Summary` of each
     (made from the same rows); `invalidate_line` drops the one computation an edited line belongs to.
     `checked` counts computations checked, for tests."""
 
-    __slots__ = ("mod", "_per_comp", "_summary", "_ver", "_lock", "_all", "_epoch", "checked")
+    __slots__ = ("mod", "_per_comp", "_summary", "_ver", "_lock", "_all", "_epoch", "_edited", "checked")
 
     def __init__(self, mod: HloModule):
         self.mod = mod
@@ -137,13 +179,20 @@ class StructuralChecker:
         self._lock = threading.Lock()
         self._all: list[Diagnostic] | None = None  # every computation's result joined, until one is invalidated
         self._epoch = 0  # bumped by every invalidation
+        self._edited: dict[int, set[int]] = {}  # computation -> lines edited keeping names (see `recheck_lines`)
 
     def invalidate_line(self, line: int) -> None:
+        """``line`` was edited (and the module patched, `incremental.patch_module`). When the patch kept every
+        name, name column and ROOT flag, only the line's own checks are redone; else the computation's."""
         k = self.mod.computation_index_at_line(line)
         if k is not None:
             with self._lock:
-                self._per_comp[k] = None
-                self._summary[k] = None
+                if self.mod.patch_kept_names and self._per_comp[k] is not None:
+                    self._edited.setdefault(k, set()).add(line)
+                else:
+                    self._per_comp[k] = None
+                    self._edited.pop(k, None)
+                self._summary[k] = _UNKNOWN
                 self._ver[k] += 1
                 self._all = None
                 self._epoch += 1
@@ -154,6 +203,12 @@ class StructuralChecker:
             d, self._summary[k] = check_and_summarize(self.mod, self.mod.computations[k])
             self._per_comp[k] = d
             self.checked += 1
+        elif k in self._edited:
+            with self._lock:
+                edited = self._edited.pop(k, None)
+            if edited:
+                d = self._per_comp[k] = recheck_lines(self.mod, self.mod.computations[k], d, edited)
+                self.checked += 1
         return d
 
     def diagnostics(self) -> list[Diagnostic]:
@@ -172,8 +227,11 @@ class StructuralChecker:
     def summaries(self) -> list[Summary | None]:
         """Every computation's verifier `Summary` (None where its rows cannot be read), checking the
         computations not checked yet."""
-        for k in range(len(self.mod.computations)):
+        comps = self.mod.computations
+        for k in range(len(comps)):
             self._check(k)
+            if self._summary[k] is _UNKNOWN:
+                self._summary[k] = summarize(self.mod, comps[k])
         return list(self._summary)
 
     def check_forked(self, parts: int = 2) -> int:

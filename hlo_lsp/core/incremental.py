@@ -33,15 +33,20 @@ def patch_module(mod: HloModule, edit: Edit) -> bool:
         if m is None:
             return False
         changes.append((i, k, m))
+    kept = True
     for i, k, m in changes:
-        _patch_instruction(mod, table, i, mod.lines[k], m)
+        kept &= _patch_instruction(mod, table, i, mod.lines[k], m)
         mod.mark_patched(i)
         patched_lines += 1
+    mod.patch_kept_names = kept
     return True
 
 
-def _patch_instruction(mod: HloModule, table: InstructionTable, i: int, line: str, m: re.Match) -> None:
+def _patch_instruction(mod: HloModule, table: InstructionTable, i: int, line: str, m: re.Match) -> bool:
+    """Patch instruction ``i`` for its edited ``line``; True when its name, name column and ROOT flag are
+    unchanged (then only the line's own checks can change: `StructuralChecker.invalidate_line`)."""
     old_name, new_name = table.names[i], m.group(2)
+    kept = old_name == new_name and table.col_of[i] == m.start(2) and table.root_flags[i] == (1 if m.group(1) else 0)
     table.names[i] = new_name
     table.col_of[i] = m.start(2)
     table.root_flags[i] = 1 if m.group(1) else 0
@@ -61,3 +66,5 @@ def _patch_instruction(mod: HloModule, table: InstructionTable, i: int, line: st
         lo, hi = c.instructions.start, c.instructions.stop
         r = table.root_flags.rfind(1, lo, hi)
         c.root = r if r >= 0 else (hi - 1 if hi > lo else None)
+    return kept
+
