@@ -327,22 +327,12 @@ class Workspace:
         except ReadError:
             pass
 
-    def unread_siblings(self, path: str) -> bool:
-        """True when ``path`` has a sibling larger than LARGE_SIBLING_BYTES not read yet (`warm` will take a
-        while)."""
-        if not os.path.isabs(path):
-            return False
-        for p in kinds.sibling_paths(path).values():
-            sp = str(p)
-            if sp != path and not self._has_analysis(sp) and _size(sp) > LARGE_SIBLING_BYTES:
-                return True
-        return False
-
     def bundle(self, path: str, read_large: bool | None = None) -> ModuleBundle:
         """The module ``path`` belongs to: itself plus the same-stem siblings in its folder.
 
         With ``read_large`` False (the default when `defer_large_siblings` is set, as the server does), a
-        sibling larger than LARGE_SIBLING_BYTES that has not been read yet is left out instead of read here:
+        sibling larger than LARGE_SIBLING_BYTES, or any sibling of a document that large, that has not been
+        read yet is left out instead of read here:
         a request answers at once with what is known, and the server's worker thread reads the sibling
         (`warm`), after which the bundle includes it."""
         if read_large is None:
@@ -360,7 +350,8 @@ class Workspace:
             sp = str(p)
             if sp == path:
                 continue
-            if not read_large and not self._has_analysis(sp) and _size(sp) > LARGE_SIBLING_BYTES:
+            if not read_large and not self._has_analysis(sp) and (
+                    _size(sp) > LARGE_SIBLING_BYTES or a.size > LARGE_SIBLING_BYTES):
                 partial = True  # unread (or being read by the worker): answer without it, and say so
                 continue
             sa = self.try_analysis(sp, wait=True)  # a small sibling another thread is reading: wait for it
