@@ -58,6 +58,8 @@ CALL_ATTRS = frozenset({
     "called_computations", "select", "scatter", "comparator",
 })
 _COMMENT_INDEX = re.compile(r"/\*[^*]*\*/")
+_INDEX_NUMBER = re.compile(r"/\*index=[0-9]+\*/")
+_NUMBERED_OPERANDS = re.compile(r"(?:/\*index=[0-9]+\*/)?%[\w.\-]+(?:, (?:/\*index=[0-9]+\*/)?%[\w.\-]+)*")
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 
@@ -521,6 +523,8 @@ def _read_operands(line: str, m: re.Match) -> tuple[str, tuple[str, ...], int | 
         return opcode, (), None, close
     if "(" not in seg and "[" not in seg and "/" not in seg and seg.count(" ") == seg.count(", "):
         return opcode, tuple(seg.replace("%", "").split(", ")), None, close
+    if _NUMBERED_OPERANDS.fullmatch(seg):  # `%a, ..., /*index=5*/%f, ...`: a long tuple as XLA prints it
+        return opcode, tuple(_INDEX_NUMBER.sub("", seg).replace("%", "").split(", ")), None, close
     ops = []
     for a, b in split_operands(seg):
         r = operand_name(_COMMENT_INDEX.sub(lambda mm: " " * len(mm.group()), seg[a:b]))
