@@ -62,8 +62,27 @@ class InstructionLine:
         return None
 
 
+_LONG_LINE = 4096
+_long_lines: dict[str, InstructionLine | None] = {}  # the last few long lines parsed (a root tuple of 9,000)
+
+
 def parse_instruction_line(line: str) -> InstructionLine | None:
-    """Spans of everything on an instruction line; None when the line is no instruction."""
+    """Spans of everything on an instruction line; None when the line is no instruction. A long line's
+    result is kept for the next few calls (a hover parses the line it is on more than once); the result is
+    shared, so callers only read it."""
+    if len(line) < _LONG_LINE:
+        return _parse_line(line)
+    hit = _long_lines.get(line, _long_lines)
+    if hit is not _long_lines:
+        return hit
+    got = _parse_line(line)
+    if len(_long_lines) >= 8:
+        _long_lines.clear()
+    _long_lines[line] = got
+    return got
+
+
+def _parse_line(line: str) -> InstructionLine | None:
     m = _INSTR.match(line)
     if m is None:
         return None
