@@ -375,6 +375,10 @@ class Workspace:
         with self._lock:
             if len(self._bundles) > 64:
                 self._bundles.clear()
+            # one bundle per module text: the ones made while its siblings were being read (each with its own
+            # joined BufferSet, ~10 MB for the benchmark dump) are not kept beside the newest
+            for k in [k for k in self._bundles if k[0] == key[0] and k[0] is not None]:
+                del self._bundles[k]
             self._bundles[key] = b
         return b
 
