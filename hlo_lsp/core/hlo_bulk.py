@@ -29,6 +29,7 @@ it conservative.
 from __future__ import annotations
 
 import re
+import sys
 from array import array
 
 from hlo_lsp.core.hlo import _CALL_ATTR_PCT, _CALLED_NAME, CALL_ATTRS, Computation, HloModule, InstructionTable
@@ -128,7 +129,7 @@ def row_calls(rows: list[tuple[str, ...]], a: int, lines: list[str], line_of) ->
             continue
         names = called_names(attrs)
         if names:
-            out[k] = names
+            out[k] = [sys.intern(n) for n in names]  # one copy of each computation name, kept by callers
     return out
 
 
@@ -254,7 +255,9 @@ def read_rows(mod: HloModule, scan: str) -> bool:
     for hm, c in pairs:
         h = hm.start()
         ln += count("\n", prev, h + 1)
-        comp = Computation(hm.group(2), ln, hm.start(2) - h - 1, hm.start(1) >= 0, hm.group(3).strip())
+        # names and signatures interned: callers name the computations again, and fusion signatures repeat
+        comp = Computation(sys.intern(hm.group(2)), ln, hm.start(2) - h - 1, hm.start(1) >= 0,
+                           sys.intern(hm.group(3).strip()))
         comp.end_line = ln + count("\n", h + 1, c + 1)
         prev = c + 1
         ln = comp.end_line

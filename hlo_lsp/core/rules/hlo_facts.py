@@ -289,8 +289,13 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
                 cand.append((op, a + k))  # equal element counts: `element_count_kept` has nothing to say
         elif op in PER_LINE:
             cand.append((op, a + k))
-    ok = sig_ok and sorted(params) == list(range(len(params)))
-    return Summary(tuple(cand), tuple(params[j] for j in range(len(params))) if ok else None, tuple(calling))
+    sig = None
+    if sig_ok and sorted(params) == list(range(len(params))):
+        sig = tuple(params[j] for j in range(len(params)))
+        if len(_SIGS) > 100_000:
+            _SIGS.clear()
+        sig = _SIGS.setdefault(sig, sig)
+    return Summary(tuple(cand), sig, tuple(calling))
 
 
 _PLAIN_ARRAY = re.compile(r"[a-z][a-z0-9]*\[([0-9,]*)\](?:\{[^{}]*\})?")
@@ -316,6 +321,9 @@ def _count(t: str | None) -> int | None:
         _COUNTS.clear()
     _COUNTS[t] = n
     return n
+
+
+_SIGS: dict[tuple[str, ...], tuple[str, ...]] = {}  # one copy of each parameter signature (fusions repeat them)
 
 
 def _interned(t: str | None) -> str | None:
