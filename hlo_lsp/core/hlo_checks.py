@@ -234,6 +234,10 @@ class StructuralChecker:
                 self._summary[k] = summarize(self.mod, comps[k])
         return list(self._summary)
 
+    def unchecked(self) -> int:
+        """How many computations have no result yet (the read checks a machine-written module's all)."""
+        return self._per_comp.count(None)
+
     def check_forked(self, parts: int = 2) -> int:
         """Check the computations not checked yet in ``parts`` forked children at once (`forked.map_forked`),
         split into runs of about equal instruction counts, and keep their results; what a child could not do is

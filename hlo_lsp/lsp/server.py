@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import logging
 import os
 
@@ -206,7 +207,8 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
         if ls.current_version(path) != version:
             return
         a = ls.ws.try_analysis(path)
-        if a is not None and a.hlo is not None and a.checker is not None and a.size > GRAMMAR_LIMIT:
+        if (a is not None and a.hlo is not None and a.checker is not None and a.checker.unchecked() > 1
+                and a.size > GRAMMAR_LIMIT):
             # computations the read could not check (not machine-written) are checked on the other cores
             await asyncio.to_thread(a.checker.check_forked)
             _trace("checked", path)
@@ -230,6 +232,7 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
             await asyncio.to_thread(a.hlo.build_maps)
             _trace("maps", path)
         await asyncio.to_thread(ls.ws.warm, path)  # siblings read, lookup maps built, before later requests
+        gc.collect(1)  # the young objects of the reads that only a collection frees (cycles), then the heap
         release_free_memory()
         _trace("warm", path)
     finally:
