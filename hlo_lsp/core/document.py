@@ -214,9 +214,18 @@ class LineDocument:
         if text.startswith("\ufeff"):
             text = text[1:]
         self.lines = split_lines(text)
-        # a large text is not kept beside its lines (23 MB more for the benchmark module): joined when asked
-        self._text: str | None = text if "\r" not in text and len(text) < KEEP_TEXT_CHARS else None
+        # kept until the first read (which then needs no join); a large one is let go after it (23 MB more
+        # for the benchmark module beside its lines), and joined again when asked
+        self._text: str | None = text if "\r" not in text else None
         self.generation = 0  # bumped by every edit
+
+    def kept_text(self) -> str | None:
+        """The text as opened or last joined, while no edit has changed it; None otherwise."""
+        return self._text
+
+    def forget_large_text(self) -> None:
+        if self._text is not None and len(self._text) >= KEEP_TEXT_CHARS:
+            self._text = None
 
     @property
     def text(self) -> str:

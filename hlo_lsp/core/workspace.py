@@ -116,7 +116,7 @@ class Analysis:
         return sum(map(len, lines)) + len(lines) - 1
 
 
-def analyse(path: str, source: Source, lines: list[str] | None = None) -> Analysis:
+def analyse(path: str, source: Source, lines: list[str] | None = None, text: str | None = None) -> Analysis:
     """Read one document into its model; never raises. ``lines`` is a snapshot of the source's lines (taken
     while no edit can interleave); the module keeps it, and `Workspace.analysis` swaps it for the editor's
     line store itself when no edit landed meanwhile. A file read from disk is never edited: its text is read
@@ -126,7 +126,8 @@ def analyse(path: str, source: Source, lines: list[str] | None = None) -> Analys
         text = source.doc.text
     else:
         lines = list(source.doc.lines) if lines is None else lines
-        text = "\n".join(lines)
+        if text is None:  # ``text``, when given, is the snapshot's own text (the document's, as opened)
+            text = "\n".join(lines)
     kind = kinds.detect_kind(path, text[:8192])
     a = Analysis(path, kind, source)
     if kind == kinds.HLO or kind is None and text.lstrip().startswith(("HloModule", "ENTRY", "%")):
@@ -277,8 +278,11 @@ class Workspace:
             generation = src.doc.generation
             # a snapshot sharing the line strings (one pointer a line); a disk file's text never changes
             lines = list(src.doc.lines) if isinstance(src.doc, LineDocument) else None
+            text = src.doc.kept_text() if isinstance(src.doc, LineDocument) else None
         try:
-            a = analyse(path, src, lines)
+            a = analyse(path, src, lines, text)
+            if isinstance(src.doc, LineDocument):
+                src.doc.forget_large_text()  # read: the lines alone are kept
             with self._lock:
                 if src.doc.generation == generation and self._current(path) is src:
                     if a.hlo is not None and lines is not None and a.hlo.lines == src.doc.lines:

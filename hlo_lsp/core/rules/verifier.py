@@ -344,8 +344,8 @@ def name_reused(m: ModuleFacts) -> Iterator[Diagnostic]:
     this; the parser accepts it because names are scoped per computation."""
     first: dict[str, tuple[int, Computation]] = {}
     names = m._names
-    if len(set(names)) == len(names):
-        return  # no name repeats anywhere
+    if len(m.mod.by_name) == len(names):
+        return  # no name repeats anywhere (the name index has one entry per distinct name)
     for c in m.mod.computations:
         local: set[str] = set()
         for i in c.instructions:
