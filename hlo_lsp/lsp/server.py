@@ -201,7 +201,7 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
         await asyncio.sleep(delay)
     token = _begin_progress(ls, path, f"reading {os.path.basename(path)}")
     try:
-        await asyncio.to_thread(_try_analysis, ls.ws, path)
+        checked = await asyncio.to_thread(_read_checked, ls.ws, path)
         release_free_memory()  # the read's short-lived objects: tens of MB the C heap would keep otherwise
         _trace("read", path)
         if ls.current_version(path) != version:
@@ -212,10 +212,13 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
             # computations the read could not check (not machine-written) are checked on the other cores
             await asyncio.to_thread(a.checker.check_forked)
             _trace("checked", path)
-        await _publish_from_thread(ls, path, version)
-        _trace("published structural", path)
+            checked = False
         a = ls.ws.try_analysis(path)
-        if a is not None and a.hlo is not None and a.verified is None and a.size > GRAMMAR_LIMIT:
+        verifier_next = a is not None and a.hlo is not None and a.verified is None and a.size > GRAMMAR_LIMIT
+        if not (checked and verifier_next):  # else the verifier is quick: one complete publish after it
+            await _publish_from_thread(ls, path, version)
+            _trace("published structural", path)
+        if verifier_next:
             _report_progress(ls, token, "verifier rules")
             done = await asyncio.to_thread(run_verifier, a, version)
             if done and ls.current_version(path) == version:
@@ -248,6 +251,14 @@ async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | 
         return
     if ls.current_version(path) == version:
         ls.publish(path, version, diags=diags)
+
+
+def _read_checked(ws: Workspace, path: str) -> bool:
+    """`_try_analysis`; True when the read left the verifier little to do (every computation of a large
+    module checked and summarized by the rows pass), so one complete publish follows instead of two."""
+    _try_analysis(ws, path)
+    a = ws.try_analysis(path)
+    return a is not None and a.checker is not None and a.checker.unchecked() == 0
 
 
 def _try_analysis(ws: Workspace, path: str) -> None:

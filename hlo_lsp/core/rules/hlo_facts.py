@@ -247,6 +247,7 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
     if calls is None:
         calls = row_calls(rows, a, mod.lines, mod.instructions.line_of)
     get = shape_of.get
+    intern = sys.intern
     cand: list[tuple[str, int]] = []
     calling = []
     params: dict[int, str] = {}
@@ -270,10 +271,10 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
                             break
         elif op == "parameter":
             p = r[PARAM]
-            if not p or len(p) >= 10 or not r[SHAPE] or int(p) in params:
+            if not p or len(p) >= 10 or not r[SHAPE] or (ip := int(p)) in params:
                 sig_ok = False
             else:
-                params[int(p)] = sys.intern(r[SHAPE])  # kept: one copy of each parameter shape text
+                params[ip] = intern(r[SHAPE])  # kept: one copy of each parameter shape text
         elif op in ELEMENTWISE:
             if not _elementwise_ok(op, r[SHAPE], [get(n) for n in operand_names(r[OPERANDS])]):
                 cand.append((op, a + k))
@@ -281,7 +282,7 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
             callees = calls.get(k)
             if callees:
                 calling.append((a + k, op, tuple(callees),
-                                tuple(_interned(get(n)) for n in operand_names(r[OPERANDS]))))
+                                tuple([intern(t) if t else t for t in map(get, operand_names(r[OPERANDS]))])))
         elif op == "reshape" or op == "bitcast":
             ops = operand_names(r[OPERANDS])
             n_out = _count(r[SHAPE])
@@ -324,10 +325,6 @@ def _count(t: str | None) -> int | None:
 
 
 _SIGS: dict[tuple[str, ...], tuple[str, ...]] = {}  # one copy of each parameter signature (fusions repeat them)
-
-
-def _interned(t: str | None) -> str | None:
-    return sys.intern(t) if t else t
 
 
 def _tail(t: str | None) -> str | None:
