@@ -73,17 +73,21 @@ def _check_lines(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | N
                 continue
             ins = make(i)
         else:
-            ins = make(i)
-            if ins.opcode == "" or ins.unreadable:
-                out.append(error(Range(ins.line, ins.name_start, ins.line, len(mod.lines[ins.line].rstrip())),
-                                 "syntax-error", f"cannot read `{ins.name}`: {ins.unreadable}"))
-                continue
-            bad_ops = [op for op in ins.operands if op not in names]
-            bad_calls = [cc for cc in ins.called if cc not in comps]
-            if not bad_ops and not bad_calls:
-                continue
+            out.extend(_line_errors(mod, c, make(i), names, comps))
+            continue
         out.extend(_placed(mod, c, ins, bad_ops, bad_calls))
     return out
+
+
+def _line_errors(mod: HloModule, c: Computation, ins, names: set[str], comps: dict[str, int]) -> list[Diagnostic]:
+    """What ``ins``'s own line gets (the second pass of `_check_lines`): unreadable, or its undefined operands
+    and unknown callees."""
+    if ins.opcode == "" or ins.unreadable:
+        return [error(Range(ins.line, ins.name_start, ins.line, len(mod.lines[ins.line].rstrip())),
+                      "syntax-error", f"cannot read `{ins.name}`: {ins.unreadable}")]
+    bad_ops = [op for op in ins.operands if op not in names]
+    bad_calls = [cc for cc in ins.called if cc not in comps]
+    return _placed(mod, c, ins, bad_ops, bad_calls) if bad_ops or bad_calls else []
 
 
 def _placed(mod: HloModule, c: Computation, ins, bad_ops: list[str], bad_calls: list[str]) -> list[Diagnostic]:
@@ -122,15 +126,7 @@ def recheck_lines(mod: HloModule, c: Computation, old: list[Diagnostic], edited:
         i = mod.index_at_line(ln)
         if i is None or i not in c.instructions:
             continue
-        ins = make(i)
-        if ins.opcode == "" or ins.unreadable:
-            out.append(error(Range(ins.line, ins.name_start, ins.line, len(mod.lines[ins.line].rstrip())),
-                             "syntax-error", f"cannot read `{ins.name}`: {ins.unreadable}"))
-            continue
-        bad_ops = [op for op in ins.operands if op not in names]
-        bad_calls = [cc for cc in ins.called if cc not in comps]
-        if bad_ops or bad_calls:
-            out.extend(_placed(mod, c, ins, bad_ops, bad_calls))
+        out.extend(_line_errors(mod, c, make(i), names, comps))
     return out
 
 
