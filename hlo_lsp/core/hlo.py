@@ -1,13 +1,14 @@
 """Fast reader for HLO module text as XLA prints it.
 
-Algorithm: instructions come from one regex scan of the whole text (the pattern starts with a literal newline,
-so the engine jumps between lines at memchr speed) that yields name, opcode and a simple operand list; lines
-with nested operand lists or old-style operands with shapes take the general per-line path. Structure (module
-header, tables, computation headers, closing braces) comes from the few lines that start in column 0; each
-computation then owns a contiguous range of the instruction array, found by bisection on offsets. Everything
-positional a request needs later (operand columns, attribute spans, metadata) is re-derived from the one line on
-demand (`hlo_line`). Lark (the grammar) validates; this reader indexes, reports lines it cannot read, and never
-raises.
+Algorithm: a machine-written module is read by `hlo_bulk.read_rows`: computation headers and closing braces
+from the lines that start in column 0, then each computation's instruction lines by one regex pass that also
+checks the computation and summarizes it for the verifier. Anything else takes the general path: instruction
+names from one regex scan of the whole text (the pattern starts with a literal newline, so the engine jumps
+between lines at memchr speed), structure from the column-0 lines, each computation owning a contiguous range
+of the instruction array found by bisection on offsets, and an instruction's opcode, operands and calls parsed
+from its line on first use. Everything positional a request needs later (operand columns, attribute spans,
+metadata) is re-derived from the one line on demand (`hlo_line`). Lark (the grammar) validates; this reader
+indexes, reports lines it cannot read, and never raises.
 """
 
 from __future__ import annotations

@@ -1,29 +1,34 @@
-"""Every instruction of a computation read by one regex pass, for the whole-module checks of large modules.
+"""Every instruction of a computation read by one regex pass: the read, checks and maps of large modules.
 
-The fast reader (`hlo_lsp.core.hlo`) parses an instruction's line on first use, one Python object per
-instruction; a check that touches all 200,000 instructions of a 23 MB module that way spends seconds and keeps
-hundreds of MB. Machine-written lines have a regular form, so `computation_rows` reads all lines of one
-computation with a single ``findall`` over their joined text: name, result shape text, opcode, the operand list
-when it is a plain ``%a, %b`` list (``/*index=N*/`` comments allowed), the parameter number, and the
-attribute text. A line of any other form (old-style operands written with shapes, nested instructions, a
-constant holding parentheses, a hand-written oddity) matches nothing, and the computation as a whole falls back
-to the per-line path (the caller's job), so the rows never disagree with it.
+The per-line reader (`hlo_lsp.core.hlo`) parses an instruction's line on first use, one Python object per
+instruction; touching all 200,000 instructions of a 23 MB module that way costs seconds and hundreds of MB.
+Machine-written lines have a regular form, so a computation's lines are read by one ``findall`` of `_ROW`
+("rows"): the text before the name, the ROOT flag, name, result shape text, opcode, the operand list when it
+is a plain ``%a, %b`` list (``/*index=N*/`` comments allowed), the parameter number, and the attribute text. A
+line of any other form (old-style operands written with shapes, nested instructions, a constant holding
+parentheses, a hand-written oddity) matches nothing, and the computation falls back to the per-line path.
+
+`read_rows` is `read_hlo`'s path for a module whose every computation reads as rows: in one pass it builds the
+instruction table, checks each computation (`is_clean`; a computation that is not clean is left to the
+per-line checks, which place its errors), and makes each computation's verifier summary
+(`rules.hlo_facts.summarize`). The users/callers maps are made later (`users_and_callers`).
 
 Why the rows equal what the per-line reader reads, for a line that matches:
 
-* The head (up to the opcode's parenthesis) is one atomic group made of `hlo._INSTR`'s pattern with ``\\s``
-  restricted to a line (``[^\\S\\n]``) and the ``%`` required; it matches the way `_INSTR.match` does on that
-  line, and once matched it is never re-tried another way, so the shape and opcode are `_INSTR`'s groups.
+* The head (up to the opcode's parenthesis) is one atomic group: the index pass's indentation, ROOT and name
+  (``[ \\t]``, the ``%`` required), then `hlo._INSTR`'s lazy shape (advancing by words, which reaches the
+  same first ``word(``) and opcode; once matched it is never re-tried another way, so name, shape and opcode
+  are the reader's.
 * The operand list ``(%a, /*index=5*/%b)`` holds no ``(`` and no ``"``, so its ``)`` is the one
   `hlo.find_close_paren` finds, and its names are the ones `hlo._read_operands` returns; ``parameter(N)`` and a
   ``constant(...)`` without parentheses or quotes close at the first ``)`` as there.
 * Every match starts with the newline before its line and never crosses another, so there is at most one row
   per line, and n rows for n lines means every line matched, row k being line k.
+* Calls (`row_calls`) are read from the attribute text with the reader's own pattern, under its own condition
+  (``=%`` or ``={%`` in the line).
 
-Called computations: the attribute text after the operand list is returned whole; `called_names` reads the
-``calls=%x``/``to_apply={%a, %b}`` attributes from it with the reader's own pattern, a superset of what the
-reader keeps (it keeps them only when ``=%`` or ``={%`` occurs in the line), which makes every check built on
-it conservative.
+tests/core/test_bulk_rows.py checks all of this against the per-line reader on every real module, on injected
+faults and on random edits.
 """
 
 from __future__ import annotations
