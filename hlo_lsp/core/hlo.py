@@ -559,11 +559,14 @@ def _scan_instructions(scan: str) -> tuple[list[int], list[str], list[int], list
     return offsets, names, line_of, col_of, roots
 
 
-def read_hlo(text: str, lines: list[str] | None = None) -> HloModule:
+def read_hlo(text: str, lines: list[str] | None = None, check: bool = True) -> HloModule:
     """Index HLO module text; never raises. Lines it cannot read become ``syntax-error`` diagnostics.
 
     ``lines``, when given, must be ``text.split("\\n")`` (an editor's line store): the module then shares that
-    list, so an in-place edit of a line is seen by the module (see `incremental.patch_module`)."""
+    list, so an in-place edit of a line is seen by the module (see `incremental.patch_module`). With ``check``
+    (the default) a machine-written module is read by the rows pass, which also checks every computation and
+    summarizes it for the verifier (`HloModule.pre_checked`); without, only the index is built (the reader
+    alone, as `benchmarks/bench_reader.py` times it)."""
     if text.startswith("\ufeff"):
         text = text[1:]
         lines = None
@@ -579,8 +582,8 @@ def read_hlo(text: str, lines: list[str] | None = None) -> HloModule:
     try:
         from hlo_lsp.core.hlo_bulk import read_rows  # the rows pass imports this module
 
-        if read_rows(mod, scan):
-            return mod  # machine-written: read, checked and mapped in one pass
+        if check and read_rows(mod, scan):
+            return mod  # machine-written: read and checked in one pass
         mod = HloModule(lines=lines)
         offsets, names, line_of, col_of, roots = _scan_instructions(scan)
         flags = bytearray(len(names))
