@@ -230,6 +230,12 @@ class StructuralChecker:
                 self._summary[k] = summarize(self.mod, comps[k])
         return list(self._summary)
 
+    def forget_summaries(self) -> None:
+        """Let the verifier summaries go (the verifier has used them; ~5 MB for the 23 MB module): its next run
+        makes them again, computation by computation."""
+        with self._lock:
+            self._summary = [_UNKNOWN] * len(self._summary)
+
     def unchecked(self) -> int:
         """How many computations have no result yet (the read checks a machine-written module's all)."""
         return self._per_comp.count(None)

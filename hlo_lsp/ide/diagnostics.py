@@ -23,6 +23,8 @@ def run_verifier(a: Analysis, version: int | None = None) -> bool:
     """Run the whole-module verifier-level rules on ``a`` and keep the result, unless the document moved past
     ``version`` meanwhile (then nothing is kept and False is returned)."""
     found = verify(a.hlo, a.checker.summaries() if a.checker is not None else None)
+    if a.checker is not None and a.size > GRAMMAR_LIMIT:
+        a.checker.forget_summaries()  # memory of a large module at rest; a later run makes them again
     if version is not None and a.source.version != version:
         return False
     a.verified = found

@@ -235,8 +235,7 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
             await asyncio.to_thread(a.hlo.build_maps)
             _trace("maps", path)
         await asyncio.to_thread(ls.ws.warm, path)  # siblings read, lookup maps built, before later requests
-        gc.collect(1)  # the young objects of the reads that only a collection frees (cycles), then the heap
-        release_free_memory()
+        await asyncio.to_thread(_collect_and_trim)
         _trace("warm", path)
     finally:
         _end_progress(ls, token)
@@ -251,6 +250,13 @@ async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | 
         return
     if ls.current_version(path) == version:
         ls.publish(path, version, diags=diags)
+
+
+def _collect_and_trim() -> None:
+    """After the background reads: a full collection (the server's own garbage in cycles, ~10 MB after opening
+    the 23 MB module; 0.05 s), then the C heap's free pages back to the system."""
+    gc.collect()
+    release_free_memory()
 
 
 def _read_checked(ws: Workspace, path: str) -> bool:
