@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from hlo_lsp.core.hlo import _INSTR, HloModule, find_close_paren
+from hlo_lsp.core.hlo import _NUMBERED_OPERANDS, _INSTR, HloModule, find_close_paren
 from hlo_lsp.core.hlo_line import parse_instruction_line
 from hlo_lsp.core.occurrences import Occurrence
 
@@ -147,12 +147,26 @@ class HloIndex:
         name = re.compile(r"(?<![\w.\-])%?(" + re.escape(key) + r")(?![\w.\-])")
         out: list[Occurrence] = []
         add = out.append
-        lines, match = mod.lines, _INSTR.match
+        lines, match, plain = mod.lines, _INSTR.match, _NUMBERED_OPERANDS.fullmatch
+        needle = "%" + key
         for ln in self._lines_for("instruction", key, user_lines):
             if ln not in users:
                 out.extend(o for o in self.on_line(ln) if o.kind == "instruction" and o.key == key)
                 continue
             text = lines[ln]
+            # a machine-written operand list `(%a, /*index=5*/%b)`: its "(" is the line's first "(%" (a shape has
+            # no "%"), its ")" the first after, and a use of the name is a `%key` token ending at "," or ")"
+            o = text.find("(%")
+            if o > 0:
+                c = text.find(")", o)
+                if c > 0 and text.find(needle, 0, o) < 0 and plain(text, o + 1, c):
+                    j = text.find(needle, o, c)
+                    while j >= 0:
+                        e = j + len(needle)
+                        if text[e] in ",)":
+                            add(Occurrence(ln, j + 1, e, "instruction", key, "use"))
+                        j = text.find(needle, e, c)
+                    continue
             m = match(text)
             close = find_close_paren(text, m.end() - 1) if m is not None else -1
             if close < 0:

@@ -205,8 +205,13 @@ def references(ws: Workspace, path: str, line: int, col: int, include_declaratio
         if doc.index is None:
             continue
         path = doc.path
-        for kind, key in wanted:
-            for occ in doc.index.find(kind, key):
+        found = [occs for occs in (doc.index.find(kind, key) for kind, key in wanted) if occs]
+        if len(found) == 1:  # one kind of name in this file: its occurrences are distinct already
+            out.extend(Location(path, Range(o.line, o.start, o.line, o.end)) for o in found[0]
+                       if include_declaration or o.role != "def")
+            continue
+        for occs in found:
+            for occ in occs:
                 if occ.role == "def" and not include_declaration:
                     continue
                 k = (path, occ.line, occ.start)
