@@ -201,29 +201,15 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
         await asyncio.sleep(delay)
     token = _begin_progress(ls, path, f"reading {os.path.basename(path)}")
     try:
-        checked = await asyncio.to_thread(_read_checked, ls.ws, path)
-        release_free_memory()  # the read's short-lived objects: tens of MB the C heap would keep otherwise
+        diags = await asyncio.to_thread(_read_checked, ls.ws, path, version)
         _trace("read", path)
         if ls.current_version(path) != version:
             return
-        a = ls.ws.try_analysis(path)
-        if (a is not None and a.hlo is not None and a.checker is not None and a.checker.unchecked() > 1
-                and a.size > GRAMMAR_LIMIT):
-            # computations the read could not check (not machine-written) are checked on the other cores
-            await asyncio.to_thread(a.checker.check_forked)
-            _trace("checked", path)
-            checked = False
-        a = ls.ws.try_analysis(path)
-        verifier_next = a is not None and a.hlo is not None and a.verified is None and a.size > GRAMMAR_LIMIT
-        if not (checked and verifier_next):  # else the verifier is quick: one complete publish after it
-            await _publish_from_thread(ls, path, version)
-            _trace("published structural", path)
-        if verifier_next:
-            _report_progress(ls, token, "verifier rules")
-            done = await asyncio.to_thread(run_verifier, a, version)
-            if done and ls.current_version(path) == version:
-                await _publish_from_thread(ls, path, version, complete=True)
-                _trace("published complete", path)
+        if diags is not None:  # read, checked and verified in one go: the complete diagnostics at once
+            ls.publish(path, version, diags=diags)
+            _trace("published complete", path)
+        else:
+            await _publish_slowly(ls, path, version, token)
     finally:
         _end_progress(ls, token)
     # background work, under a progress of its own: the users/callers maps (until built, users are found per
@@ -259,12 +245,41 @@ def _collect_and_trim() -> None:
     release_free_memory()
 
 
-def _read_checked(ws: Workspace, path: str) -> bool:
-    """`_try_analysis`; True when the read left the verifier little to do (every computation of a large
-    module checked and summarized by the rows pass), so one complete publish follows instead of two."""
+def _read_checked(ws: Workspace, path: str, version: int | None) -> list[Diagnostic] | None:
+    """`_try_analysis` in a worker thread, then the heap trimmed. When the read left the verifier little to do
+    (every computation of a large module checked and summarized by the rows pass), the verifier runs here too
+    and the complete diagnostics come back, for one publish (no partial set first, no further thread hop);
+    None otherwise (`_publish_slowly`)."""
     _try_analysis(ws, path)
+    release_free_memory()  # the read's short-lived objects: tens of MB the C heap would keep otherwise
     a = ws.try_analysis(path)
-    return a is not None and a.checker is not None and a.checker.unchecked() == 0
+    if (a is not None and a.hlo is not None and a.checker is not None and a.checker.unchecked() == 0
+            and a.verified is None and a.size > GRAMMAR_LIMIT and run_verifier(a, version)):
+        try:
+            return document_diagnostics(ws, path, complete=True)
+        except ReadError:
+            return None
+    return None
+
+
+async def _publish_slowly(ls: HloLanguageServer, path: str, version: int | None, token: str | None) -> None:
+    """The other cases: a small document (published in full at once), or a large one whose computations the
+    read could not all check (checked on the other cores; its structural errors published first, then the
+    verifier's in a worker thread)."""
+    a = ls.ws.try_analysis(path)
+    if (a is not None and a.hlo is not None and a.checker is not None and a.checker.unchecked() > 1
+            and a.size > GRAMMAR_LIMIT):
+        await asyncio.to_thread(a.checker.check_forked)
+        _trace("checked", path)
+    await _publish_from_thread(ls, path, version)
+    _trace("published structural", path)
+    a = ls.ws.try_analysis(path)
+    if a is not None and a.hlo is not None and a.verified is None and a.size > GRAMMAR_LIMIT:
+        _report_progress(ls, token, "verifier rules")
+        done = await asyncio.to_thread(run_verifier, a, version)
+        if done and ls.current_version(path) == version:
+            await _publish_from_thread(ls, path, version, complete=True)
+            _trace("published complete", path)
 
 
 def _try_analysis(ws: Workspace, path: str) -> None:
