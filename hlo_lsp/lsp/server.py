@@ -250,8 +250,10 @@ def _read_checked(ws: Workspace, path: str, version: int | None) -> list[Diagnos
     (every computation of a large module checked and summarized by the rows pass), the verifier runs here too
     and the complete diagnostics come back, for one publish (no partial set first, no further thread hop);
     None otherwise (`_publish_slowly`)."""
+    _trace("reading", path)
     _try_analysis(ws, path)
     release_free_memory()  # the read's short-lived objects: tens of MB the C heap would keep otherwise
+    _trace("analysed", path)
     a = ws.try_analysis(path)
     if (a is not None and a.hlo is not None and a.checker is not None and a.checker.unchecked() == 0
             and a.verified is None and a.size > GRAMMAR_LIMIT and run_verifier(a, version)):
