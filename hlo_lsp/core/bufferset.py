@@ -92,27 +92,28 @@ class BufferValue:
         v = values[r]
         return v if v > WIDE else cols.num(values, column, r)
 
+    def _object(self, role: int):
+        """The record of one role as its object; None when no file gave that record."""
+        got = self._record(role)
+        return got[1][got[2]] if got is not None else None
+
     @property
     def assignment(self) -> Assignment | None:
         """The value's line in the allocation listing; None when the listing has none."""
-        got = self._record(_ASG)
-        return got[1][got[2]] if got is not None else None
+        return self._object(_ASG)
 
     @property
     def used(self) -> UsedValue | None:
         """The value's ``Used values:`` entry; None when no values file lists it."""
-        got = self._record(_USED)
-        return got[1][got[2]] if got is not None else None
+        return self._object(_USED)
 
     @property
     def live(self) -> LiveRange | None:
-        got = self._record(_LIVE)
-        return got[1][got[2]] if got is not None else None
+        return self._object(_LIVE)
 
     @property
     def peak(self) -> PeakEntry | None:
-        got = self._record(_PEAK)
-        return got[1][got[2]] if got is not None else None
+        return self._object(_PEAK)
 
     @property
     def name(self) -> str | None:
