@@ -599,8 +599,9 @@ def read_hlo(text: str, lines: list[str] | None = None, check: bool = True) -> H
 
 # over "\n" + text: a computation header line; groups: 1 ENTRY, 2 name, 3 signature (text before the final `{`)
 # (the lookaheads keep the name and the blanks after it whole, so a long line is scanned once, not once per
-# shorter name: finditer was quadratic on a long column-0 line)
-_HEADER_LINE = re.compile(r"\n(ENTRY[ \t]+)?%?([^\s(%{=}/][^\s(%{=]*)(?![^\s(%{=])[ \t]*(?![ \t])([^\n]*?)\{[ \t]*(?=\n|\Z)")
+# shorter name: finditer was quadratic on a long column-0 line; the signature is taken greedily to the line's
+# last `{`, the only one blanks alone can follow, which is the one the lazy form found char by char)
+_HEADER_LINE = re.compile(r"\n(ENTRY[ \t]+)?%?([^\s(%{=}/][^\s(%{=]*)(?![^\s(%{=])[ \t]*(?![ \t])([^\n]*)\{[ \t]*(?=\n|\Z)")
 _CLOSE_LINE = re.compile(r"\n\}")
 
 
