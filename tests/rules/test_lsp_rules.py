@@ -40,8 +40,16 @@ def open_and_wait(client, path, text: str, version: int):
     return u, wait()
 
 
-def close(client, u: str) -> None:
+async def close(client, u: str) -> None:
+    """Close ``u`` and wait for the server's clearing publication, so that it cannot arrive after the next
+    test's `open_and_wait` has cleared the URI's entry (and be taken for that open's diagnostics)."""
+    client.diagnostics.pop(u, None)
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
+    for _ in range(3600):
+        if client.diagnostics.get(u) is not None:
+            return
+        await asyncio.sleep(0.025)
+    raise AssertionError(f"no clearing publication after closing {u}")
 
 
 def _first(gen, mods):
@@ -69,7 +77,7 @@ async def test_overlap_published_and_pulled_with_both_values_related(client):
     pulled = await client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
         text_document=lsp.TextDocumentIdentifier(uri=u)))
     assert {(x.code, x.range.start.line) for x in pulled.items} == got
-    close(client, u)
+    await close(client, u)
 
 
 async def test_cross_file_finding_lands_on_the_assignment_file(client):
@@ -83,7 +91,7 @@ async def test_cross_file_finding_lands_on_the_assignment_file(client):
         text_document=lsp.TextDocumentIdentifier(uri=uri(ba_path))))
     assert [(x.code, x.range.start.line) for x in pulled.items] == [(code, ln)]
     assert pulled.items[0].severity == lsp.DiagnosticSeverity.Error
-    close(client, u)
+    await close(client, u)
 
 
 async def test_verifier_warning_published(client):
@@ -94,7 +102,7 @@ async def test_verifier_warning_published(client):
     diags = await task
     assert [(d.code, d.range.start.line, d.severity) for d in diags] == \
         [("verifier.tuple-index", f.line, lsp.DiagnosticSeverity.Warning)]
-    close(client, u)
+    await close(client, u)
 
 
 async def test_quick_fix_over_code_action(client):
@@ -121,7 +129,7 @@ async def test_quick_fix_over_code_action(client):
     e = edits[0]
     fixed = line[: e.range.start.character] + e.new_text + line[e.range.end.character:]
     assert fixed == original.split("\n")[n]
-    close(client, u)
+    await close(client, u)
 
 
 async def test_written_shape_quick_fix_over_code_action(client):
@@ -143,4 +151,4 @@ async def test_written_shape_quick_fix_over_code_action(client):
     [e] = actions[0].edit.changes[u]
     fixed = lines[n][: e.range.start.character] + e.new_text + lines[n][e.range.end.character:]
     assert fixed == original.split("\n")[n]
-    close(client, u)
+    await close(client, u)
