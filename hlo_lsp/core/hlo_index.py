@@ -135,23 +135,31 @@ class HloIndex:
     def find(self, kind: str, key: str) -> list[Occurrence]:
         """Every occurrence of (kind, key) in document order; [] when the key never occurs."""
         if kind == "instruction":
-            return self._find_instruction(key)
+            return [Occurrence(ln, a, b, kind, key, role) for ln, a, b, role in self._find_instruction(key)]
         return [o for ln in self._lines_for(kind, key) for o in self.on_line(ln) if o.kind == kind and o.key == key]
 
-    def _find_instruction(self, key: str) -> list[Occurrence]:
-        """Definition, signature and operand uses of instruction ``key``. A user's line is searched only in its
-        operand list (a name used thousands of times costs thousands of short scans, not full line parses)."""
+    def spans(self, kind: str, key: str) -> list[tuple[int, int, int, str]]:
+        """`find` as (line, start, end, role) tuples: a name used thousands of times needs no object per use."""
+        if kind == "instruction":
+            return self._find_instruction(key)
+        return [(o.line, o.start, o.end, o.role) for o in self.find(kind, key)]
+
+    def _find_instruction(self, key: str) -> list[tuple[int, int, int, str]]:
+        """(line, start, end, role) of the definition, signature and operand uses of instruction ``key``, in
+        document order. A user's line is searched only in its operand list (a name used thousands of times
+        costs thousands of short scans, not full line parses)."""
         mod = self.mod
         user_lines = mod.user_lines(key)
         users = set(user_lines)
         name = re.compile(r"(?<![\w.\-])%?(" + re.escape(key) + r")(?![\w.\-])")
-        out: list[Occurrence] = []
+        out: list[tuple[int, int, int, str]] = []
         add = out.append
         lines, match, plain = mod.lines, _INSTR.match, _NUMBERED_OPERANDS.fullmatch
         needle = "%" + key
         for ln in self._lines_for("instruction", key, user_lines):
             if ln not in users:
-                out.extend(o for o in self.on_line(ln) if o.kind == "instruction" and o.key == key)
+                out.extend((o.line, o.start, o.end, o.role) for o in self.on_line(ln)
+                           if o.kind == "instruction" and o.key == key)
                 continue
             text = lines[ln]
             # a machine-written operand list `(%a, /*index=5*/%b)`: its "(" is the line's first "(%" (a shape has
@@ -164,7 +172,7 @@ class HloIndex:
                     while j >= 0:
                         e = j + len(needle)
                         if text[e] in ",)":
-                            add(Occurrence(ln, j + 1, e, "instruction", key, "use"))
+                            add((ln, j + 1, e, "use"))
                         j = text.find(needle, e, c)
                     continue
             m = match(text)
@@ -172,9 +180,9 @@ class HloIndex:
             if close < 0:
                 continue
             if m.group(3) == key:
-                add(Occurrence(ln, m.start(3), m.end(3), "instruction", key, "def"))
+                add((ln, m.start(3), m.end(3), "def"))
             for u in name.finditer(text, m.end(), close):
-                add(Occurrence(ln, u.start(1), u.end(1), "instruction", key, "use"))
+                add((ln, u.start(1), u.end(1), "use"))
         return out
 
     def definition(self, kind: str, key: str) -> Occurrence | None:

@@ -105,31 +105,26 @@ class Converter:
     def location(self, loc: Location) -> lsp.Location:
         return lsp.Location(uri=path_to_uri(loc.path), range=self.range_in(loc.path, loc.range))
 
-    def locations_json(self, locs: list[Location]) -> str:
-        """``[conv.location(x) for x in locs]`` as the JSON text the wire carries, written directly (an answer
-        of thousands of locations); a one-line range on an ASCII line needs no column conversion."""
+    def spans_json(self, groups: list[tuple[str, list[tuple[int, int, int]]]]) -> str:
+        """Locations given as (path, [(line, start, end)...]) groups (`navigation.reference_spans`), as the JSON
+        text the wire carries: no object per location on the way."""
         parts = []
         append = parts.append
         enc = self.encoding
-        path = uri = lines = None
-        n_lines = 0
-        for loc in locs:
-            if loc.path != path:
-                path = loc.path
-                uri = json.dumps(path_to_uri(path))
-                lines = self.lines_of(path)
-                n_lines = len(lines) if lines is not None else 0
-            r = loc.range
-            sl = r.start_line
-            if sl == r.end_line and 0 <= sl < n_lines:
-                line = lines[sl]
-                sc, ec = r.start_col, r.end_col
-                if 0 <= sc <= ec <= len(line) and line.isascii():
-                    append(_LOCATION % (uri, sl, sc, sl, ec))
-                    continue
-            el = r.end_line
-            append(_LOCATION % (uri, max(0, sl), col_to_wire(self._line(lines, sl), r.start_col, enc),
-                                max(0, el), col_to_wire(self._line(lines, el), r.end_col, enc)))
+        for path, spans in groups:
+            uri = json.dumps(path_to_uri(path))
+            lines = self.lines_of(path)
+            n_lines = len(lines) if lines is not None else 0
+            for ln, sc, ec in spans:
+                if 0 <= ln < n_lines:
+                    line = lines[ln]
+                    if 0 <= sc <= ec <= len(line) and line.isascii():
+                        append(_LOCATION % (uri, ln, sc, ln, ec))
+                        continue
+                    wc, we = col_to_wire(line, sc, enc), col_to_wire(line, ec, enc)
+                else:
+                    wc, we = col_to_wire("", sc, enc), col_to_wire("", ec, enc)
+                append(_LOCATION % (uri, max(0, ln), wc, max(0, ln), we))
         return "[" + ",".join(parts) + "]"
 
     def from_position(self, lines: list[str] | None, pos: lsp.Position) -> tuple[int, int]:

@@ -33,7 +33,7 @@ ANSWERED = _Answered()
 class RawResult:
     """A request's result already encoded as JSON text, sent as it is: a references answer of 6,000 locations
     costs 55 ms as lsprotocol objects (attrs validation, then unstructuring and encoding) and a few ms written
-    straight as text (`hlo_lsp.lsp.convert.Converter.locations_json`)."""
+    straight as text (`hlo_lsp.lsp.convert.Converter.spans_json`)."""
 
     __slots__ = ("json",)
 

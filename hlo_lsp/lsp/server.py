@@ -379,8 +379,8 @@ def on_type_definition(ls: HloLanguageServer, params: lsp.TypeDefinitionParams):
 @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
 @safe
 def on_references(ls: HloLanguageServer, params: lsp.ReferenceParams):
-    locs = navigation.references(ls.ws, *ls.at(params), params.context.include_declaration)
-    return RawResult(ls.conv.locations_json(locs)) if locs else None  # thousands for a busy name
+    groups = navigation.reference_spans(ls.ws, *ls.at(params), params.context.include_declaration)
+    return RawResult(ls.conv.spans_json(groups)) if groups else None  # thousands of locations for a busy name
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
