@@ -187,6 +187,13 @@ def _keys_for(cur: Cursor, kind: str, key: str) -> list[tuple[str, str]]:
     return [(kind, key)]
 
 
+def references(ws: Workspace, path: str, line: int, col: int, include_declaration: bool = True) -> list[Location]:
+    """Every occurrence of the name under the cursor across the module's files, as locations (the server sends
+    `reference_spans` straight to the wire); [] when on no name."""
+    return [Location(p, Range(ln, a, ln, b)) for p, spans in reference_spans(ws, path, line, col, include_declaration)
+            for ln, a, b in spans]
+
+
 def reference_spans(ws: Workspace, path: str, line: int, col: int,
                     include_declaration: bool = True) -> list[tuple[str, list[tuple[int, int, int]]]]:
     """Every occurrence of the name under the cursor across the module's files, grouped by file as
