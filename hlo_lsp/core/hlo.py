@@ -59,8 +59,22 @@ CALL_ATTRS = frozenset({
     "called_computations", "select", "scatter", "comparator",
 })
 _COMMENT_INDEX = re.compile(r"/\*[^*]*\*/")
-_INDEX_NUMBER = re.compile(r"/\*index=[0-9]+\*/")
-_NUMBERED_OPERANDS = re.compile(r"(?:/\*index=[0-9]+\*/)?%[\w.\-]+(?:, (?:/\*index=[0-9]+\*/)?%[\w.\-]+)*")
+# XLA numbers the items of a long list (`%a, ..., /*index=5*/%f`); a plain operand list is `%name` items only
+_INDEX_NUMBER_TEXT = r"/\*index=[0-9]+\*/"
+_INDEX_NUMBER = re.compile(_INDEX_NUMBER_TEXT)
+_OPERAND_TEXT = r"(?:%s)?%%[\w.\-]+" % _INDEX_NUMBER_TEXT
+OPERAND_LIST_TEXT = r"%s(?:, %s)*" % (_OPERAND_TEXT, _OPERAND_TEXT)
+_NUMBERED_OPERANDS = re.compile(OPERAND_LIST_TEXT)
+
+
+def plain_operand_names(ops: str) -> list[str]:
+    """The names of a plain operand list's text (`OPERAND_LIST_TEXT`, or ""); what `_read_operands` returns
+    for it."""
+    if not ops:
+        return []
+    if "/" in ops:
+        ops = _INDEX_NUMBER.sub("", ops)
+    return ops.replace("%", "").split(", ")
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 
@@ -525,7 +539,7 @@ def _read_operands(line: str, m: re.Match) -> tuple[str, tuple[str, ...], int | 
     if "(" not in seg and "[" not in seg and "/" not in seg and seg.count(" ") == seg.count(", "):
         return opcode, tuple(seg.replace("%", "").split(", ")), None, close
     if _NUMBERED_OPERANDS.fullmatch(seg):  # `%a, ..., /*index=5*/%f, ...`: a long tuple as XLA prints it
-        return opcode, tuple(_INDEX_NUMBER.sub("", seg).replace("%", "").split(", ")), None, close
+        return opcode, tuple(plain_operand_names(seg)), None, close
     ops = []
     for a, b in split_operands(seg):
         r = operand_name(_COMMENT_INDEX.sub(lambda mm: " " * len(mm.group()), seg[a:b]))

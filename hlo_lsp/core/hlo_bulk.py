@@ -37,12 +37,14 @@ import re
 import sys
 from array import array
 
-from hlo_lsp.core.hlo import _CALL_ATTR_PCT, _CALLED_NAME, CALL_ATTRS, Computation, HloModule, InstructionTable
+from hlo_lsp.core.hlo import (
+    _CALL_ATTR_PCT, _CALLED_NAME, CALL_ATTRS, OPERAND_LIST_TEXT, Computation, HloModule, InstructionTable,
+    plain_operand_names,
+)
 
-_OPERAND = r"(?:/\*index=[0-9]+\*/)?%[\w.\-]+"
 _ROW = re.compile(
     r"(?>\n([ \t]*(ROOT[ \t]+)?%)([\w.\-]+)[ \t]*=[^\S\n]*(?:([^ \n]*(?: [^ \n]*)*?) )??([a-z][a-z0-9_\-]*)\()"
-    r"(?:(" + _OPERAND + r"(?:, " + _OPERAND + r")*)?|(?<=[\s=]parameter\()([0-9]+)|(?<=[\s=]constant\()[^()\"\n]*)\)"
+    r"(?:(" + OPERAND_LIST_TEXT + r")?|(?<=[\s=]parameter\()([0-9]+)|(?<=[\s=]constant\()[^()\"\n]*)\)"
     r"([^\n]*)"
 )
 # The reader's call-attribute pattern kept to one line, so it reads rows joined by newlines as it reads each.
@@ -59,7 +61,6 @@ def _has_call_brace(attrs: str) -> bool:
 
 
 _NAME_RUN = re.compile(r"[\w.\-]+")
-_INDEX_COMMENT = re.compile(r"/\*index=[0-9]+\*/")
 
 # Row fields, as `findall` returns them (each a str, "" when absent); PREFIX is the text before the name.
 PREFIX, ROOT, NAME, SHAPE, OPCODE, OPERANDS, PARAM, ATTRS = range(8)
@@ -81,13 +82,7 @@ def computation_rows(mod: HloModule, c: Computation) -> list[tuple[str, ...]] | 
     return rows if len(rows) == len(r) else None
 
 
-def operand_names(ops: str) -> list[str]:
-    """The names of a row's operand list (`hlo._read_operands`' result for the same text)."""
-    if not ops:
-        return []
-    if "/" in ops:
-        ops = _INDEX_COMMENT.sub("", ops)
-    return ops.replace("%", "").split(", ")
+operand_names = plain_operand_names  # a row's operand list is plain by the row pattern
 
 
 def columns(rows: list[tuple[str, ...]]) -> list[tuple[str, ...]]:

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, info, warning
-from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction
+from hlo_lsp.core.hlo import _INDEX_NUMBER, _INDEX_NUMBER_TEXT, _INSTR, Computation, HloModule, Instruction
 from hlo_lsp.core.rules.hlo_facts import (
     ELEMENTWISE, SAME_TYPE_BINARY, SAME_TYPE_UNARY, ModuleFacts, Summary, exact_types, fp_type, same_shape, text_of,
 )
@@ -284,9 +284,8 @@ def entry_layout(m: ModuleFacts) -> Iterator[Diagnostic]:
                       f"`{root.name}` is {text_of(rs)}", related=(Related(root.name_range, "the ENTRY root"),))
 
 
-_ARRAY_TEXT = r"(?:/\*index=[0-9]+\*/)?[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?"  # printers number long tuples
+_ARRAY_TEXT = r"(?:%s)?[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?" % _INDEX_NUMBER_TEXT  # long tuples numbered
 # a layout of plain arrays: `entry_computation_layout={(f32[4]{0}, s32[])->(f32[4]{0})}`; groups: parameters, result
-_INDEX_COMMENT = re.compile(r"/\*index=[0-9]+\*/")
 # `entry_computation_layout={(f32[4]{0}, s32[])->(f32[4]{0})}` with plain array parameters; groups: the
 # parameters, the result text (any shape: braces only as layouts, read possessively so a failure is linear)
 _PLAIN_LAYOUT = re.compile(r"entry_computation_layout=\{\((%s(?:, %s)*)?\)->((?:[^{}\n]++|\{[^{}\n]*+\})*+)\}"
@@ -305,12 +304,12 @@ def _layout_plainly_agrees(m: ModuleFacts, entry: Computation, line: str, at: in
     lm = _PLAIN_LAYOUT.match(line, at)
     if lm is None:
         return False
-    params = _INDEX_COMMENT.sub("", lm.group(1)).split(", ") if lm.group(1) else []
+    params = _INDEX_NUMBER.sub("", lm.group(1)).split(", ") if lm.group(1) else []
     if tuple(params) != sm.sig:
         return False
     head = _INSTR.match(m.mod.lines[m.ins(entry.root).line])
     return head is not None and head.group(4) is not None and (
-        head.group(4) == lm.group(2) or _INDEX_COMMENT.sub("", head.group(4)) == _INDEX_COMMENT.sub("", lm.group(2)))
+        head.group(4) == lm.group(2) or _INDEX_NUMBER.sub("", head.group(4)) == _INDEX_NUMBER.sub("", lm.group(2)))
 
 
 def _matching_brace(line: str, open_pos: int) -> int:
