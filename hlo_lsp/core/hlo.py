@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import gc
 import re
+import sys
 from array import array
 from dataclasses import dataclass, field
 
@@ -658,33 +659,45 @@ def bulk_headers(mod: HloModule, scan: str) -> list[tuple[re.Match, int]] | None
     return list(zip(heads, closes))
 
 
+def bulk_computations(mod: HloModule, scan: str) -> list[tuple[int, int]] | None:
+    """`bulk_headers`, with each computation made and added to ``mod`` (name, lines, signature; the name and
+    signature interned: callers name the computations again, and fusion signatures repeat): per computation
+    the offsets in ``scan`` of its header line's and its closing line's newlines. None as `bulk_headers`."""
+    pairs = bulk_headers(mod, scan)
+    if pairs is None:
+        return None
+    comps = mod.computations
+    by_comp = mod.computation_by_name
+    count = scan.count
+    first = pairs[0][0].start()
+    ln = count("\n", 0, first + 1) - 1
+    prev = first + 1
+    offsets = []
+    for hm, c in pairs:
+        h = hm.start()
+        ln += count("\n", prev, h + 1)
+        comp = Computation(sys.intern(hm.group(2)), ln, hm.start(2) - h - 1, hm.start(1) >= 0,
+                           sys.intern(hm.group(3).strip()))
+        comp.end_line = ln + count("\n", h + 1, c + 1)
+        prev = c + 1
+        ln = comp.end_line
+        by_comp.setdefault(comp.name, len(comps))
+        comps.append(comp)
+        offsets.append((h, c))
+    return offsets
+
+
 def _read_structure_bulk(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable,
                          roots: list[int]) -> bool:
     """The bulk path; returns False (having changed nothing that the per-line path does not reset) unless every
     column-0 line is the module header, a table line, a computation header or a closing brace, and headers and
     braces alternate."""
-    pairs = bulk_headers(mod, scan)
-    if pairs is None:
+    spans = bulk_computations(mod, scan)
+    if spans is None:
         return False
-    heads = [hm for hm, _ in pairs]
-    closes = [c for _, c in pairs]
-    first = heads[0].start()
-    comps = mod.computations
-    by_comp = mod.computation_by_name
-    count = scan.count
-    ln = count("\n", 0, first + 1) - 1
-    prev = first + 1
-    kept = instrs
     r = 0
     n_roots = len(roots)
-    for hm, c in zip(heads, closes):
-        h = hm.start()
-        ln += count("\n", prev, h + 1)
-        comp = Computation(hm.group(2), ln, hm.start(2) - h - 1, hm.start(1) >= 0, hm.group(3).strip())
-        end_line = ln + count("\n", h + 1, c + 1)
-        prev = c + 1
-        ln = end_line
-        comp.end_line = end_line
+    for comp, (h, c) in zip(mod.computations, spans):
         lo = bisect.bisect_right(offsets, h)
         hi = bisect.bisect_left(offsets, c)
         comp.instructions = range(lo, hi)
@@ -695,15 +708,12 @@ def _read_structure_bulk(mod: HloModule, scan: str, offsets: list[int], instrs: 
             r += 1
         if comp.root is None and hi > lo:
             comp.root = hi - 1
-        if end_line - comp.line - 1 != hi - lo:
+        if comp.end_line - comp.line - 1 != hi - lo:
             return False  # blank, comment or unreadable lines inside: let the per-line path place them
-        if comp.name not in by_comp:
-            by_comp[comp.name] = len(comps)
-        comps.append(comp)
-    if sum(len(c.instructions) for c in comps) != len(kept):
+    if sum(len(c.instructions) for c in mod.computations) != len(instrs):
         return False
-    mod.instructions = kept
-    mod.by_name = dict(zip(reversed(kept.names), range(len(kept) - 1, -1, -1)))
+    mod.instructions = instrs
+    mod.by_name = dict(zip(reversed(instrs.names), range(len(instrs) - 1, -1, -1)))
     return True
 
 

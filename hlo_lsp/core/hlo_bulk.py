@@ -39,7 +39,7 @@ from array import array
 
 from hlo_lsp.core.hlo import (
     _CALL_ATTR_PCT, _CALLED_NAME, CALL_ATTRS, OPERAND_LIST_TEXT, Computation, HloModule, InstructionTable,
-    plain_operand_names,
+    bulk_computations, plain_operand_names,
 )
 
 _ROW = re.compile(
@@ -235,35 +235,18 @@ def users_and_callers(mod: HloModule) -> tuple[dict, dict]:
 
 def read_rows(mod: HloModule, scan: str) -> bool:
     """Read a machine-written module (``scan`` is "\\n" + its text) in one pass: the computations from the
-    column-0 lines (`hlo.bulk_headers`), then each computation's rows, from which come the instruction table,
-    the structural checks of every computation (`is_clean`; one that is not clean is left for the per-line
-    checks), the verifier summaries and the users and callers maps. False (``mod`` then half-filled: start
-    again) unless every line of every computation is a row."""
-    from hlo_lsp.core.hlo import bulk_headers
-    from hlo_lsp.core.rules.hlo_facts import summarize
+    column-0 lines (`hlo.bulk_computations`), then each computation's rows, from which come the instruction
+    table, the structural checks of every computation (`is_clean`; one that is not clean is left for the
+    per-line checks) and the verifier summaries. False (``mod`` then half-filled: start again) unless every
+    line of every computation is a row."""
+    from hlo_lsp.core.rules.hlo_facts import summarize  # the rules import this module
 
-    pairs = bulk_headers(mod, scan)
-    if pairs is None:
+    offsets = bulk_computations(mod, scan)
+    if offsets is None:
         return False
     comps = mod.computations
     by_comp = mod.computation_by_name
-    count = scan.count
-    first = pairs[0][0].start()
-    ln = count("\n", 0, first + 1) - 1
-    prev = first + 1
-    spans = []
-    for hm, c in pairs:
-        h = hm.start()
-        ln += count("\n", prev, h + 1)
-        # names and signatures interned: callers name the computations again, and fusion signatures repeat
-        comp = Computation(sys.intern(hm.group(2)), ln, hm.start(2) - h - 1, hm.start(1) >= 0,
-                           sys.intern(hm.group(3).strip()))
-        comp.end_line = ln + count("\n", h + 1, c + 1)
-        prev = c + 1
-        ln = comp.end_line
-        by_comp.setdefault(comp.name, len(comps))
-        comps.append(comp)
-        spans.append((scan.find("\n", h + 1), c))
+    spans = [(scan.find("\n", h + 1), c) for h, c in offsets]  # each computation's instruction lines
     names: list[str] = []
     line_of = array("i")
     col_of = array("i")
