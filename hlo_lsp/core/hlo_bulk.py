@@ -162,7 +162,7 @@ def _add(m: dict, key: str, i: int) -> None:
 
 
 def _map_rows(users: dict, callers: dict, rows: list[tuple[str, ...]], a: int, calls: dict[int, list[str]],
-              ints: list | None = None) -> None:
+              ints: list) -> None:
     """Add the operand uses and calls (``calls``: `row_calls`) of ``rows`` (instructions ``a``, ``a + 1``...) to
     the two maps (`_add` inlined for the uses: this runs once per operand of the module). ``ints``: the int
     objects to store, by instruction (shared with the name index, 28 bytes each saved)."""
@@ -170,8 +170,8 @@ def _map_rows(users: dict, callers: dict, rows: list[tuple[str, ...]], a: int, c
     for k, row in enumerate(rows):
         ops = row[OPERANDS]
         if ops and row[OPCODE] != "parameter" and row[OPCODE] != "constant":
-            i = ints[a + k] if ints is not None else None
-            if i is None:
+            i = ints[a + k]
+            if i is None:  # a repeated name: not in the name index
                 i = a + k
             for op in (ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)):
                 cur = get(op)

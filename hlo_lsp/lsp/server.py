@@ -12,6 +12,8 @@ import functools
 import gc
 import logging
 import os
+import sys
+import time
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -30,14 +32,6 @@ from hlo_lsp.lsp.protocol import AnsweringProtocol, RawResult
 
 log = logging.getLogger("hlo_lsp")
 _TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # stage timings of reading and checking on stderr
-
-
-def _trace(stage: str, path: str) -> None:
-    if _TRACE:
-        import sys
-        import time
-
-        print(f"hlo-lsp trace {time.monotonic():.3f} {stage} {os.path.basename(path)}", file=sys.stderr, flush=True)
 DEBOUNCE_S = 0.05  # a burst of changes that need a full re-read waits this long for the next one
 PROGRESS_MIN_BYTES = 4_000_000
 BACKGROUND_READ_BYTES = 2_000_000  # larger documents are read in a worker thread; requests meanwhile get null
@@ -47,6 +41,12 @@ SYMBOL_KIND = {
     "variable": lsp.SymbolKind.Variable, "object": lsp.SymbolKind.Object, "field": lsp.SymbolKind.Field,
     "event": lsp.SymbolKind.Event, "constant": lsp.SymbolKind.Constant, "key": lsp.SymbolKind.Key,
 }
+
+
+def _trace(stage: str, path: str) -> None:
+    """With HLO_LSP_TRACE=1: one line on stderr, on the clock `benchmarks/bench_server.py` prints with it."""
+    if _TRACE:
+        print(f"hlo-lsp trace {time.monotonic():.3f} {stage} {os.path.basename(path)}", file=sys.stderr, flush=True)
 
 
 class HloProtocol(AnsweringProtocol):
