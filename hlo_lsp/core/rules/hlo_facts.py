@@ -1,15 +1,14 @@
 """The facts the verifier-level rules read from an HLO module, found without touching every instruction.
 
-`ModuleFacts` finds candidate lines with one regex scan of the text (the reader parses an instruction's line on
-first use, so nothing else is parsed), resolves operand names per computation lazily, and caches each line's
-details and each distinct shape text's parse. The shape comparisons here are the lax verifier's: layouts,
+`summarize` reads a computation's rows (`hlo_bulk`) and keeps, for the rules, only what they must look at;
+`ModuleFacts` joins the summaries into each rule's candidates, resolves operand names per computation lazily,
+and caches each line's details and each distinct shape text's parse. The shape comparisons here are the lax verifier's: layouts,
 dynamic-dimension markers and floating-point precision are ignored (`same_shape`); `exact_types` is for copies of
 a shape (written operand shapes) where precision counts.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 import sys
 from typing import NamedTuple
@@ -40,9 +39,9 @@ _LOOKED_AT = ELEMENTWISE | CALLING | PER_LINE | {"parameter"}
 
 
 class ModuleFacts:
-    """The module with lazy per-computation name lookup, candidate lines found by one regex scan of the text, and
-    cached line details and shapes: a rule touches only the instructions of its opcodes (the reader parses an
-    instruction's line on first use, so nothing else is parsed)."""
+    """The module with lazy per-computation name lookup, the candidates of each rule taken from the computations'
+    summaries (`summarize`), and cached line details and shapes: a rule reads per line only the instructions
+    the summaries could not clear, and those of computations the rows could not read."""
 
     def __init__(self, mod: HloModule, summaries: list[Summary | None] | None = None) -> None:
         self.mod = mod
@@ -52,8 +51,6 @@ class ModuleFacts:
         self._shape: dict[int, Shape | None] = {}
         self._parsed: dict[str, Shape | None] = {}
         self._params: dict[str, list[Instruction] | None] = {}
-        self._text: str | None = None
-        self._line_starts: list[int] | None = None
         table = mod.instructions
         self._names: list[str] = getattr(table, "names", None) or [i.name for i in table]
         self._line_of: list[int] = getattr(table, "line_of", None) or [i.line for i in table]
@@ -94,28 +91,7 @@ class ModuleFacts:
         self._candidates = cand
         return cand
 
-    # -- finding candidates without touching every instruction ------------------------------------------
-    @property
-    def text(self) -> str:
-        if self._text is None:
-            self._text = "\n".join(self.mod.lines)
-        return self._text
-
-    def lines_matching(self, pattern: re.Pattern) -> list[int]:
-        """The distinct lines holding a match of ``pattern``, in order."""
-        if self._line_starts is None:
-            starts, pos = [], 0
-            for ln in self.mod.lines:
-                starts.append(pos)
-                pos += len(ln) + 1
-            self._line_starts = starts
-        out: list[int] = []
-        for mm in pattern.finditer(self.text):
-            ln = bisect.bisect_right(self._line_starts, mm.start()) - 1
-            if not out or out[-1] != ln:
-                out.append(ln)
-        return out
-
+    # -- the instructions a rule reads per line ---------------------------------------------------------
     def at_line(self, line: int) -> Instruction | None:
         i = self.mod.index_at_line(line)
         return None if i is None else self.ins(i)
