@@ -321,7 +321,9 @@ class HloModule:
         i = self.computation_index_at_line(line)
         return None if i is None else self.computations[i]
 
-    def _ins(self, i: int) -> Instruction:
+    def make_instruction(self, i: int) -> Instruction:
+        """Instruction ``i`` as an object for the caller's use, which the instruction table does not keep (the
+        kept one when there is one): a pass over many instructions leaves nothing behind."""
         t = self.instructions
         return t.make(i) if isinstance(t, InstructionTable) else t[i]
 
@@ -342,7 +344,7 @@ class HloModule:
         if self._patched:
             patched = self._patched
             idx = [i for i in idx if i not in patched]
-            idx.extend(i for i in patched if key in of(self._ins(i)))
+            idx.extend(i for i in patched if key in of(self.make_instruction(i)))
             idx.sort()
         return idx
 
@@ -364,11 +366,11 @@ class HloModule:
             return []
         lines, line_of, needle = self.lines, t.line_of, "%" + name
         return [j for j in self.computations[k].instructions
-                if needle in lines[line_of[j]] and name in self._ins(j).operands]
+                if needle in lines[line_of[j]] and name in self.make_instruction(j).operands]
 
     def users(self, name: str) -> list[Instruction]:
         """Instructions that take ``name`` as an operand, in document order; [] when unused."""
-        return [self._ins(i) for i in self._user_indices(name)]
+        return [self.make_instruction(i) for i in self._user_indices(name)]
 
     def build_maps(self) -> None:
         """Build the users and callers maps now (the server does it in the background after a read)."""
@@ -385,7 +387,7 @@ class HloModule:
 
     def callers(self, computation: str) -> list[Instruction]:
         """Instructions that call ``computation`` (calls=, to_apply=, body=, ...); [] when none."""
-        return [self._ins(i) for i in self._indices(self._maps()[1], computation, lambda x: x.called)]
+        return [self.make_instruction(i) for i in self._indices(self._maps()[1], computation, lambda x: x.called)]
 
     def mark_patched(self, i: int) -> None:
         """Instruction ``i``'s line was edited in place: the users and callers maps re-judge it on each use

@@ -219,7 +219,7 @@ def users_and_callers(mod: HloModule) -> tuple[dict, dict]:
             covered.update(c.instructions)
         rest.extend(i for i in range(len(table)) if i not in covered)
     for i in sorted(rest):
-        ins = mod._ins(i)
+        ins = mod.make_instruction(i)
         for op in ins.operands:
             _add(users, op, i)
         for cc in ins.called:

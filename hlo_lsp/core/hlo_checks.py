@@ -46,8 +46,7 @@ def _check_lines(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | N
     out: list[Diagnostic] = []
     names: set[str] = set()
     roots = 0
-    instrs = mod.instructions
-    make = instrs.make if isinstance(instrs, InstructionTable) else instrs.__getitem__
+    make = mod.make_instruction
     span = c.instructions
     if rows is not None:
         heads = [(r[NAME], bool(r[ROOT])) for r in rows]
@@ -118,7 +117,7 @@ def recheck_lines(mod: HloModule, c: Computation, old: list[Diagnostic], edited:
     up to order (tests/core/test_incremental.py)."""
     out = [d for d in old if not (d.range.start_line in edited and d.code in LINE_CODES)]
     t = mod.instructions
-    make = t.make if isinstance(t, InstructionTable) else t.__getitem__
+    make = mod.make_instruction
     names = set(t.names[c.instructions.start:c.instructions.stop]) if isinstance(t, InstructionTable) else {
         t[i].name for i in c.instructions}
     comps = mod.computation_by_name

@@ -14,7 +14,7 @@ import sys
 from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction, InstructionTable
+from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction
 from hlo_lsp.core.hlo_bulk import (
     NAME, OPCODE, OPERANDS, PARAM, SHAPE, columns, computation_rows, operand_names, row_calls,
 )
@@ -62,8 +62,7 @@ class ModuleFacts:
         """Instruction ``i``, made for this run only (the module's table keeps no object for it)."""
         x = self._ins.get(i)
         if x is None:
-            table = self.mod.instructions
-            x = self._ins[i] = table.make(i) if isinstance(table, InstructionTable) else table[i]
+            x = self._ins[i] = self.mod.make_instruction(i)
         return x
 
     # -- the rows pass: which instructions a rule must look at ---------------------------------------------
