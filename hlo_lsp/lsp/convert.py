@@ -113,13 +113,14 @@ class Converter:
         enc = self.encoding
         for path, spans in groups:
             uri = json.dumps(path_to_uri(path))
+            head = '{"uri":%s,"range":{"start":{"line":' % uri
             lines = self.lines_of(path)
             n_lines = len(lines) if lines is not None else 0
             for ln, sc, ec in spans:
                 if 0 <= ln < n_lines:
                     line = lines[ln]
-                    if 0 <= sc <= ec <= len(line) and line.isascii():
-                        append(_LOCATION % (uri, ln, sc, ln, ec))
+                    if 0 <= sc <= ec <= len(line) and line.isascii():  # columns are UTF-16 units already
+                        append(f'{head}{ln},"character":{sc}}},"end":{{"line":{ln},"character":{ec}}}}}}}')
                         continue
                     wc, we = col_to_wire(line, sc, enc), col_to_wire(line, ec, enc)
                 else:

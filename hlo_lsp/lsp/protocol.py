@@ -65,10 +65,11 @@ class AnsweringProtocol(LanguageServerProtocol):
         if self.writer is None:
             log.error("Unable to send data, no available transport!")
             return
+        data = body.encode(self.CHARSET)
         if self._include_headers:
-            body = (f"Content-Length: {len(body.encode(self.CHARSET))}\r\n"
-                    f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n") + body
-        res = self.writer.write(body.encode(self.CHARSET))
+            data = (f"Content-Length: {len(data)}\r\n"
+                    f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n").encode(self.CHARSET) + data
+        res = self.writer.write(data)
         if inspect.isawaitable(res):
             asyncio.ensure_future(res)
 
