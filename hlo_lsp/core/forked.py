@@ -22,6 +22,7 @@ import select
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -56,7 +57,9 @@ def start(fn: Callable[[Any], Any], arg: Any) -> Child | None:
         return None
     gc.freeze()  # the child then never walks (and so never copies) the parent's objects in a collection
     try:
-        pid = os.fork()
+        with warnings.catch_warnings():  # Python 3.12 warns of any fork in a process with threads
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
     except OSError:
         gc.unfreeze()
         os.close(r)
@@ -76,6 +79,21 @@ def result(child: Child | None) -> Any | None:
     if child is None:
         return None
     return _collect((child.pid, child.fd), child.deadline)
+
+
+def discard(child: Child | None) -> None:
+    """Stop ``child`` (its result is no longer wanted) and reap it."""
+    if child is None:
+        return
+    os.close(child.fd)
+    try:
+        os.kill(child.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        os.waitpid(child.pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def _child(fn: Callable[[Any], Any], part: Any, w: int) -> None:

@@ -19,6 +19,7 @@ import re
 import sys
 from array import array
 from dataclasses import dataclass, field
+from typing import Any
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error
 
@@ -254,7 +255,7 @@ class HloModule:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     by_name: dict[str, int] = field(default_factory=dict)  # first instruction of each name
     computation_by_name: dict[str, int] = field(default_factory=dict)
-    _users: dict[str, list[int] | int] | None = None  # operand name -> user instruction(s), see `_maps`
+    _users: Any = None  # operand name -> user instruction(s) (`hlo_bulk.UsesTable`), see `_maps`
     _callers: dict[str, list[int] | int] | None = None
     _patched: set[int] = field(default_factory=set)
     # what the rows pass found while reading: each computation's structural diagnostics ([] or None: not
@@ -265,6 +266,9 @@ class HloModule:
     local_names: bool = False
     # set by `incremental.patch_module`: its last patch kept every name, name column and ROOT flag
     patch_kept_names: bool = False
+    # read by the rows pass (`hlo_bulk.read_rows`): each instruction line not patched since is a row (its first
+    # `(%` opens its operand list, a plain `%a, %b` list up to the first `)`)
+    rows_read: bool = False
     _comp_lines: list[int] | None = None
 
     # -- lookups (each O(1) or O(log n) after a one-time O(n) build) -------------------------------------------
@@ -378,7 +382,18 @@ class HloModule:
 
     def user_lines(self, name: str) -> list[int]:
         """Lines of the instructions that take ``name`` as an operand (`users` without making them)."""
+        return self._lines_of(self._user_indices(name))
+
+    def user_lines_as_rows(self, name: str) -> tuple[list[int], bytes]:
+        """`user_lines`, and for each a flag: 1 when the line is still a row as the rows pass read it
+        (`rows_read`, and not patched since)."""
         idx = self._user_indices(name)
+        if not self.rows_read:
+            return self._lines_of(idx), bytes(len(idx))
+        patched = self._patched
+        return self._lines_of(idx), (bytes([i not in patched for i in idx]) if patched else b"\x01" * len(idx))
+
+    def _lines_of(self, idx: list[int]) -> list[int]:
         t = self.instructions
         if isinstance(t, InstructionTable):
             line_of = t.line_of
@@ -635,37 +650,46 @@ def _read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: Instr
         _read_structure_lines(mod, scan, offsets, instrs, roots)
 
 
-def bulk_headers(mod: HloModule, scan: str) -> list[tuple[re.Match, int]] | None:
+def bulk_headers(mod: HloModule, scan: str, start: int = 0, end: int | None = None) -> list[tuple[re.Match, int]] | None:
     """(header match, offset of the closing line's newline) of every computation when the column-0 lines are
     the module header and tables (read into ``mod`` here), then computation headers and lone closing braces
-    alternating with only blank lines between; None otherwise (``mod`` may then hold part of the prefix)."""
-    heads = list(_HEADER_LINE.finditer(scan))
-    closes = [m.start() for m in _CLOSE_LINE.finditer(scan)]
+    alternating with only blank lines between; None otherwise (``mod`` may then hold part of the prefix).
+
+    ``scan[start:end]`` alone is read when given: a part starting after the first computation (``start`` the
+    newline ending a closing line) holds only blank lines before its first header (no module header), and one
+    ending early ends with the newline after a closing brace, so the parts of a module all pass exactly when the
+    whole does."""
+    if end is None:
+        end = len(scan)
+    heads = list(_HEADER_LINE.finditer(scan, start, end))
+    closes = [m.start() for m in _CLOSE_LINE.finditer(scan, start, end)]
     if not heads or len(heads) != len(closes):
         return None
-    n = len(scan)
-    for h, c, nxt in zip(heads, closes, [m.start() for m in heads[1:]] + [n]):
+    for h, c, nxt in zip(heads, closes, [m.start() for m in heads[1:]] + [end]):
         if not h.start() < c < nxt:
             return None
-        eol = scan.find("\n", c + 1)
+        eol = scan.find("\n", c + 1, end)
         if eol < 0:
-            eol = n
+            eol = end
         # the closing line is a lone brace, and only blank lines follow it up to the next header
         if scan[c + 1 : eol].rstrip() != "}" or (eol < nxt and not scan[eol:nxt].isspace()):
             return None
-    # the prefix before the first computation: module header and tables, read line by line (it is small)
     first = heads[0].start()
+    if start:  # a later part: nothing but blank lines before its first computation
+        return list(zip(heads, closes)) if first == start or scan[start:first].isspace() else None
+    # the prefix before the first computation: module header and tables, read line by line (it is small)
     _read_structure_lines(mod, scan[: first + 1], [], [], [])
     if mod.computations or mod.diagnostics:
         return None
     return list(zip(heads, closes))
 
 
-def bulk_computations(mod: HloModule, scan: str) -> list[tuple[int, int]] | None:
-    """`bulk_headers`, with each computation made and added to ``mod`` (name, lines, signature; the name and
-    signature interned: callers name the computations again, and fusion signatures repeat): per computation
-    the offsets in ``scan`` of its header line's and its closing line's newlines. None as `bulk_headers`."""
-    pairs = bulk_headers(mod, scan)
+def bulk_computations(mod: HloModule, scan: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]] | None:
+    """`bulk_headers` (of ``scan[start:end]``), with each computation made and added to ``mod`` (name, lines,
+    signature; the name and signature interned: callers name the computations again, and fusion signatures
+    repeat): per computation the offsets in ``scan`` of its header line's and its closing line's newlines.
+    None as `bulk_headers`."""
+    pairs = bulk_headers(mod, scan, start, end)
     if pairs is None:
         return None
     comps = mod.computations

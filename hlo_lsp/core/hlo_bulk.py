@@ -22,6 +22,8 @@ Why the rows equal what the per-line reader reads, for a line that matches:
 * The operand list ``(%a, /*index=5*/%b)`` holds no ``(`` and no ``"``, so its ``)`` is the one
   `hlo.find_close_paren` finds, and its names are the ones `hlo._read_operands` returns; ``parameter(N)`` and a
   ``constant(...)`` without parentheses or quotes close at the first ``)`` as there.
+* The shape holds no ``%`` (no shape does), so a row's first ``(%`` is its opcode's parenthesis when its
+  operand list is not empty (`hlo_index` finds uses of a name there without reading the line again).
 * Every match starts with the newline before its line and never crosses another, so there is at most one row
   per line, and n rows for n lines means every line matched, row k being line k.
 * Calls (`row_calls`) are read from the attribute text with the reader's own pattern, under its own condition
@@ -36,6 +38,9 @@ from __future__ import annotations
 import re
 import sys
 from array import array
+from typing import NamedTuple
+
+from hlo_lsp.core import forked
 
 from hlo_lsp.core.hlo import (
     _CALL_ATTR_PCT, _CALLED_NAME, CALL_ATTRS, OPERAND_LIST_TEXT, Computation, HloModule, InstructionTable,
@@ -43,7 +48,7 @@ from hlo_lsp.core.hlo import (
 )
 
 _ROW = re.compile(
-    r"(?>\n([ \t]*(ROOT[ \t]+)?%)([\w.\-]+)[ \t]*=[^\S\n]*(?:([^ \n]*(?: [^ \n]*)*?) )??([a-z][a-z0-9_\-]*)\()"
+    r"(?>\n([ \t]*(ROOT[ \t]+)?%)([\w.\-]+)[ \t]*=[^\S\n]*(?:([^ \n%]*(?: [^ \n%]*)*?) )??([a-z][a-z0-9_\-]*)\()"
     r"(?:(" + OPERAND_LIST_TEXT + r")?|(?<=[\s=]parameter\()([0-9]+)|(?<=[\s=]constant\()[^()\"\n]*)\)"
     r"([^\n]*)"
 )
@@ -60,6 +65,7 @@ def _has_call_brace(attrs: str) -> bool:
     return False
 
 
+_NON_BLANK = re.compile(r"\S")
 _NAME_RUN = re.compile(r"[\w.\-]+")
 
 # Row fields, as `findall` returns them (each a str, "" when absent); PREFIX is the text before the name.
@@ -139,14 +145,17 @@ def is_clean(rows: list[tuple[str, ...]], computations: dict[str, int], calls: d
     repeated name, at most one ROOT, every operand defined in it and every called computation in
     ``computations`` (a sufficient condition, checked with set operations over the whole computation).
     ``calls``: `row_calls` of the rows."""
-    if cols is None:
-        cols = columns(rows)
+    if not _structurally_clean(rows, cols or columns(rows)):
+        return False
+    return all(n in computations for names in calls.values() for n in names)
+
+
+def _structurally_clean(rows: list[tuple[str, ...]], cols: list[tuple[str, ...]]) -> bool:
+    """`is_clean` but for the callees: no repeated name, at most one ROOT, every operand defined in it."""
     defined = set(cols[NAME])
     if len(defined) != len(rows) or len(rows) - cols[ROOT].count("") > 1:
         return False
-    if not all_operand_names(rows, cols) <= defined:
-        return False
-    return all(n in computations for names in calls.values() for n in names)
+    return all_operand_names(rows, cols) <= defined
 
 
 def _add(m: dict, key: str, i: int) -> None:
@@ -161,50 +170,103 @@ def _add(m: dict, key: str, i: int) -> None:
         cur.append(i)
 
 
-def _map_rows(users: dict, callers: dict, rows: list[tuple[str, ...]], a: int, calls: dict[int, list[str]],
-              ints: list) -> None:
-    """Add the operand uses and calls (``calls``: `row_calls`) of ``rows`` (instructions ``a``, ``a + 1``...) to
-    the two maps (`_add` inlined for the uses: this runs once per operand of the module). ``ints``: the int
-    objects to store, by instruction (shared with the name index, 28 bytes each saved)."""
-    get = users.get
+class UsesTable:
+    """Operand name -> the instructions using it (the users map of `HloModule._maps`), as two int arrays: the
+    users of the instruction defining a name (its first definition) are ``flat[start[d]:start[d + 1]]``, in
+    document order; names no instruction defines are in a small dict. For the 23 MB module that is 3 MB where
+    a dict of 180,000 names took 10 MB and, built among the rows' temporaries, kept 20 MB more of the
+    allocator's arenas from going back to the system.
+
+    Keyed by the definitions when it was built (``names``: the table's names then): while no instruction has
+    been patched since, the module's name index finds a name's definition; after, a search of ``names`` does
+    (a rename moves the index, not what the table says)."""
+
+    __slots__ = ("_mod", "_patches", "_names", "_start", "_flat", "_other")
+
+    def __init__(self, mod: HloModule, patches: int, names: list[str], start: array, flat: array, other: dict):
+        self._mod, self._patches, self._names = mod, patches, names
+        self._start, self._flat, self._other = start, flat, other
+
+    def _definition(self, name: str) -> int | None:
+        if len(self._mod._patched) == self._patches:
+            return self._mod.by_name.get(name)
+        try:
+            return self._names.index(name)
+        except ValueError:
+            return None
+
+    def get(self, name: str, default=()):
+        """The users of ``name`` (an int for one, else a list), or ``default`` when there are none."""
+        d = self._definition(name)
+        if d is None:
+            return self._other.get(name, default)
+        a, b = self._start[d], self._start[d + 1]
+        if a == b:
+            return default
+        return self._flat[a] if b == a + 1 else self._flat[a:b].tolist()
+
+
+def _row_uses(rows: list[tuple[str, ...]], a: int, by: dict[str, int], dst: array, src: array, other: dict) -> None:
+    """Each operand use in ``rows`` (instructions ``a``, ``a + 1``...) as a pair (defining instruction, user) in
+    ``dst``/``src``, or under its name in ``other`` for a name ``by`` does not know; a name used twice by one
+    instruction counts once."""
+    get = by.get
     for k, row in enumerate(rows):
         ops = row[OPERANDS]
         if ops and row[OPCODE] != "parameter" and row[OPCODE] != "constant":
-            i = ints[a + k]
-            if i is None:  # a repeated name: not in the name index
-                i = a + k
-            for op in (ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)):
-                cur = get(op)
-                if cur is None:
-                    users[op] = i
-                elif cur.__class__ is int:
-                    if cur != i:
-                        users[op] = [cur, i]
-                elif cur[-1] != i:
-                    cur.append(i)
-    for k, names in calls.items():
-        for cc in names:
-            _add(callers, cc, a + k)
+            i = a + k
+            names = ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)
+            if len(names) > 1 and len(set(names)) < len(names):
+                names = list(dict.fromkeys(names))
+            for op in names:
+                d = get(op)
+                if d is None:
+                    _add(other, op, i)
+                else:
+                    dst.append(d)
+                    src.append(i)
 
 
-def _named_by_table(users: dict, names: list[str], by: dict[str, int]) -> dict:
-    """``users`` keyed by the instruction table's own name strings (one copy of each name in memory)."""
-    return {(names[by[k]] if k in by else k): v for k, v in users.items()}
+def _grouped(n: int, dst: array, src: array, ordered: bool) -> tuple[array, array]:
+    """The pairs grouped by defining instruction (a counting sort): (start, flat) of `UsesTable`; each group in
+    the order the pairs came (``ordered``: document order already), else sorted."""
+    start = array("i", bytes(4 * (n + 1)))
+    for d in dst:
+        start[d + 1] += 1
+    total = 0
+    for d in range(n + 1):  # counts to offsets: start[d] = the pairs of the groups before d
+        total += start[d]
+        start[d] = total
+    pos = array("i", start)
+    flat = array("i", bytes(4 * len(dst)))
+    for d, i in zip(dst, src):
+        flat[pos[d]] = i
+        pos[d] += 1
+    if not ordered:  # (no pair repeats: each instruction's names were made unique)
+        for d in range(n):
+            a, b = start[d], start[d + 1]
+            if b - a > 1:
+                flat[a:b] = array("i", sorted(flat[a:b]))
+    return start, flat
 
 
-def users_and_callers(mod: HloModule) -> tuple[dict, dict]:
-    """Operand name -> the instructions using it, and computation name -> the instructions calling it (each an
-    int for one, else a list in document order), from the rows where a computation has them and from the
-    per-line reader elsewhere (objects made for the pass only). The keys reuse the instruction table's name
-    strings."""
+def users_and_callers(mod: HloModule) -> tuple[UsesTable, dict]:
+    """Operand name -> the instructions using it (`UsesTable`), and computation name -> the instructions
+    calling it (an int for one, else a list in document order), from the rows where a computation has them and
+    from the per-line reader elsewhere (objects made for the pass only)."""
     table = mod.instructions
-    users: dict = {}
+    while True:  # the name index and names as of one moment (an edit on the editor's thread may patch them)
+        patches = len(mod._patched)
+        by = mod.by_name.copy()
+        names = list(table.names) if isinstance(table, InstructionTable) else [x.name for x in table]
+        if len(mod._patched) == patches:
+            break
+    dst, src = array("i"), array("i")
+    other: dict = {}
     callers: dict = {}
     seen = 0
     rest: list[int] = []
-    ints: list = [None] * len(table)
-    for v in mod.by_name.values():
-        ints[v] = v
+    line_of = table.line_of if isinstance(table, InstructionTable) else None
     for c in mod.computations:
         rows = computation_rows(mod, c)
         seen += len(c.instructions)
@@ -212,7 +274,10 @@ def users_and_callers(mod: HloModule) -> tuple[dict, dict]:
             rest.extend(c.instructions)
             continue
         a = c.instructions.start
-        _map_rows(users, callers, rows, a, row_calls(rows, a, mod.lines, table.line_of), ints)
+        _row_uses(rows, a, by, dst, src, other)
+        for k, called in row_calls(rows, a, mod.lines, line_of).items():
+            for cc in called:
+                _add(callers, cc, a + k)
     if seen != len(table):  # instructions outside every computation's range
         covered = set()
         for c in mod.computations:
@@ -220,17 +285,40 @@ def users_and_callers(mod: HloModule) -> tuple[dict, dict]:
         rest.extend(i for i in range(len(table)) if i not in covered)
     for i in sorted(rest):
         ins = mod.make_instruction(i)
-        for op in ins.operands:
-            _add(users, op, i)
+        for op in dict.fromkeys(ins.operands):
+            d = by.get(op)
+            if d is None:
+                _add(other, op, i)
+            else:
+                dst.append(d)
+                src.append(i)
         for cc in ins.called:
             _add(callers, cc, i)
     if rest:  # per-line additions came after the rows': put each list back in document order
-        for m in (users, callers):
+        for m in (other, callers):
             for v in m.values():
                 if isinstance(v, list):
                     v.sort()
-    names = getattr(table, "names", None)
-    return (_named_by_table(users, names, mod.by_name) if names is not None else users), callers
+    del by
+    start, flat = _grouped(len(names), dst, src, ordered=not rest)
+    return UsesTable(mod, patches, names, start, flat, other), callers
+
+
+SPLIT_MIN_CHARS = 2_000_000  # a module this large is read in two parts at once, the later one in a forked child
+SPLIT_SHARE = 0.45  # of the text, the child's part (it also pickles its result, which the parent then unpickles)
+
+
+class _Part(NamedTuple):
+    """What `_read_part` read of a run of whole computations (instructions numbered from ``base``)."""
+
+    base: int
+    computations: list[Computation]
+    names: list[str]
+    line_of: array
+    col_of: array
+    flags: bytearray
+    clean: list  # per computation: () clean, None not, or the callees not among the part's own computations
+    summaries: list
 
 
 def read_rows(mod: HloModule, scan: str) -> bool:
@@ -238,28 +326,71 @@ def read_rows(mod: HloModule, scan: str) -> bool:
     column-0 lines (`hlo.bulk_computations`), then each computation's rows, from which come the instruction
     table, the structural checks of every computation (`is_clean`; one that is not clean is left for the
     per-line checks) and the verifier summaries. False (``mod`` then half-filled: start again) unless every
-    line of every computation is a row."""
+    line of every computation is a row.
+
+    A large module is read in two parts at once: the later computations (from a closing line past
+    1 - `SPLIT_SHARE` of the text) in a forked child (`forked`), the rest here, the child's part then appended
+    (the same objects as read here, in the same order; computed here instead when the child fails)."""
+    import hlo_lsp.core.rules.hlo_facts  # noqa: F401 - imported before the fork, not in the child (it reads rows)
+
+    cut = _split_point(scan) if len(scan) >= SPLIT_MIN_CHARS and forked.ENABLED else None
+    child = forked.start(_read_later_part, (scan, mod.lines, cut)) if cut is not None else None
+    first = _read_part(mod, scan, 0, cut, 0)
+    if first is None:
+        forked.discard(child)
+        return False
+    parts = [first]
+    if cut is not None:
+        later = forked.result(child)
+        if later is None or later.base != len(first.names):  # no child, or it guessed the numbering wrong
+            later = _read_part(HloModule(lines=mod.lines), scan, cut, None, len(first.names))
+            if later is None:
+                return False
+        parts.append(later)
+    _merge(mod, parts)
+    return True
+
+
+def _split_point(scan: str) -> int | None:
+    """Where the later part starts: the newline ending the first closing line past 1 - `SPLIT_SHARE` of the
+    text (None when there is none, or only blank lines follow it)."""
+    c = scan.find("\n}\n", int(len(scan) * (1 - SPLIT_SHARE)))
+    return c + 2 if c >= 0 and _NON_BLANK.search(scan, c + 2) else None
+
+
+def _read_later_part(arg: tuple[str, list[str], int]) -> _Part | None:
+    """In the child: the computations from ``cut`` on, numbered after the instruction lines before ``cut``
+    (counted as the lines starting with a blank: machine-written instruction lines are indented and nothing
+    else is; the parent compares the numbering with its own count and reads the part itself when they differ)."""
+    scan, lines, cut = arg
+    base = scan.count("\n ", 0, cut) + scan.count("\n\t", 0, cut)
+    return _read_part(HloModule(lines=lines), scan, cut, None, base)
+
+
+def _read_part(mod: HloModule, scan: str, start: int, end: int | None, base: int) -> _Part | None:
+    """The rows pass over the computations in ``scan[start:end]``, made and added to ``mod``; None unless
+    every line of every computation there is a row."""
     from hlo_lsp.core.rules.hlo_facts import summarize  # the rules import this module
 
-    offsets = bulk_computations(mod, scan)
+    offsets = bulk_computations(mod, scan, start, end)
     if offsets is None:
-        return False
+        return None
     comps = mod.computations
-    by_comp = mod.computation_by_name
+    known = mod.computation_by_name
     spans = [(scan.find("\n", h + 1), c) for h, c in offsets]  # each computation's instruction lines
     names: list[str] = []
     line_of = array("i")
     col_of = array("i")
     flags = bytearray()
     lines = mod.lines
-    clean: list[list | None] = []
+    clean: list = []
     summaries = []
     findall = _ROW.findall
     for comp, (a, b) in zip(comps, spans):
         rows = findall(scan, a, b)
         n = comp.end_line - comp.line - 1
         if len(rows) != n:
-            return False
+            return None
         lo = len(names)
         cols = columns(rows)
         if rows:
@@ -267,19 +398,46 @@ def read_rows(mod: HloModule, scan: str) -> bool:
             col_of.extend(map(len, cols[PREFIX]))
             flags.extend(map(bool, cols[ROOT]))
         line_of.extend(range(comp.line + 1, comp.end_line))
-        comp.instructions = range(lo, lo + n)
+        comp.instructions = range(base + lo, base + lo + n)
         r = flags.rfind(1, lo, lo + n)
-        comp.root = r if r >= 0 else (lo + n - 1 if n else None)
+        comp.root = base + r if r >= 0 else (base + lo + n - 1 if n else None)
         calls = _calls(rows, lo, lines, line_of, scan, a, b)
-        clean.append(() if is_clean(rows, by_comp, calls, cols) else None)  # () shared by every clean one
+        if not _structurally_clean(rows, cols):
+            clean.append(None)
+        else:  # the callees another part defines are looked up once the parts are together
+            missing = tuple({cc for called in calls.values() for cc in called if cc not in known})
+            clean.append(missing or ())  # () shared by every clean one
         summaries.append(summarize(mod, comp, rows, calls, cols))
-    mod.instructions = InstructionTable(names, line_of, col_of, flags, lines)
+    return _Part(base, comps, names, line_of, col_of, flags, clean, summaries)
+
+
+def _merge(mod: HloModule, parts: list[_Part]) -> None:
+    """The parts, in order, into ``mod`` (which holds the first part's computations already)."""
+    comps = mod.computations
+    by_comp = mod.computation_by_name
+    names = parts[0].names
+    line_of, col_of, flags = parts[0].line_of, parts[0].col_of, parts[0].flags
+    clean, summaries = parts[0].clean, parts[0].summaries
+    for p in parts[1:]:
+        for c in p.computations:
+            by_comp.setdefault(c.name, len(comps))
+            comps.append(c)
+        names += p.names
+        line_of += p.line_of
+        col_of += p.col_of
+        flags += p.flags
+        clean += p.clean
+        summaries += p.summaries
+    for k, entry in enumerate(clean):
+        if entry:
+            clean[k] = () if all(n in by_comp for n in entry) else None
+    mod.instructions = InstructionTable(names, line_of, col_of, flags, mod.lines)
     mod.by_name = by = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))
     mod.pre_checked = (clean, summaries)
+    mod.rows_read = True
     # the users and callers maps are built later (`HloModule.build_maps`, in the background): until then a
     # module whose operands are all local answers `users` from one computation
     mod.local_names = len(by) == len(names) and all(c is not None for c in clean)
-    return True
 
 
 def _calls(rows, lo: int, lines: list[str], line_of, scan: str, a: int, b: int) -> dict[int, list[str]]:

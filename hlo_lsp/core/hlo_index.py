@@ -149,25 +149,27 @@ class HloIndex:
         document order. A user's line is searched only in its operand list (a name used thousands of times
         costs thousands of short scans, not full line parses)."""
         mod = self.mod
-        user_lines = mod.user_lines(key)
-        users = set(user_lines)
+        user_lines, as_rows = mod.user_lines_as_rows(key)
+        users = dict(zip(user_lines, as_rows))
         name = re.compile(r"(?<![\w.\-])%?(" + re.escape(key) + r")(?![\w.\-])")
         out: list[tuple[int, int, int, str]] = []
         add = out.append
         lines, match, plain = mod.lines, _INSTR.match, _NUMBERED_OPERANDS.fullmatch
         needle = "%" + key
         for ln in self._lines_for("instruction", key, user_lines):
-            if ln not in users:
+            row = users.get(ln)
+            if row is None:
                 out.extend((o.line, o.start, o.end, o.role) for o in self.on_line(ln)
                            if o.kind == "instruction" and o.key == key)
                 continue
             text = lines[ln]
             # a machine-written operand list `(%a, /*index=5*/%b)`: its "(" is the line's first "(%" (a shape has
-            # no "%"), its ")" the first after, and a use of the name is a `%key` token ending at "," or ")"
+            # no "%"), its ")" the first after, and a use of the name is a `%key` token ending at "," or ")"; a
+            # line still as the rows pass read it is known to be of that form (`HloModule.rows_read`)
             o = text.find("(%")
             if o > 0:
                 c = text.find(")", o)
-                if c > 0 and text.find(needle, 0, o) < 0 and plain(text, o + 1, c):
+                if c > 0 and text.find(needle, 0, o) < 0 and (row or plain(text, o + 1, c)):
                     j = text.find(needle, o, c)
                     while j >= 0:
                         e = j + len(needle)

@@ -176,6 +176,49 @@ def test_users_and_callers_after_edits_in_place():
     assert patched > 20
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_users_after_renames_in_place(seed):
+    """Definitions renamed (and uses edited) after the maps were built: every name's users, old and new names
+    alike, are those of the module read again."""
+    from hlo_lsp.core.document import LineDocument
+    from hlo_lsp.core.incremental import patch_module
+
+    rng = random.Random(seed)
+    paths = sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt")) + sorted(DATA.glob("seeds/001_*.txt"))
+    path = paths[seed % len(paths)]
+    doc = LineDocument(path.read_text())
+    mod = read_hlo("\n".join(doc.lines))
+    mod.lines = mod.instructions._lines = doc.lines
+    mod.build_maps()
+    built = mod._users
+    touched = set()
+    for _ in range(30):
+        i = rng.randrange(len(mod.instructions))
+        ln = mod.instructions.line_of[i]
+        text = doc.lines[ln]
+        if rng.random() < 0.6:  # rename the definition: to a new name, or to another instruction's name
+            old = mod.instructions.names[i]
+            new = rng.choice([old + "_r", mod.instructions.names[rng.randrange(len(mod.instructions))]])
+            k = mod.instructions.col_of[i]
+            edit = doc.apply(ln, k, ln, k + len(old), new)
+            touched.update((old, new))
+        else:  # an operand renamed
+            k = text.find("%", text.find("(") + 1)
+            if k < 0:
+                continue
+            edit = doc.apply(ln, k + 1, ln, k + 2, rng.choice("qzx"))
+        if not patch_module(mod, edit):
+            mod = read_hlo("\n".join(doc.lines))
+            mod.lines = mod.instructions._lines = doc.lines
+            mod.build_maps()
+            built = mod._users
+    assert mod._users is built
+    fresh = read_hlo("\n".join(doc.lines))
+    users, _ = _reference_maps(fresh)
+    for name in touched | set(list(users)[:200]):
+        assert [u.line for u in mod.users(name)] == [fresh.instructions.line_of[i] for i in users.get(name, ())], name
+
+
 @pytest.mark.parametrize("path", HLO, ids=lambda p: p.name[:60])
 def test_users_before_the_maps_are_built_equal_the_maps(path):
     """A module read by rows answers `users` from one computation until its maps are built, and only when
@@ -248,3 +291,120 @@ def test_a_stuck_child_is_killed_at_its_deadline(monkeypatch):
     t = time.monotonic()
     assert forked.map_forked(lambda p: time.sleep(30), [0]) == [None]
     assert time.monotonic() - t < 5
+
+
+def _read_snapshot(mod):
+    """Everything the read leaves in a module, as plain values."""
+    t = mod.instructions
+    table = ([i.name for i in t], [i.line for i in t], [i.name_range.start_col for i in t], [i.is_root for i in t]) \
+        if isinstance(t, list) else (list(t.names), list(t.line_of), list(t.col_of), [bool(f) for f in t.root_flags])
+    return (*table,
+            [(c.name, c.line, c.name_start, c.is_entry, c.signature, c.end_line, c.instructions, c.root)
+             for c in mod.computations],
+            mod.computation_by_name, mod.by_name, mod.pre_checked, mod.local_names,
+            _key(mod.diagnostics), mod.header_line)
+
+
+def _read_in_parts(text, monkeypatch, share, **patches):
+    """`read_hlo` of ``text`` with every size split, the later ``share`` of it the second part."""
+    from hlo_lsp.core import forked, hlo_bulk
+
+    with monkeypatch.context() as m:
+        m.setattr(forked, "ENABLED", True)
+        m.setattr(hlo_bulk, "SPLIT_MIN_CHARS", 0)
+        m.setattr(hlo_bulk, "SPLIT_SHARE", share)
+        for target, name, value in patches.values():
+            m.setattr(target, name, value)
+        return _read_snapshot(read_hlo(text))
+
+
+def _read_whole(text, monkeypatch):
+    from hlo_lsp.core import forked
+
+    with monkeypatch.context() as m:
+        m.setattr(forked, "ENABLED", False)
+        return _read_snapshot(read_hlo(text))
+
+
+@pytest.mark.skipif(not os.sys.platform.startswith("linux"), reason="fork is Linux-only")
+@pytest.mark.parametrize("path", HLO, ids=lambda p: p.name[:60])
+def test_a_module_read_in_two_parts_is_the_module_read_whole(path, monkeypatch):
+    """A large module is read in two parts at once, the later one in a forked child: the same module, whatever
+    the cut, whether the child answers or the parent reads that part itself."""
+    from hlo_lsp.core import forked
+
+    from hlo_lsp.core import hlo_bulk
+
+    text = path.read_text()
+    whole = _read_whole(text, monkeypatch)
+    here = []
+    real = hlo_bulk._read_part
+    monkeypatch.setattr(hlo_bulk, "_read_part", lambda mod, scan, start, end, base: here.append(start) or real(mod, scan, start, end, base))
+    for share in (0.15, 0.45, 0.85):
+        assert _read_in_parts(text, monkeypatch, share) == whole, share
+    if whole[7] is not None and len(whole[4]) > 1:  # read by rows, and there is a cut: the child's part was used
+        assert here == [0, 0, 0]
+    here.clear()
+    no_child = {"start": (forked, "start", lambda fn, arg: None)}
+    assert _read_in_parts(text, monkeypatch, 0.45, **no_child) == whole
+
+
+@pytest.mark.skipif(not os.sys.platform.startswith("linux"), reason="fork is Linux-only")
+def test_a_child_numbering_its_part_wrongly_is_not_believed(monkeypatch):
+    """The child numbers its instructions after the indented lines before its part (machine-written
+    instruction lines are the only ones); a child whose numbering differs from the parent's count is not
+    believed, and the parent reads that part itself."""
+    from hlo_lsp.core import hlo_bulk
+
+    path = max(HLO, key=lambda p: p.stat().st_size)
+    text = path.read_text()
+    whole = _read_whole(text, monkeypatch)
+    calls = []
+    real = hlo_bulk._read_part
+
+    def counted(mod, scan, start, end, base):
+        calls.append((start, base))
+        return real(mod, scan, start, end, base)
+
+    monkeypatch.setattr(hlo_bulk, "_read_later_part", _shifted(hlo_bulk._read_later_part))
+    monkeypatch.setattr(hlo_bulk, "_read_part", counted)
+    assert _read_in_parts(text, monkeypatch, 0.45) == whole
+    assert len(calls) == 2 and calls[1][0] > 0  # here: the first part, then the later one again (the child's was wrong)
+
+
+def _shifted(read_later):
+    def later(arg):
+        part = read_later(arg)
+        return part._replace(base=part.base + 1) if part is not None else None
+    return later
+
+
+@pytest.mark.skipif(not os.sys.platform.startswith("linux"), reason="fork is Linux-only")
+@pytest.mark.parametrize("where", ["first", "later"])
+def test_an_unreadable_line_in_either_part_gives_the_whole_read(where, monkeypatch):
+    """A line the rows cannot read, before or after the cut: the module is read by the general path, with the
+    same diagnostics as when read whole."""
+    path = max(HLO, key=lambda p: p.stat().st_size)
+    lines = path.read_text().split("\n")
+    idx = [i for i, x in enumerate(lines) if x.startswith("  %")]
+    k = idx[len(idx) // 10] if where == "first" else idx[-3]
+    lines[k] = "  this is not an instruction"
+    text = "\n".join(lines)
+    whole = _read_whole(text, monkeypatch)
+    assert whole[7] is None and whole[9]  # not read by rows; a syntax error
+    assert _read_in_parts(text, monkeypatch, 0.45) == whole
+
+
+@pytest.mark.skipif(not os.sys.platform.startswith("linux"), reason="fork is Linux-only")
+def test_a_discarded_child_is_gone():
+    import time
+
+    from hlo_lsp.core import forked
+
+    child = forked.start(lambda p: time.sleep(30), None)
+    assert child is not None
+    t = time.monotonic()
+    forked.discard(child)
+    assert time.monotonic() - t < 5
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, 0)
