@@ -1,16 +1,17 @@
 """Run pure computations over an in-memory model on the machine's other cores, in forked children.
 
-The server's checks of a large module are pure Python over data it has just read; in a thread they share one
-GIL with the requests, on one core. A forked child starts with the parent's memory as it is (copy-on-write:
-nothing is serialized on the way in), computes, and sends its result back through a pipe as a pickle (a list
-of diagnostics and summaries: small). The child never touches the parent's files or sockets: it writes only
+Reading a large module (`hlo_bulk.read_rows`: its later half) and checking the computations the read could
+not (`hlo_checks.StructuralChecker.check_forked`) are pure Python over text and data in memory; in a thread
+they share one GIL with the requests, on one core. A forked child starts with the parent's memory as it is
+(copy-on-write: nothing is serialized on the way in), computes, and sends its result back through a pipe as a
+pickle (diagnostics and summaries, or the part of the instruction table it read: a few MB). The child never touches the parent's files or sockets: it writes only
 to its own pipe and leaves with ``os._exit``, so no buffered output, ``atexit`` handler or event loop of the
 parent runs twice.
 
 Only on Linux (fork of a threaded process is well defined there for code that takes no lock another thread
-may hold: the work functions are pure computations); elsewhere, or when a child fails, `map_forked` returns
-None for that part and the caller computes it in-process, so the result never depends on whether forking
-worked.
+may hold: the work functions are pure computations); elsewhere, or when a child fails, `result` (and
+`map_forked`) returns None for that part and the caller computes it in-process, so the result never depends on
+whether forking worked.
 """
 
 from __future__ import annotations
