@@ -338,7 +338,11 @@ def read_rows(mod: HloModule, scan: str) -> bool:
 
     cut = _split_point(scan) if len(scan) >= SPLIT_MIN_CHARS and forked.ENABLED else None
     child = forked.start(_read_later_part, (scan, mod.lines, cut)) if cut is not None else None
-    first = _read_part(mod, scan, 0, cut, 0)
+    try:
+        first = _read_part(mod, scan, 0, cut, 0)
+    except BaseException:
+        forked.discard(child)  # never left running (or unreaped) behind an error here
+        raise
     if first is None:
         forked.discard(child)
         return False
