@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 
 import pytest
 
@@ -16,6 +17,7 @@ from hlo_lsp.core.rules.verifier import verify
 from tests.fixtures import DATA
 from tests.rules.hlo_faults import BEFORE_FAULTS, HLO_FAULTS, read
 
+LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is Linux-only")
 MODULES = sorted(DATA.glob("**/*.txt"))
 HLO = [p for p in MODULES if "buffer-assignment" not in p.name and "live-range" not in p.name
        and "memory-usage" not in p.name and read_hlo(p.read_text()).computations]
@@ -326,7 +328,7 @@ def _read_whole(text, monkeypatch):
         return _read_snapshot(read_hlo(text))
 
 
-@pytest.mark.skipif(not os.sys.platform.startswith("linux"), reason="fork is Linux-only")
+@LINUX_ONLY
 @pytest.mark.parametrize("path", HLO, ids=lambda p: p.name[:60])
 def test_a_module_read_in_two_parts_is_the_module_read_whole(path, monkeypatch):
     """A large module is read in two parts at once, the later one in a forked child: the same module, whatever
@@ -349,7 +351,7 @@ def test_a_module_read_in_two_parts_is_the_module_read_whole(path, monkeypatch):
     assert _read_in_parts(text, monkeypatch, 0.45, **no_child) == whole
 
 
-@pytest.mark.skipif(not os.sys.platform.startswith("linux"), reason="fork is Linux-only")
+@LINUX_ONLY
 def test_a_child_numbering_its_part_wrongly_is_not_believed(monkeypatch):
     """The child numbers its instructions after the indented lines before its part (machine-written
     instruction lines are the only ones); a child whose numbering differs from the parent's count is not
@@ -379,7 +381,7 @@ def _shifted(read_later):
     return later
 
 
-@pytest.mark.skipif(not os.sys.platform.startswith("linux"), reason="fork is Linux-only")
+@LINUX_ONLY
 @pytest.mark.parametrize("where", ["first", "later"])
 def test_an_unreadable_line_in_either_part_gives_the_whole_read(where, monkeypatch):
     """A line the rows cannot read, before or after the cut: the module is read by the general path, with the
@@ -395,7 +397,7 @@ def test_an_unreadable_line_in_either_part_gives_the_whole_read(where, monkeypat
     assert _read_in_parts(text, monkeypatch, 0.45) == whole
 
 
-@pytest.mark.skipif(not os.sys.platform.startswith("linux"), reason="fork is Linux-only")
+@LINUX_ONLY
 def test_a_discarded_child_is_gone():
     import time
 
