@@ -4,9 +4,9 @@ Reading a large module (`hlo_bulk.read_rows`: its later half) and checking the c
 not (`hlo_checks.StructuralChecker.check_forked`) are pure Python over text and data in memory; in a thread
 they share one GIL with the requests, on one core. A forked child starts with the parent's memory as it is
 (copy-on-write: nothing is serialized on the way in), computes, and sends its result back through a pipe as a
-pickle (diagnostics and summaries, or the part of the instruction table it read: a few MB). The child never touches the parent's files or sockets: it writes only
-to its own pipe and leaves with ``os._exit``, so no buffered output, ``atexit`` handler or event loop of the
-parent runs twice.
+pickle (diagnostics and summaries, or the part of the instruction table it read: a few MB). The child never
+touches the parent's files or sockets: it writes only to its own pipe and leaves with ``os._exit``, so no
+buffered output, ``atexit`` handler or event loop of the parent runs twice.
 
 Only on Linux (fork of a threaded process is well defined there for code that takes no lock another thread
 may hold: the work functions are pure computations); elsewhere, or when a child fails, `result` (and

@@ -209,25 +209,29 @@ class UsesTable:
         return self._flat[a] if b == a + 1 else self._flat[a:b].tolist()
 
 
+def _file_uses(names, i: int, get, dst: array, src: array, other: dict) -> None:
+    """Instruction ``i``'s operand ``names`` (each once) as pairs (defining instruction, ``i``) in ``dst``/``src``,
+    or under the name in ``other`` for a name the name index (``get``) does not know."""
+    for op in names:
+        d = get(op)
+        if d is None:
+            _add(other, op, i)
+        else:
+            dst.append(d)
+            src.append(i)
+
+
 def _row_uses(rows: list[tuple[str, ...]], a: int, by: dict[str, int], dst: array, src: array, other: dict) -> None:
-    """Each operand use in ``rows`` (instructions ``a``, ``a + 1``...) as a pair (defining instruction, user) in
-    ``dst``/``src``, or under its name in ``other`` for a name ``by`` does not know; a name used twice by one
+    """`_file_uses` of every row in ``rows`` (instructions ``a``, ``a + 1``...); a name used twice by one
     instruction counts once."""
     get = by.get
     for k, row in enumerate(rows):
         ops = row[OPERANDS]
         if ops and row[OPCODE] != "parameter" and row[OPCODE] != "constant":
-            i = a + k
             names = ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)
             if len(names) > 1 and len(set(names)) < len(names):
-                names = list(dict.fromkeys(names))
-            for op in names:
-                d = get(op)
-                if d is None:
-                    _add(other, op, i)
-                else:
-                    dst.append(d)
-                    src.append(i)
+                names = dict.fromkeys(names)
+            _file_uses(names, a + k, get, dst, src, other)
 
 
 def _grouped(n: int, dst: array, src: array, ordered: bool) -> tuple[array, array]:
@@ -288,13 +292,7 @@ def users_and_callers(mod: HloModule) -> tuple[UsesTable, dict]:
         rest.extend(i for i in range(len(table)) if i not in covered)
     for i in sorted(rest):
         ins = mod.make_instruction(i)
-        for op in dict.fromkeys(ins.operands):
-            d = by.get(op)
-            if d is None:
-                _add(other, op, i)
-            else:
-                dst.append(d)
-                src.append(i)
+        _file_uses(dict.fromkeys(ins.operands), i, by.get, dst, src, other)
         for cc in ins.called:
             _add(callers, cc, i)
     if rest:  # per-line additions came after the rows': put each list back in document order
