@@ -103,8 +103,15 @@ def _index(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(p) for p in inner.split(",")) if inner else ()
 
 
-def _key(instruction: str, index_text: str | None) -> str:
-    return instruction + (index_text if index_text is not None else "{}")
+def _value_names(instr: str, itext: str | None) -> tuple[str, str | None, str]:
+    """A value's instruction name, index text and key (``name{1,0}``, or ``name{}`` without an index), each
+    interned (names and keys repeat across a module's files); raises ValueError for a malformed index text, as
+    the reader's parse of it does."""
+    if itext is not None:
+        shape_index(itext)
+        itext = _intern(itext)
+    instr = _intern(instr)
+    return instr, itext, _intern(instr + itext if itext is not None else instr + "{}")
 
 
 def _spaced_int(text: str) -> int:
@@ -243,7 +250,7 @@ class _Reader:
                                 vid, instr, itext, phi, color, size, offset, shape = m.groups()
                                 s = m.start(2)
                                 e = m.end(3) if itext is not None else m.end(2)
-                                if itext is not None:
+                                if itext is not None:  # `_value_names`, inlined: once per value line
                                     shape_index(itext)
                                     itext = intern(itext)
                                 instr = intern(instr)
@@ -282,12 +289,10 @@ class _Reader:
                         m = lr_match(line)
                         if m is not None:
                             instr, itext, first, last = m.groups()
-                            if itext is not None:
+                            e = m.end(2) if itext is not None else m.end(1)
+                            if itext is not None:  # `_value_names`, inlined: once per live-range line
                                 shape_index(itext)
                                 itext = intern(itext)
-                                e = m.end(2)
-                            else:
-                                e = m.end(1)
                             instr = intern(instr)
                             key = intern(instr + itext if itext is not None else instr + "{}")
                             add_live(key, instr, itext, int(first), int(last), ln, e)
@@ -313,11 +318,7 @@ class _Reader:
                     vid, instr, itext, phi, color = m.group(1, 2, 3, 4, 5)
                     s = m.start(2)
                     e = m.end(3) if itext is not None else m.end(2)
-                    if itext is not None:
-                        shape_index(itext)
-                        itext = intern(itext)
-                    instr = intern(instr)
-                    key = intern(instr + itext if itext is not None else instr + "{}")
+                    instr, itext, key = _value_names(instr, itext)
                     vid = int(vid)
                     color = int(color) if color is not None else None
                     self.value = len(used)
@@ -560,12 +561,8 @@ class _Reader:
         if alloc is None:
             self.err(ln, 0, len(line), "a value line before any `allocation N:`", CODE_STRUCTURE)
             return
-        instr, itext = _intern(m.group(2)), m.group(3)
-        s, e = m.start(2), (m.end(3) if itext is not None else m.end(2))
-        if itext is not None:
-            shape_index(itext)
-            itext = _intern(itext)
-        key = _intern(_key(instr, itext))
+        s, e = m.start(2), (m.end(3) if m.group(3) is not None else m.end(2))
+        instr, itext, key = _value_names(m.group(2), m.group(3))
         color = m.group(5)
         vid, size, offset = int(m.group(1)), int(m.group(6)), int(m.group(7))
         color = int(color) if color is not None else None
@@ -591,12 +588,8 @@ class _Reader:
             self.skipping = True
             return
         self.mark = len(self.doc.diagnostics)
-        instr, itext = _intern(m.group(2)), m.group(3)
-        s, e = m.start(2), (m.end(3) if itext is not None else m.end(2))
-        if itext is not None:
-            shape_index(itext)
-            itext = _intern(itext)
-        key = _intern(_key(instr, itext))
+        s, e = m.start(2), (m.end(3) if m.group(3) is not None else m.end(2))
+        instr, itext, key = _value_names(m.group(2), m.group(3))
         color = m.group(5)
         vid = int(m.group(1))
         color = int(color) if color is not None else None
@@ -641,7 +634,7 @@ class _Reader:
         self.mark = len(doc.diagnostics)
         s = m.start(2) - base
         e = (m.end(3) if itext is not None else m.end(2)) - base
-        instr = _intern(instr)
+        instr = _intern(instr)  # `_value_names` without the check (done above), inlined: once per used value
         if itext is not None:
             itext = _intern(itext)
         key = _intern(instr + itext if itext is not None else instr + "{}")
@@ -782,12 +775,8 @@ class _Reader:
             if m is None:
                 self.bad_line(ln, line, "`    name{index}:start-end`")
                 return
-            instr, itext = _intern(m.group(1)), m.group(2)
-            e = m.end(2) if itext is not None else m.end(1)
-            if itext is not None:
-                shape_index(itext)
-                itext = _intern(itext)
-            key = _intern(_key(instr, itext))
+            e = m.end(2) if m.group(2) is not None else m.end(1)
+            instr, itext, key = _value_names(m.group(1), m.group(2))
             doc.live_ranges.add(key, instr, itext, int(m.group(3)), int(m.group(4)), ln, e)
             self.value_use(ln, 4, e, key)
         elif s == "peak":
@@ -799,7 +788,7 @@ class _Reader:
             e = m.end(2) if itext is not None else m.end(1)
             if itext is not None:
                 itext = _intern(itext)
-            key = _intern(_key(instr, itext)) if itext is not None else None
+            key = _intern(instr + itext) if itext is not None else None
             cum = m.group(4)
             nbytes, cum = int(m.group(3)), (int(cum) if cum is not None else None)
             doc.peak_entries.add(instr, itext, nbytes, cum, ln, e)
