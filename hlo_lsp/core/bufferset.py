@@ -142,14 +142,19 @@ class BufferValue:
         got = self._record(_ASG)
         return got[1].shape[got[2]] if got is not None else None
 
-    @property
-    def assignment_at(self) -> Source | None:
-        got = self._record(_ASG)
+    def _source(self, role: int, col: int | None = None) -> Source | None:
+        """Where the record of one role was read: its line and the range of its name (from column ``col`` in
+        the files that write names there, else from the record's own start column); None when no file gave it."""
+        got = self._record(role)
         if got is None:
             return None
         kind, cols, r = got
         ln = cols.line[r]
-        return Source(kind, ln, Range(ln, cols.start[r], ln, cols.end[r]))
+        return Source(kind, ln, Range(ln, cols.start[r] if col is None else col, ln, cols.end[r]))
+
+    @property
+    def assignment_at(self) -> Source | None:
+        return self._source(_ASG)
 
     @property
     def live_range(self) -> tuple[int, int] | None:
@@ -162,21 +167,11 @@ class BufferValue:
 
     @property
     def live_range_at(self) -> Source | None:
-        got = self._record(_LIVE)
-        if got is None:
-            return None
-        kind, cols, r = got
-        ln = cols.line[r]
-        return Source(kind, ln, Range(ln, 4, ln, cols.end[r]))
+        return self._source(_LIVE, 4)
 
     @property
     def used_at(self) -> Source | None:
-        got = self._record(_USED)
-        if got is None:
-            return None
-        kind, cols, r = got
-        ln = cols.line[r]
-        return Source(kind, ln, Range(ln, cols.start[r], ln, cols.end[r]))
+        return self._source(_USED)
 
     @property
     def peak_bytes(self) -> int | None:
@@ -184,12 +179,7 @@ class BufferValue:
 
     @property
     def peak_at(self) -> Source | None:
-        got = self._record(_PEAK)
-        if got is None:
-            return None
-        kind, cols, r = got
-        ln = cols.line[r]
-        return Source(kind, ln, Range(ln, 4, ln, cols.end[r]))
+        return self._source(_PEAK, 4)
 
     @property
     def positions(self) -> list[Position]:
