@@ -195,13 +195,13 @@ class PeakEntries(Records):
                          self.num(self.cumulative, "cumulative", i), ln, _new(Range, (ln, 4, ln, self.end[i])))
 
 
-class UsedValues(Records):
-    """`UsedValue`s of ``Used values:``; their positions, uses and instruction text stay in ``text``."""
+class _ValueLines(Records):
+    """The columns of a value's line in both listings (``Used values:`` and the allocations' value lines): id,
+    key, instruction name, index text, phi flag, color, and where the name stands."""
 
-    __slots__ = ("value_id", "key", "instruction", "index_text", "phi", "color", "line", "start", "end",
-                 "from_line", "text", "wide")
+    __slots__ = ("value_id", "key", "instruction", "index_text", "phi", "color", "line", "start", "end", "wide")
 
-    def __init__(self, text=None):
+    def __init__(self):
         self.value_id = array("q")
         self.key: list[str] = []
         self.instruction: list[str] = []
@@ -211,12 +211,10 @@ class UsedValues(Records):
         self.line = array("I")
         self.start = array("I")
         self.end = array("I")
-        self.from_line = array("q")  # NONE until the value's `` from instruction:`` line is read
-        self.text = text
         self.wide: dict = {}
 
-    def add(self, value_id: int, key: str, instruction: str, index_text: str | None, phi: bool,
-            color: int | None, line: int, start: int, end: int) -> None:
+    def _add_value(self, value_id: int, key: str, instruction: str, index_text: str | None, phi: bool,
+                   color: int | None, line: int, start: int, end: int) -> None:
         if _LO <= value_id <= _HI:
             self.value_id.append(value_id)
         else:
@@ -232,6 +230,21 @@ class UsedValues(Records):
         self.line.append(line)
         self.start.append(start)
         self.end.append(end)
+
+
+class UsedValues(_ValueLines):
+    """`UsedValue`s of ``Used values:``; their positions, uses and instruction text stay in ``text``."""
+
+    __slots__ = ("from_line", "text")
+
+    def __init__(self, text=None):
+        super().__init__()
+        self.from_line = array("q")  # NONE until the value's `` from instruction:`` line is read
+        self.text = text
+
+    def add(self, value_id: int, key: str, instruction: str, index_text: str | None, phi: bool,
+            color: int | None, line: int, start: int, end: int) -> None:
+        self._add_value(value_id, key, instruction, index_text, phi, color, line, start, end)
         self.from_line.append(NONE)
 
     def _make(self, i: int):
@@ -243,55 +256,33 @@ class UsedValues(Records):
                          self.text)
 
 
-class Assignments(Records):
+class Assignments(_ValueLines):
     """Every allocation's value lines (`Assignment`s), in document order; an `Allocation` sees its own run of
     them through `AssignmentRun`."""
 
-    __slots__ = ("value_id", "key", "instruction", "index_text", "phi", "color", "size", "offset", "shape",
-                 "allocation", "line", "start", "end", "wide")
+    __slots__ = ("size", "offset", "shape", "allocation")
 
     def __init__(self):
-        self.value_id = array("q")
-        self.key: list[str] = []
-        self.instruction: list[str] = []
-        self.index_text: list[str | None] = []
-        self.phi = bytearray()
-        self.color = array("q")
+        super().__init__()
         self.size = array("q")
         self.offset = array("q")
         self.shape: list[str] = []
         self.allocation = array("q")
-        self.line = array("I")
-        self.start = array("I")
-        self.end = array("I")
-        self.wide: dict = {}
 
     def add(self, value_id: int, key: str, instruction: str, index_text: str | None, phi: bool,
             color: int | None, size: int, offset: int, shape: str, allocation: int, line: int, start: int,
             end: int) -> None:
-        if _LO <= value_id <= _HI and _LO <= size <= _HI and _LO <= offset <= _HI and _LO <= allocation <= _HI:
-            self.value_id.append(value_id)  # the usual case, without `put`'s checks one by one
-            self.size.append(size)
+        self._add_value(value_id, key, instruction, index_text, phi, color, line, start, end)
+        if _LO <= size <= _HI and _LO <= offset <= _HI and _LO <= allocation <= _HI:
+            self.size.append(size)  # the usual case, without `put`'s checks one by one
             self.offset.append(offset)
             self.allocation.append(allocation)
         else:
             put = self.put
-            put(self.value_id, "value_id", value_id)
             put(self.size, "size", size)
             put(self.offset, "offset", offset)
             put(self.allocation, "allocation", allocation)
-        self.key.append(key)
-        self.instruction.append(instruction)
-        self.index_text.append(index_text)
-        self.phi.append(phi)
-        if color is not None and _LO <= color <= _HI:
-            self.color.append(color)
-        else:
-            self.put(self.color, "color", color)
         self.shape.append(shape)
-        self.line.append(line)
-        self.start.append(start)
-        self.end.append(end)
 
     def _make(self, i: int):
         instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
