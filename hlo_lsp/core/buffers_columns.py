@@ -39,7 +39,36 @@ def shape_index(text: str | None) -> tuple[int, ...] | None:
     return got
 
 
-class Records:
+class _RecordSequence:
+    """What reads like the list of records it stands for: ``bool``, ``[i]`` (negative too), slices and ``==``,
+    over ``len`` records made by ``_at``."""
+
+    __slots__ = ()
+    _WHAT = "record"  # in the IndexError
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __getitem__(self, i):
+        n = len(self)
+        if isinstance(i, slice):
+            return [self._at(j) for j in range(*i.indices(n))]
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"{self._WHAT} index out of range")
+        return self._at(i)
+
+    def __eq__(self, other) -> bool:
+        try:
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        except TypeError:
+            return NotImplemented
+
+    __hash__ = None
+
+
+class Records(_RecordSequence):
     """Base of the column lists: subclasses name their columns in ``__slots__`` (with ``wide``) and define
     `_make`."""
 
@@ -65,29 +94,11 @@ class Records:
     def __len__(self) -> int:
         return len(self.line)
 
-    def __bool__(self) -> bool:
-        return len(self.line) > 0
-
-    def __getitem__(self, i):
-        n = len(self.line)
-        if isinstance(i, slice):
-            return [self._make(j) for j in range(*i.indices(n))]
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("record index out of range")
+    def _at(self, i: int):
         return self._make(i)
 
     def __iter__(self):
         return map(self._make, range(len(self.line)))
-
-    def __eq__(self, other) -> bool:
-        try:
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        except TypeError:
-            return NotImplemented
-
-    __hash__ = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {len(self)}>"
@@ -293,7 +304,7 @@ class Assignments(_ValueLines):
                           num(self.allocation, "allocation", i), ln, _new(Range, (ln, self.start[i], ln, self.end[i])))
 
 
-class AssignmentRun:
+class AssignmentRun(_RecordSequence):
     """The value lines of one allocation: records ``first .. first + count - 1`` of the document's `Assignments`
     (a list-like view; ``count`` grows while the reader reads the allocation)."""
 
@@ -304,31 +315,16 @@ class AssignmentRun:
         self._first = first
         self._count = count
 
+    _WHAT = "assignment"
+
     def __len__(self) -> int:
         return self._count
 
-    def __bool__(self) -> bool:
-        return self._count > 0
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self._all._make(self._first + j) for j in range(*i.indices(self._count))]
-        if i < 0:
-            i += self._count
-        if not 0 <= i < self._count:
-            raise IndexError("assignment index out of range")
+    def _at(self, i: int):
         return self._all._make(self._first + i)
 
     def __iter__(self):
         return map(self._all._make, range(self._first, self._first + self._count))
-
-    def __eq__(self, other) -> bool:
-        try:
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        except TypeError:
-            return NotImplemented
-
-    __hash__ = None
 
     def numbers(self) -> range:
         """The record numbers of this run in the document's `Assignments`."""
