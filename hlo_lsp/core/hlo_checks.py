@@ -90,19 +90,31 @@ def _line_errors(mod: HloModule, c: Computation, ins, names: set[str], comps: di
 
 
 def _placed(mod: HloModule, c: Computation, ins, bad_ops: list[str], bad_calls: list[str]) -> list[Diagnostic]:
-    """The errors for ``ins``'s undefined operands and unknown callees, each on its name in the line."""
+    """The errors for ``ins``'s undefined operands and unknown callees, each on its name in the line: a name
+    used twice (``multiply(%nosuch, %nosuch)``) gets one error at each use, in order."""
     out = []
     d = parse_instruction_line(mod.lines[ins.line])
-    spans = {s.text: s for s in (d.operands + d.called)} if d is not None else {}
+    spans: dict[str, list] = {}
+    for s in (d.operands + d.called) if d is not None else ():
+        spans.setdefault(s.text, []).append(s)
     for op in bad_ops:
-        sp = spans.get(op)
+        sp = _next_span(spans, op)
         rng = Range(ins.line, sp.start, ins.line, sp.end) if sp else ins.name_range
         out.append(error(rng, "undefined-operand", f"operand `{op}` is not defined in `{c.name}`"))
     for cc in bad_calls:
-        sp = spans.get(cc)
+        sp = _next_span(spans, cc)
         rng = Range(ins.line, sp.start, ins.line, sp.end) if sp else ins.name_range
         out.append(error(rng, "unknown-computation", f"computation `{cc}` is not defined in this module"))
     return out
+
+
+def _next_span(spans: dict[str, list], name: str):
+    """The first span of ``name`` not given out yet (the last one again when the uses run out); None when the
+    line does not write ``name``."""
+    found = spans.get(name)
+    if not found:
+        return None
+    return found.pop(0) if len(found) > 1 else found[0]
 
 
 # what `_check_lines` finds from an instruction's own line (its second pass); the first pass (repeated names,
