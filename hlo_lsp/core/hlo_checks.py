@@ -235,11 +235,14 @@ class StructuralChecker:
         """Every computation's verifier `Summary` (None where its rows cannot be read), checking the
         computations not checked yet."""
         comps = self.mod.computations
+        out: list[Summary | None] = []
         for k in range(len(comps)):
             self._check(k)
-            if self._summary[k] is _UNKNOWN:
-                self._summary[k] = summarize(self.mod, comps[k])
-        return list(self._summary)
+            s = self._summary[k]
+            if s is _UNKNOWN:  # never handed out: an edit may set it again on the editor's thread meanwhile
+                s = self._summary[k] = summarize(self.mod, comps[k])
+            out.append(s)
+        return out
 
     def forget_summaries(self) -> None:
         """Let the verifier summaries go (the verifier has used them; ~5 MB for the 23 MB module): its next run
