@@ -251,7 +251,7 @@ def _read_checked(ws: Workspace, path: str, version: int | None) -> list[Diagnos
     and the complete diagnostics come back, for one publish (no partial set first, no further thread hop);
     None otherwise (`_publish_slowly`)."""
     _trace("reading", path)
-    _try_analysis(ws, path)
+    _try_analysis(ws, path, wait=True)  # another thread reading an older version: take over once it is done
     release_free_memory()  # the read's short-lived objects: tens of MB the C heap would keep otherwise
     _trace("analysed", path)
     a = ws.try_analysis(path)
@@ -284,9 +284,12 @@ async def _publish_slowly(ls: HloLanguageServer, path: str, version: int | None,
             _trace("published complete", path)
 
 
-def _try_analysis(ws: Workspace, path: str) -> None:
+def _try_analysis(ws: Workspace, path: str, wait: bool = False) -> None:
+    """Read ``path`` unless it is read already; with ``wait`` (worker threads only), a read of it under way in
+    another thread (an older version, or the file as a sibling) is waited for and the current text read after
+    it, instead of giving up and publishing nothing for this version."""
     try:
-        ws.analysis(path)
+        ws.analysis(path, wait)
     except ReadError:
         pass  # published as one unreadable-file diagnostic
 
