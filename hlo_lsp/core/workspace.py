@@ -181,7 +181,9 @@ class Workspace:
         self._open: dict[str, Source] = {}
         self._disk: dict[str, Source] = {}
         self._analyses: dict[str, Analysis] = {}
-        self._bundles: dict[tuple, ModuleBundle] = {}
+        # one bundle per module (keyed by its HLO file, else the document), with the sources it was made from:
+        # a newer version of any member replaces it, so superseded versions' analyses are not kept alive here
+        self._bundles: dict[str, tuple[tuple, ModuleBundle]] = {}
         self._busy: dict[str, tuple[int, threading.Event]] = {}  # path -> (reading thread, set when done)
         self.defer_large_siblings = False  # see `bundle`
         self._lock = threading.RLock()
@@ -228,9 +230,20 @@ class Workspace:
             return True
 
     def close(self, path: str) -> None:
+        """Forget ``path``'s text and analysis, the bundles it is part of, and the files read from disk that no
+        open document's bundle still uses (they are read again when needed)."""
         with self._lock:
             self._open.pop(path, None)
             self._analyses.pop(path, None)
+            for key, (_, b) in list(self._bundles.items()):
+                if key == path or any(a.path == path for a in b.documents()):
+                    del self._bundles[key]
+            used = set(self._open)
+            for _, b in self._bundles.values():
+                used.update(a.path for a in b.documents())
+            for p in [p for p in self._disk if p not in used]:
+                del self._disk[p]
+                self._analyses.pop(p, None)
 
     def is_open(self, path: str) -> bool:
         return path in self._open
@@ -372,11 +385,13 @@ class Workspace:
                 hlo_a = sa if sa.kind == kinds.HLO else hlo_a
             elif sa.buffers is not None:
                 docs[kind] = sa
-        key = (id(hlo_a.source) if hlo_a else None, partial) + tuple(sorted((k, id(v.source)) for k, v in docs.items()))
+        owner = hlo_a.path if hlo_a is not None else path
+        made_from = (hlo_a.source if hlo_a else None, partial) + tuple(
+            (k, docs[k].source) for k in sorted(docs))
         with self._lock:
-            b = self._bundles.get(key)
-            if b is not None:
-                return b
+            kept = self._bundles.get(owner)
+            if kept is not None and kept[0] == made_from:  # a Source compares by identity (eq=False)
+                return kept[1]
         buffers = None
         if docs:
             from hlo_lsp.core.bufferset import BufferSet
@@ -384,13 +399,10 @@ class Workspace:
             buffers = BufferSet.from_docs([d.buffers for d in docs.values()])
         b = ModuleBundle(hlo_a, docs, buffers, partial)
         with self._lock:
-            if len(self._bundles) > 64:
-                self._bundles.clear()
-            # one bundle per module text: the ones made while its siblings were being read (each with its own
-            # joined BufferSet, ~10 MB for the benchmark dump) are not kept beside the newest
-            for k in [k for k in self._bundles if k[0] == key[0] and k[0] is not None]:
-                del self._bundles[k]
-            self._bundles[key] = b
+            # one bundle per module: the one of an older version, or made while its siblings were being read
+            # (each with its own joined BufferSet, ~10 MB for the benchmark dump), is not kept beside the newest
+            if self._current(path) is a.source:
+                self._bundles[owner] = (made_from, b)
         return b
 
 
