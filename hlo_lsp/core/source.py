@@ -9,12 +9,50 @@ corpus this is what makes every chain end at ``<module>``). Older dumps write ``
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 
 from hlo_lsp.core.hlo import HloModule
 from hlo_lsp.core.hlo_line import InstructionLine
 
 MAX_STACK = 256
+MAX_PARENTS = 4  # a relative file name is looked for beside the dump and in this many folders above it
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def allowed_source_file(dump_path: str, file: str, roots: list[str] | tuple[str, ...] = ()) -> str | None:
+    """The real path of the existing regular file a dump names as a source (``FileNames``, ``source_file``),
+    when it may be offered as a location: symlinks and ``..`` resolved first, it must be a Python source
+    (``.py``, what XLA's stack frames name) or lie inside one of ``roots`` (the workspace folders) or the
+    dump's own folder. None otherwise (missing, a FIFO, a device, ``/etc/shadow``, ``/proc/...``, a symlink
+    leading out): the dump's text is all that is shown. The file is never opened here (a stat only)."""
+    if not file or "\x00" in file:
+        return None
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(dump_path)))
+    bases = [""] if os.path.isabs(file) else []
+    base = os.path.dirname(os.path.abspath(dump_path))
+    if not bases:
+        for _ in range(MAX_PARENTS):
+            bases.append(base)
+            parent = os.path.dirname(base)
+            if parent == base:
+                break
+            base = parent
+    allowed = [folder] + [os.path.realpath(r) for r in roots if r]
+    for b in bases:
+        real = os.path.realpath(os.path.join(b, file) if b else file)
+        try:
+            if not stat.S_ISREG(os.stat(real).st_mode):
+                continue
+        except (OSError, ValueError):
+            continue
+        if real.endswith(".py") or any(_inside(real, a) for a in allowed):
+            return real
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -186,6 +186,7 @@ class Workspace:
         self._bundles: dict[str, tuple[tuple, ModuleBundle]] = {}
         self._busy: dict[str, tuple[int, threading.Event]] = {}  # path -> (reading thread, set when done)
         self.defer_large_siblings = False  # see `bundle`
+        self.roots: list[str] = []  # the editor's workspace folders (where a dump's source files may be offered)
         self._lock = threading.RLock()
 
     # -- document lifecycle ----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import os
 from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.hlo import HloModule
 from hlo_lsp.core.hlo_line import parse_instruction_line
-from hlo_lsp.core.source import SourceFrame, instruction_source, stack
+from hlo_lsp.core.source import SourceFrame, allowed_source_file, instruction_source, stack
 from hlo_lsp.core.workspace import ModuleBundle, Workspace
 from hlo_lsp.ide.context import (
     Cursor,
@@ -34,7 +34,7 @@ def definition(ws: Workspace, path: str, line: int, col: int) -> list[Location]:
         return []
     o = cur.occurrence
     if o is None:
-        return _metadata_source(cur)
+        return _metadata_source(cur, ws.roots)
     if o.kind == "value":
         loc = value_definition(cur.bundle, o.key)
         return [loc] if loc else []
@@ -52,7 +52,7 @@ def definition(ws: Workspace, path: str, line: int, col: int) -> list[Location]:
     if o.kind == "stack_frame" and cur.analysis.hlo is not None and o.key.isdigit() and len(o.key) < 12:
         if o.role == "def":
             return []
-        return _source_targets(cur, stack(cur.analysis.hlo, int(o.key)))
+        return _source_targets(cur, stack(cur.analysis.hlo, int(o.key)), ws.roots)
     if o.kind in ("file_location", "file_name", "function_name") and o.role == "use":
         d = cur.analysis.index.definition(o.kind, o.key)
         return [Location(path, d.range)] if d else []
@@ -106,7 +106,7 @@ def passed_operand(opcode: str, called: tuple[str, ...], callee: str, parameter:
     return None
 
 
-def _metadata_source(cur: Cursor) -> list[Location]:
+def _metadata_source(cur: Cursor, roots: list[str]) -> list[Location]:
     """On ``op_name``/``source_file``/``source_line`` text of an instruction: its Python source."""
     mod = cur.analysis.hlo
     if mod is None or mod.instruction_at_line(cur.line) is None:
@@ -117,36 +117,19 @@ def _metadata_source(cur: Cursor) -> list[Location]:
     for key in ("op_name", "source_file", "source_line", "op_type"):
         sp = d.metadata.get(key)
         if sp is not None and sp.start <= cur.col <= sp.end:
-            return _source_targets(cur, instruction_source(mod, d))
+            return _source_targets(cur, instruction_source(mod, d), roots)
     return []
 
 
-def resolve_source_file(doc_path: str, file: str) -> str | None:
-    """An existing file for a dump's source path: as written when absolute, else beside the dump folder or one
-    of its parents (dumps are written from the program's working directory); None when none exists."""
-    if os.path.isabs(file):
-        return file if os.path.isfile(file) else None
-    folder = os.path.dirname(os.path.abspath(doc_path))
-    for _ in range(4):
-        cand = os.path.join(folder, file)
-        if os.path.isfile(cand):
-            return cand
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    return None
-
-
-def _source_targets(cur: Cursor, frames: list[SourceFrame]) -> list[Location]:
+def _source_targets(cur: Cursor, frames: list[SourceFrame], roots: list[str]) -> list[Location]:
     if not frames:
         return []
     fr = frames[0]
-    real = resolve_source_file(cur.path, fr.file)
-    if real is not None:
+    real = allowed_source_file(cur.path, fr.file, roots)
+    if real is not None:  # the range from the dump (else the line start); the file itself is never read
         col = (fr.column - 1) if fr.column else 0
         end = (fr.end_column - 1) if fr.end_column and fr.end_line in (None, fr.line) else col
-        return [Location(real, Range(fr.line - 1, col, fr.line - 1, end))]
+        return [Location(real, Range(max(fr.line - 1, 0), col, max(fr.line - 1, 0), max(end, col)), external=True)]
     mod = _module(cur)
     row = mod.table_row("FileLocations", fr.file_location_id) if mod and fr.file_location_id else None
     if row is not None:

@@ -11,6 +11,9 @@ from hlo_lsp.core.diagnostics import Range
 class Location:
     path: str
     range: Range
+    # a file a dump names (a Python source): its range is given as is (code points of the dump's columns) and
+    # the file is never read to convert it
+    external: bool = False
 
 
 @dataclass(slots=True)

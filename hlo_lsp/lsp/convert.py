@@ -103,6 +103,11 @@ class Converter:
         return self.range(self.lines_of(path), r)
 
     def location(self, loc: Location) -> lsp.Location:
+        if loc.external:  # a file a dump names: never read; its columns go out as the dump gives them
+            r = loc.range
+            return lsp.Location(uri=path_to_uri(loc.path), range=lsp.Range(
+                start=lsp.Position(line=r.start_line, character=r.start_col),
+                end=lsp.Position(line=r.end_line, character=r.end_col)))
         return lsp.Location(uri=path_to_uri(loc.path), range=self.range_in(loc.path, loc.range))
 
     def spans_json(self, groups: list[tuple[str, list[tuple[int, int, int]]]]) -> str:

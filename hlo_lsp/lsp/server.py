@@ -145,6 +145,10 @@ def initialize(ls: HloLanguageServer, params: lsp.InitializeParams) -> None:
     formats = hover_caps.content_format if hover_caps and hover_caps.content_format else None
     ls.plain_hover = bool(formats) and lsp.MarkupKind.Markdown not in formats
     ls.client_progress = bool(caps.window and caps.window.work_done_progress)
+    folders = [uri_to_path(f.uri) for f in params.workspace_folders or ()]
+    if not folders and (params.root_uri or params.root_path):
+        folders = [uri_to_path(params.root_uri) if params.root_uri else params.root_path]
+    ls.ws.roots = [f for f in folders if f]  # where a dump's source files may be offered as locations
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
