@@ -67,7 +67,15 @@ def serve(tcp: str | None) -> int:
         if not port.isdigit():
             print(f"hlo-lsp: --tcp expects HOST:PORT, got {tcp!r}", file=sys.stderr)
             return 2
-        server.start_tcp(host or "127.0.0.1", int(port))
+        import asyncio
+
+        from hlo_lsp.lsp import tcp
+
+        try:
+            return asyncio.run(tcp.serve(server, host or "127.0.0.1", int(port)))  # loopback unless told otherwise
+        except OSError as e:
+            print(f"hlo-lsp: cannot listen on {host or '127.0.0.1'}:{port}: {e.strerror or e}", file=sys.stderr)
+            return 2
     else:
         server.start_io()
     return 0
