@@ -79,6 +79,7 @@ class HloLanguageServer(LanguageServer):
         self.plain_hover = False
         self.client_progress = False
         self._pending: dict[str, asyncio.Task] = {}
+        self.closing = False  # after shutdown: background work publishes and reports nothing more
         self._progress_seq = 0
         self.folder_indexes: dict[str, FolderIndex] = {}
 
@@ -106,7 +107,9 @@ class HloLanguageServer(LanguageServer):
         return [conv.location(x) for x in locs] or None
 
     def publish(self, path: str, version: int | None, complete: bool = True, diags=None) -> None:
-        """Publish ``diags`` (computed here when None) for ``path`` at ``version``."""
+        """Publish ``diags`` (computed here when None) for ``path`` at ``version``; nothing after shutdown."""
+        if self.closing:
+            return
         if diags is None:
             diags = document_diagnostics(self.ws, path, complete)
         lines = self.lines_of(path)
@@ -149,6 +152,32 @@ def initialize(ls: HloLanguageServer, params: lsp.InitializeParams) -> None:
     if not folders and (params.root_uri or params.root_path):
         folders = [uri_to_path(params.root_uri) if params.root_uri else params.root_path]
     ls.ws.roots = [f for f in folders if f]  # where a dump's source files may be offered as locations
+
+
+@server.feature(lsp.SHUTDOWN)
+def on_shutdown(ls: HloLanguageServer, params) -> None:
+    """Stop background work: pending reads and publications are cancelled (a worker thread already reading
+    finishes on its own; its result is dropped), and nothing is published or reported from now on."""
+    ls.closing = True
+    for task in ls._pending.values():
+        task.cancel()
+    ls._pending.clear()
+
+
+@server.feature(lsp.EXIT)
+def on_exit(ls: HloLanguageServer, params) -> None:
+    """End the process at once, quietly: the worker threads still reading are not waited for (asyncio's exit
+    would join them, seconds for a large module) and nothing is written to the closed stream. The exit code
+    is 0 after a shutdown request, 1 otherwise, as the protocol asks."""
+    ls.closing = True
+    code = 0 if getattr(ls.protocol, "_shutdown", False) else 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    logging.shutdown()
+    os._exit(code)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
@@ -300,7 +329,7 @@ def _try_analysis(ws: Workspace, path: str, wait: bool = False) -> None:
 
 def _begin_progress(ls: HloLanguageServer, path: str, message: str) -> str | None:
     """Start a `$/progress` bar for reading a large document when the client shows them; its token or None."""
-    if not ls.client_progress:
+    if not ls.client_progress or ls.closing:
         return None
     try:
         if os.path.getsize(path) < PROGRESS_MIN_BYTES:
@@ -311,19 +340,21 @@ def _begin_progress(ls: HloLanguageServer, path: str, message: str) -> str | Non
             return None
     ls._progress_seq += 1
     token = f"hlo-lsp/read/{ls._progress_seq}"
-    ls.work_done_progress.create(token)
+    # the creation request without a result callback: at shutdown pygls cancels the pending request, and a
+    # callback would raise (and print) CancelledError from it
+    ls.protocol.send_request(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE, lsp.WorkDoneProgressCreateParams(token=token))
     ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
         title="hlo-lsp", message=message, cancellable=False))
     return token
 
 
 def _report_progress(ls: HloLanguageServer, token: str | None, message: str) -> None:
-    if token is not None:
+    if token is not None and not ls.closing:
         ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=message))
 
 
 def _end_progress(ls: HloLanguageServer, token: str | None) -> None:
-    if token is not None:
+    if token is not None and not ls.closing:
         ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
 
 
