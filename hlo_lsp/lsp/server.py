@@ -381,6 +381,21 @@ def did_close(ls: HloLanguageServer, params: lsp.DidCloseTextDocumentParams) -> 
     if task is not None:
         task.cancel()
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+    _trim_soon(ls)
+
+
+def _trim_soon(ls: HloLanguageServer, delay: float = 1.0) -> None:
+    """After a burst of closes: one collection and the C heap's free pages back to the system (`_collect_and_trim`
+    in a worker thread), so memory follows what is open."""
+    old = ls._pending.pop("", None)  # the key no document has
+    if old is not None:
+        old.cancel()
+
+    async def later():
+        await asyncio.sleep(delay)
+        await asyncio.to_thread(_collect_and_trim)
+
+    ls._pending[""] = asyncio.ensure_future(later())
 
 
 # -- requests --------------------------------------------------------------------------------------------------
