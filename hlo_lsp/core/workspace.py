@@ -167,6 +167,9 @@ class ModuleBundle:
     buffer_docs: dict[str, Analysis]
     buffers: object | None  # hlo_lsp.core.bufferset.BufferSet, None without buffer files
     partial: bool = False  # a large sibling is still to be read (see `Workspace.bundle`)
+    # results derived from exactly these files (e.g. the peak report), kept with the bundle and released with
+    # it: a newer version of any member makes a new bundle, and closing its documents drops it
+    memo: dict = field(default_factory=dict)
 
     def documents(self) -> list[Analysis]:
         """All analyses of the bundle, HLO first."""

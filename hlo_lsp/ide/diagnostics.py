@@ -67,20 +67,13 @@ def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> l
     return sorted(out, key=lambda d: (d.range.start_line, d.range.start_col, d.code))
 
 
-_FINDINGS: dict[int, tuple[object, list[Finding]]] = {}
-
-
 def _findings(bundle: ModuleBundle) -> list[Finding]:
-    """The buffer rules' findings of a bundle, computed once per joined BufferSet."""
-    bs = bundle.buffers
-    hit = _FINDINGS.get(id(bs))
-    if hit is not None and hit[0] is bs:
-        return hit[1]
-    lines = {kind: d.source.doc.lines for kind, d in bundle.buffer_docs.items()}
-    found = buffer_findings(bs, lines)
-    if len(_FINDINGS) > 32:
-        _FINDINGS.clear()
-    _FINDINGS[id(bs)] = (bs, found)
+    """The buffer rules' findings of a bundle, computed once per bundle (kept in its `memo` and released with
+    it; a module-wide cache kept up to 32 superseded buffer sets alive)."""
+    found = bundle.memo.get("buffer_findings")
+    if found is None:
+        lines = {kind: d.source.doc.lines for kind, d in bundle.buffer_docs.items()}
+        found = bundle.memo["buffer_findings"] = buffer_findings(bundle.buffers, lines)
     return found
 
 

@@ -23,7 +23,6 @@ from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import ModuleBundle, Workspace
 
 SHOW_TIMELINE = "hlo.showMemoryTimeline"
-_cache: dict[int, tuple[object, object, PeakReport | None]] = {}
 _lock = threading.Lock()
 
 
@@ -36,20 +35,16 @@ class Lens:
 
 
 def report_for(bundle: ModuleBundle) -> PeakReport | None:
-    """The bundle's peak report, computed once per joined buffer set; None without buffer files."""
-    bs = bundle.buffers
-    if bs is None:
+    """The bundle's peak report, computed once per bundle (kept in its `memo`, so it goes when the bundle
+    does: a module-wide cache kept up to 32 superseded buffer sets alive); None without buffer files."""
+    if bundle.buffers is None:
         return None
-    hlo = bundle.hlo.hlo if bundle.hlo is not None else None
     with _lock:
-        hit = _cache.get(id(bs))
-        if hit is not None and hit[0] is bs and hit[1] is hlo:
-            return hit[2]
+        if "peak_report" in bundle.memo:
+            return bundle.memo["peak_report"]
     report = peak_of_bundle(bundle)
     with _lock:
-        if len(_cache) > 32:
-            _cache.clear()
-        _cache[id(bs)] = (bs, hlo, report)
+        bundle.memo["peak_report"] = report
     return report
 
 
