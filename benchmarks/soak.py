@@ -181,6 +181,7 @@ def edits(module: str, n: int, pace: float, seed: int = 1) -> dict:
             s.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": ln, "character": 4}},
                       wait=False)
         time.sleep(pace)
+    s.wait_published(uri, version, timeout=600)
     final = s.settle(uri)
     versions = {p.get("version") for p in s.published if p["uri"] == uri}
     rss_end = s.rss_mb()

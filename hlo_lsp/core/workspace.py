@@ -188,6 +188,8 @@ class Workspace:
         # a newer version of any member replaces it, so superseded versions' analyses are not kept alive here
         self._bundles: dict[str, tuple[tuple, ModuleBundle]] = {}
         self._busy: dict[str, tuple[int, threading.Event]] = {}  # path -> (reading thread, set when done)
+        # path -> the edits applied while its text is being read (see `_hand_over`)
+        self._edits_during_read: dict[str, list[Edit]] = {}
         self.defer_large_siblings = False  # see `bundle`
         self.roots: list[str] = []  # the editor's workspace folders (where a dump's source files may be offered)
         self._lock = threading.RLock()
@@ -220,6 +222,9 @@ class Workspace:
             a = self._analyses.get(path)
             if a is None or a.hlo is None or a.hlo.lines is not old.doc.lines:
                 self._analyses.pop(path, None)
+                log = self._edits_during_read.get(path)
+                if log is not None:
+                    log.extend(edits)
                 return False
             for e in edits:
                 if not patch_module(a.hlo, e):
@@ -303,24 +308,53 @@ class Workspace:
             # a snapshot sharing the line strings (one pointer a line); a disk file's text never changes
             lines = list(src.doc.lines) if isinstance(src.doc, LineDocument) else None
             text = src.doc.kept_text() if isinstance(src.doc, LineDocument) else None
+            if lines is not None:
+                self._edits_during_read[path] = []
         try:
             a = analyse(path, src, lines, text)
             if isinstance(src.doc, LineDocument):
                 src.doc.forget_large_text()  # read: the lines alone are kept
             with self._lock:
+                log = self._edits_during_read.pop(path, None)
                 if src.doc.generation == generation and self._current(path) is src:
                     if a.hlo is not None and lines is not None and a.hlo.lines == src.doc.lines:
                         a.hlo.lines = src.doc.lines  # share the editor's line store: edits can patch in place
                         if hasattr(a.hlo.instructions, "_lines"):
                             a.hlo.instructions._lines = src.doc.lines
                     self._analyses[path] = a
+                elif log is not None:
+                    self._hand_over(path, a, src, lines, log)
         finally:
             with self._lock:  # cached first, then waiters are released to take it
                 reader = self._busy.get(path)
                 if reader is not None and reader[0] == me:
+                    self._edits_during_read.pop(path, None)
                     del self._busy[path]
                     reader[1].set()
         return a
+
+    def _hand_over(self, path: str, a: Analysis, src: Source, lines: list[str], log: list[Edit]) -> None:
+        """Edits landed while ``a`` was read from the snapshot ``lines``: when each kept the line count (typing
+        inside lines), ``a`` is brought up to the current text by patching it for each, as `edited` would have,
+        and cached; a read that finished late hands its work over instead of being thrown away (and read again,
+        which under steady typing on a large module never caught up). Otherwise nothing is cached."""
+        cur = self._open.get(path)
+        if (cur is None or cur.doc is not src.doc or a.hlo is None or not log
+                or len(lines) != len(cur.doc.lines) or any(e.old_count != e.new_count for e in log)):
+            return
+        a.hlo.lines = cur.doc.lines
+        if hasattr(a.hlo.instructions, "_lines"):
+            a.hlo.instructions._lines = cur.doc.lines
+        for e in log:
+            if not patch_module(a.hlo, e):
+                return
+            for ln in range(e.first, e.first + e.new_count):
+                a.edited_lines.add(ln)
+                if a.checker is not None:
+                    a.checker.invalidate_line(ln)
+        a.source = cur
+        a.index = HloIndex(a.hlo)
+        self._analyses[path] = a
 
     def _current(self, path: str) -> Source | None:
         return self._open.get(path) or self._disk.get(path)
