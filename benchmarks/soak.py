@@ -97,6 +97,19 @@ class Server:
                 return int(line.split()[1]) / 1024
         return 0.0
 
+    def stable_rss_mb(self, quiet: float = 5.0, timeout: float = 120) -> float:
+        """RSS once it has moved by under 2% for ``quiet`` seconds (background reads and trims done)."""
+        end = time.monotonic() + timeout
+        last, since = self.rss_mb(), time.monotonic()
+        while time.monotonic() < end:
+            time.sleep(0.5)
+            now = self.rss_mb()
+            if abs(now - last) > 0.02 * last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since > quiet:
+                return now
+        return self.rss_mb()
+
     def wait_published(self, uri: str, version: int, timeout: float = 300) -> dict | None:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
@@ -148,7 +161,7 @@ def edits(module: str, n: int, pace: float, seed: int = 1) -> dict:
     assert s.wait_published(uri, 1) is not None
     open_s = time.monotonic() - t0
     s.settle(uri, quiet=3)
-    rss_open = s.rss_mb()
+    rss_open = s.stable_rss_mb()  # its buffer-assignment siblings read too
     targets = [i for i, x in enumerate(lines) if 'op_name="' in x]
     entry = next(i for i, x in enumerate(lines) if x.startswith("ENTRY")) + 1
     inserted = False
@@ -184,7 +197,7 @@ def edits(module: str, n: int, pace: float, seed: int = 1) -> dict:
     s.wait_published(uri, version, timeout=600)
     final = s.settle(uri)
     versions = {p.get("version") for p in s.published if p["uri"] == uri}
-    rss_end = s.rss_mb()
+    rss_end = s.stable_rss_mb()
     final_text = "\n".join(lines)
     s.close()
     fresh = Server()
@@ -214,20 +227,17 @@ def many(folder: str, n: int) -> dict:
                                                           "text": p.read_text()}})
         s.wait_published(uri, 1, timeout=60)
         uris.append(uri)
-    time.sleep(2)
-    rss_peak = s.rss_mb()
+    rss_peak = s.stable_rss_mb()
     for uri in uris:
         s.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-    time.sleep(5)
-    rss_closed = s.rss_mb()
+    rss_closed = s.stable_rss_mb()
     s.close()
     one = Server()
     uri = files[0].resolve().as_uri()
     one.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "hlo", "version": 1,
                                                         "text": files[0].read_text()}})
     one.wait_published(uri, 1)
-    time.sleep(5)
-    rss_one = one.rss_mb()
+    rss_one = one.stable_rss_mb()
     one.close()
     return {"documents": len(files), "rss_all_open_mb": round(rss_peak), "rss_all_closed_mb": round(rss_closed),
             "rss_fresh_one_mb": round(rss_one), "ratio_closed_to_fresh": round(rss_closed / rss_one, 2)}
