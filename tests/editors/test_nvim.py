@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures import SHARED, require_found
+
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "editors" / "nvim"
 PROBE = Path(__file__).with_name("nvim_probe.lua")
@@ -500,7 +502,6 @@ def test_restart_command_replaces_the_client(case, tmp_path):
     assert got["count"] == 1, got
 
 
-SHARED = Path("/work/shared")
 NAME_RULES = (  # the documented name rules, written out independently of lua/hlo/filetype.lua
     (".hlo", "hlo"), (".hlo.txt", "hlo"), ("before_optimizations.txt", "hlo"), ("after_optimizations.txt", "hlo"),
     ("-buffer-assignment.txt", "hlo_buffers"), ("-buffer-assignment-values.txt", "hlo_buffers"),
@@ -520,19 +521,14 @@ def documented_filetype(path: Path) -> str:
 @pytest.mark.parametrize("where", ["tests-data", "shared"])
 @pytest.mark.parametrize("finder", [_nvim_011, _nvim_07], ids=["0.11", "0.7"])
 def test_filetype_of_every_real_dump(finder, where, tmp_path):
-    """Every .txt dump in tests/data and /work/shared gets the documented filetype (by name, else by
+    """Every .txt dump in tests/data and ../shared gets the documented filetype (by name, else by
     first line); with vim.g.hlo_no_autosetup = 1 no server starts. Files are opened in place, read only."""
     nvim = finder()
     if nvim is None:
         pytest.skip("no such Neovim")
     root = DATA if where == "tests-data" else SHARED
-    if not root.is_dir():
-        pytest.skip(f"{root} is absent")
-    paths = sorted(p for p in root.rglob("*.txt") if p.is_file())
-    if not paths:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"no dumps found under {root}")
-        pytest.skip(f"no dumps under {root}")
+    paths = sorted(p for p in root.rglob("*.txt") if p.is_file()) if root.is_dir() else []
+    require_found(paths, f".txt dumps under {root}")
     out = tmp_path / "result.json"
     (tmp_path / "spec.json").write_text(json.dumps({"out": str(out), "paths": [str(p) for p in paths]}))
     init = tmp_path / "init.lua"
