@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import site
 import subprocess
-import sys
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -15,12 +16,30 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _dependency_dirs() -> list[str]:
+    """The folders this interpreter imports installed packages from (a venv's site-packages, or the system's)."""
+    dirs = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()]
+    return list(dict.fromkeys(d for d in dirs if os.path.isdir(d)))
+
+
+def make_venv_with_our_dependencies(env_dir: Path) -> Path:
+    """A fresh venv (its own site-packages first) that also sees the running environment's packages for the
+    dependencies, with no network. `system_site_packages=True` would give the *base* interpreter's packages,
+    not those of the venv running the tests. A plain path in a .pth file adds a folder without running the
+    .pth files inside it, so an editable install of hlo_lsp in the running environment stays out of sight."""
+    venv.create(env_dir, with_pip=True)
+    py = env_dir / "bin" / "python"
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    Path(purelib, "zz_test_dependencies.pth").write_text("\n".join(_dependency_dirs()) + "\n")
+    return py
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_wheel_install_runs_from_elsewhere(tmp_path):
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True, system_site_packages=True)  # dependencies from this environment
-    py = env_dir / "bin" / "python"
+    py = make_venv_with_our_dependencies(env_dir)
     r = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(REPO)], capture_output=True, text=True,
                        timeout=500)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -30,12 +49,14 @@ def test_wheel_install_runs_from_elsewhere(tmp_path):
     where = subprocess.run([str(py), "-c", "import hlo_lsp, hlo_lsp.core.resources as r; "
                             "print(hlo_lsp.__file__); print(r.grammar_path('hlo.lark'))"],
                            capture_output=True, text=True, cwd=elsewhere, env=env, timeout=60)
+    assert where.returncode == 0, where.stdout + where.stderr
     pkg, grammar = where.stdout.split()
     assert str(env_dir) in pkg and str(env_dir) in grammar and "_grammar" in grammar, where.stdout + where.stderr
     bad = REPO / "tests" / "data" / "handwritten" / "invalid" / "i01_undefined_operand.hlo"
     r = subprocess.run([str(env_dir / "bin" / "hlo-lsp"), "check", "--format", "json", str(bad)], capture_output=True,
                        text=True, cwd=elsewhere, env=env, timeout=120)
-    assert r.returncode == 1 and json.loads(r.stdout)[0]["code"] == "undefined-operand", r.stdout + r.stderr
+    assert r.returncode == 1 and r.stdout.startswith("["), r.stdout + r.stderr
+    assert json.loads(r.stdout)[0]["code"] == "undefined-operand", r.stdout + r.stderr
     # the server answers initialize over stdio
     msg = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
     exit_msg = json.dumps({"jsonrpc": "2.0", "method": "exit"})

@@ -20,6 +20,7 @@ import fnmatch
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -442,7 +443,11 @@ def test_default_command_falls_back_to_python_module(tmp_path):
         pytest.skip("no Neovim 0.11")
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    (bindir / "python3").symlink_to(sys.executable)
+    # a wrapper, not a symlink: a symlink to a venv's interpreter placed outside the venv runs the base
+    # interpreter without the venv's packages; exec'ing the interpreter by its own path keeps them
+    python3 = bindir / "python3"
+    python3.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+    python3.chmod(0o755)
     env = probe_env(tmp_path, own_path_first=False)
     env["PATH"] = str(bindir)  # no hlo-lsp here
     module = tmp_path / "m.hlo"
