@@ -19,6 +19,9 @@ from hlo_lsp.core.shapes import human_size
 
 FORMATS = ("html", "svg", "png")
 COLORS = {"parameter": "#4c78a8", "output": "#f58518", "constant": "#9d755d", "temporary": "#54a24b"}
+# hlo-lsp is installed from a clone (it is on no package index), so the extra is named from there
+CHARTS_INSTALL = ("run pip install '.[charts]' in the hlo-lsp clone, with the pip of that Python "
+                  "(installed with pipx: pipx inject hlo-lsp plotly matplotlib)")
 
 
 class ChartError(Exception):
@@ -108,7 +111,7 @@ def _plotly(data: TimelineData, path: str, title: str) -> None:
     try:
         import plotly.graph_objects as go
     except ImportError:
-        raise ChartError("HTML charts need plotly: pip install 'hlo-lsp[charts]'") from None
+        raise ChartError(f"HTML charts need plotly, which the Python running hlo-lsp lacks: {CHARTS_INSTALL}") from None
     fig = go.Figure()
     for cat, ys in data.series.items():
         fig.add_trace(go.Scatter(x=data.steps, y=ys, name=cat, stackgroup="bytes", line_shape="hv",
@@ -148,7 +151,8 @@ def _matplotlib(data: TimelineData, path: str, title: str, fmt: str) -> None:
         import matplotlib.pyplot as plt
         import matplotlib.ticker
     except ImportError:
-        raise ChartError("SVG/PNG charts need matplotlib: pip install 'hlo-lsp[charts]'") from None
+        raise ChartError(f"SVG/PNG charts need matplotlib, which the Python running hlo-lsp lacks: {CHARTS_INSTALL}"
+                         ) from None
     fig, (ax, side) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]})
     try:
         cats = list(data.series)

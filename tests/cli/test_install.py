@@ -7,6 +7,7 @@ import json
 import os
 import site
 import subprocess
+import sys
 import sysconfig
 import venv
 from pathlib import Path
@@ -64,3 +65,17 @@ def test_wheel_install_runs_from_elsewhere(tmp_path):
     r = subprocess.run([str(env_dir / "bin" / "hlo-lsp")], input=payload, capture_output=True, text=True,
                        cwd=elsewhere, env=env, timeout=120)
     assert '"hoverProvider":true' in r.stdout.replace(" ", ""), r.stdout[:500] + r.stderr[-500:]
+
+
+@pytest.mark.parametrize("fmt, missing", [("html", "plotly"), ("svg", "matplotlib")])
+def test_chart_without_the_extra_names_the_install_command(fmt, missing, tmp_path):
+    """Without the charts extra, `hlo-lsp timeline` says which package is missing and the command that installs it
+    from a clone (the package is on no index, so `pip install hlo-lsp[charts]` could not work); no traceback."""
+    dump = REPO / "examples" / "mlp_sgd" / "module_0000.jit_train_step.cpu_after_optimizations.txt"
+    out = tmp_path / f"chart.{fmt}"
+    code = (f"import sys; sys.modules[{missing!r}] = None; from hlo_lsp.cli import main; "
+            f"sys.exit(main(['timeline', {str(dump)!r}, '-o', {str(out)!r}]))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert missing in r.stderr and "pip install '.[charts]'" in r.stderr and "pipx inject" in r.stderr, r.stderr
+    assert "hlo-lsp[charts]" not in r.stderr and "Traceback" not in r.stderr and not out.exists(), r.stderr

@@ -478,7 +478,10 @@ def test_missing_server_warns_once_with_install_command(finder, tmp_path):
                                          probe_env(tmp_path, own_path_first=False)))
     assert got["clients"] == 0
     assert len(got["notes"]) == 1, got
-    assert "pip install hlo-lsp" in got["notes"][0]["msg"]
+    msg = got["notes"][0]["msg"]
+    # the package is on no index: the install commands work from a clone
+    assert "pipx install ." in msg and "pip install ." in msg and "hlo-install" in msg, msg
+    assert "pip install hlo-lsp" not in msg, msg
 
 
 @pytest.mark.parametrize("case", ["0.11-enable", "0.7-start_client"])

@@ -119,7 +119,9 @@ local function server_available()
   if not warned then
     warned = true
     vim.notify(
-      ('hlo-lsp: %q not found. Install the server with: pip install hlo-lsp'):format(M.config.cmd[1]),
+      ('hlo-lsp: %q not found. Install the server from a clone of hlo-lsp: `pipx install .` (puts hlo-lsp '
+        .. 'on PATH) or `pip install .` into the Python that Neovim runs; or set cmd in setup{}. See :help hlo-install')
+        :format(M.config.cmd[1]),
       vim.log.levels.WARN
     )
   end
