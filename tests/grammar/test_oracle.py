@@ -29,7 +29,8 @@ from .helpers import DATA, HANDWRITTEN, SHARED, hlo_files
 ORACLE = Path(__file__).with_name("xla_oracle.py")
 PYTHON = os.environ.get("HLO_LSP_XLA_PYTHON")
 
-pytestmark = pytest.mark.oracle
+# one XLA parser process per input (hundreds): minutes on a loaded machine, beyond the default 120 s
+pytestmark = [pytest.mark.oracle, pytest.mark.timeout(900)]
 
 # Inputs where XLA's own behaviour is undefined, so its answer changes between runs; we report an error.
 UNDEFINED_IN_XLA = {
