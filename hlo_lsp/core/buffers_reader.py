@@ -579,7 +579,8 @@ class _Reader:
         # (BufferAssigner::AssignBuffersFromHeapSimulator): with no chunks it stays empty (TPU writes
         # `size 0, color 1, preallocated-temp:`). Parameters, constants and live-out buffers are made with
         # their value (NewAllocation), so only those must list one.
-        if alloc is not None and not alloc.count and not alloc.preallocated_temp and len(self.doc.diagnostics) == self.mark:
+        if (alloc is not None and not alloc.count and not alloc.preallocated_temp
+                and len(self.doc.diagnostics) == self.mark):
             r = alloc.range
             self.err(r.start_line, 0, len(self.lines[alloc.line]), f"allocation {alloc.index} lists no values",
                      CODE_STRUCTURE)

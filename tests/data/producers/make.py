@@ -31,7 +31,8 @@ def run(producer: str, python: str, out: Path, spec: str | None) -> int:
     failed = 0
     for program in programs:
         dump = out / program
-        flags = f"--xla_dump_to={os.path.relpath(dump, HERE)} --xla_dump_hlo_as_text"  # relative: it is written into config dumps
+        # relative: the dump folder is written into the config files TPU and GPU dump
+        flags = f"--xla_dump_to={os.path.relpath(dump, HERE)} --xla_dump_hlo_as_text"
         env = dict(os.environ, XLA_FLAGS=flags, TF_CPP_MIN_LOG_LEVEL="2")
         args = [platform if platform in ("tpu", "gpu") else "cpu", program]
         if platform == "jax" and program == "collectives":
