@@ -188,6 +188,7 @@ def test_random_edits_mostly_agree_with_xla():
     assert len(misses) <= len(edits) * 0.03, "\n".join(misses)
 
 
+@pytest.mark.timeout(600)  # one XLA subprocess per file (42 files): about a minute on a loaded machine
 def test_every_producer_sample_agrees_with_xla():
     """Each HLO file of tests/data/producers (jax 0.4.13-0.10.2, TF, TPU, GPU: old short forms without `%`,
     TPU tiling and memory spaces, GPU's after-SPMD modules): XLA 0.10.2's parser and ours give the same
