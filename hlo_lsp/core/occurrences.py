@@ -206,6 +206,17 @@ class OccurrenceIndex:
         hi = bisect.bisect_left(pos, _pack(line + 1, 0))
         return self._occ[lo:hi]
 
+    def definitions(self) -> Iterator[tuple[int, int, int, str]]:
+        """(line, start, end, kind) of every ``def`` occurrence, in document order, read from the columns
+        (no `Occurrence` made)."""
+        occ = self._occ
+        defs = {code for code, (_, role) in enumerate(_PAIRS) if role == "def"}
+        pos, end, codes = occ._pos, occ._end, occ._code
+        for i, code in enumerate(codes):
+            if code in defs:
+                p = pos[i]
+                yield p >> _COL_BITS, occ._start(i), end[i], _PAIRS[code][0]
+
     def find(self, kind: str, key: str) -> list[Occurrence]:
         """Every occurrence of (kind, key) in document order; [] when the key never occurs."""
         occ = self._occ

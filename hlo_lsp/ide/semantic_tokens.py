@@ -10,6 +10,14 @@ Algorithm: each line is tokenized on its own (instruction lines from `parse_inst
 document's occurrence index, the rest from small linear regexes), candidates are taken in priority order (names,
 then shapes, then words, then numbers) and a candidate overlapping an accepted token is dropped. Tokens never
 span lines. A range request tokenizes only its lines.
+
+Full requests on a long document (over `LIGHT_LINES` lines: a machine-written module of 200,000 instructions,
+a buffer file of 100,000 values) get the *definitions* only (`document_tokens`): every instruction, computation,
+module, value and allocation where it is defined, with the ``declaration`` modifier, read from the document's
+arrays without tokenizing a line. That is where colour adds what the editors' own grammars (shipped with both
+plugins: opcodes, shapes, attributes, numbers) cannot tell: which name is defined here. Colouring every token of
+such a file costs tens of seconds and tens of MB of JSON for what the grammar already shows; range requests
+(the viewport) still get every token.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import re
 from typing import NamedTuple
 
 from hlo_lsp.core import kinds
+from hlo_lsp.core.hlo import InstructionTable
 from hlo_lsp.core.hlo_line import parse_instruction_line
 from hlo_lsp.core.workspace import ReadError, Workspace
 
@@ -35,6 +44,7 @@ _BUFFER_WORDS = (
     r"Stack trace breakdown for peak usage|total|current|remaining|Memory space|Allocation")
 _MODULE_NAME = re.compile(r"HloModule\s+([^\s,]+)")
 _SIG_PARAM = re.compile(r"[(,]\s*(?:/\*[^*]*\*/)?%?([^\s:(),%]+):")
+LIGHT_LINES = 20_000  # a full request on a longer document gets the definitions only (see above)
 MAX_LINE = 100_000  # a longer line gets only the tokens in its first MAX_LINE characters
 
 
@@ -103,6 +113,51 @@ def semantic_tokens(ws: Workspace, path: str, start_line: int = 0, end_line: int
     elif a.buffers is not None and a.index is not None:
         for ln in range(max(0, start_line), end + 1):
             out += _buffer_line(a, ln, lines[ln])
+    return out
+
+
+def document_tokens(ws: Workspace, path: str) -> list[Token]:
+    """The tokens of a full request: every token of a document of at most `LIGHT_LINES` lines, the definitions
+    only above that (`definition_tokens`); [] for a document we do not read."""
+    try:
+        a = ws.analysis(path)
+    except ReadError:
+        return []
+    if len(a.lines) <= LIGHT_LINES:
+        return semantic_tokens(ws, path)
+    return definition_tokens(a)
+
+
+def definition_tokens(a) -> list[Token]:
+    """Where each name is defined, in document order: the module name, computations and instructions (HLO), the
+    names the buffer reader records as definitions (values, allocations, instructions) in buffer files."""
+    out: list[Token] = []
+    if a.kind == kinds.HLO and a.hlo is not None:
+        mod = a.hlo
+        if mod.header_line is not None:
+            m = _MODULE_NAME.search(a.lines[mod.header_line])
+            if m:
+                out.append(Token(mod.header_line, m.start(1), m.end(1), _T["namespace"], DECL))
+        ins = mod.instructions
+        if isinstance(ins, InstructionTable):
+            names, line_of, col_of = ins.names, ins.line_of, ins.col_of
+        else:
+            names, line_of, col_of = [x.name for x in ins], [x.line for x in ins], [x.name_start for x in ins]
+        fn, var, new = _T["function"], _T["variable"], tuple.__new__
+        append = out.append
+        for c in mod.computations:
+            if c.name_start < MAX_LINE:
+                append(Token(c.line, c.name_start, c.name_start + len(c.name), fn, DECL))
+            for i in c.instructions:
+                s = col_of[i]
+                if s < MAX_LINE:
+                    append(new(Token, (line_of[i], s, s + len(names[i]), var, DECL)))
+    elif a.buffers is not None and a.index is not None and hasattr(a.index, "definitions"):
+        types = {k: _T[v] for k, v in _OCC_TYPE.items()}
+        var = _T["variable"]
+        out = [Token(ln, s, e, types.get(kind, var), DECL) for ln, s, e, kind in a.index.definitions() if s < MAX_LINE]
+    if any(out[k] > out[k + 1] for k in range(len(out) - 1)):
+        out.sort()  # a malformed document (an instruction outside its computation's lines)
     return out
 
 
