@@ -377,6 +377,12 @@ class Workspace:
             b = self._bundles.get(key)
             if b is not None:
                 return b
+        if not read_large and docs and (a.size > LARGE_SIBLING_BYTES
+                                        or any(d.size > LARGE_SIBLING_BYTES for d in docs.values())):
+            # joining large buffer files takes seconds: a request thread (the server's event loop) never does
+            # it; it answers without them until the worker thread's `warm` has joined and kept them (not kept
+            # here, so the joined bundle is never evicted by this one)
+            return ModuleBundle(hlo_a, {}, None, True)
         buffers = None
         if docs:
             from hlo_lsp.core.bufferset import BufferSet

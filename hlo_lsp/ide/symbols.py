@@ -23,7 +23,7 @@ from hlo_lsp.ide.types import DocumentLink, FoldingRange, Location, Symbol, Work
 
 MAX_WORKSPACE_SYMBOLS = 500
 OUTLINE_CHILDREN = 500  # entries listed under one block of the outline
-OUTLINE_BUDGET = 20_000  # entries listed under blocks, in the whole outline
+OUTLINE_BUDGET = 5_000  # entries listed under blocks, in the whole outline
 
 
 def _line_range(lines: list[str], start: int, end: int) -> Range:

@@ -47,10 +47,14 @@ class _Wire:
                 "end": {"line": r.end_line, "character": self.col(r.end_line, r.end_col)}}
 
 
-def _ready(ls: HloLanguageServer, path: str) -> bool:
-    """Wait (in the worker thread) until ``path`` is read; False when it cannot be."""
+def _ready(ls: HloLanguageServer, path: str, siblings: bool = False) -> bool:
+    """Wait (in the worker thread) until ``path`` is read, and with ``siblings`` its module's buffer files too
+    (read here when the background read has not got to them: an answer kept for this version must not be the
+    one made without them); False when it cannot be read."""
     try:
         ls.ws.analysis(path, wait=True)
+        if siblings:
+            ls.ws.bundle(path, read_large=True)
         return True
     except ReadError:
         return False
@@ -100,7 +104,7 @@ def folding_json(ls: HloLanguageServer, path: str) -> RawResult:
 
 
 def links_json(ls: HloLanguageServer, path: str) -> RawResult:
-    if not _ready(ls, path):
+    if not _ready(ls, path, siblings=True):
         return RawResult("[]")
     w = _Wire(ls, path)
     conv = ls.conv
@@ -113,7 +117,7 @@ def links_json(ls: HloLanguageServer, path: str) -> RawResult:
 
 
 def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult:
-    if not _ready(ls, path):
+    if not _ready(ls, path, siblings=True):
         return RawResult("[]")
     w = _Wire(ls, path)
     out = []

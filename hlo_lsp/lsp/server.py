@@ -482,7 +482,8 @@ async def on_pull_diagnostics(ls: HloLanguageServer, params: lsp.DocumentDiagnos
     pending = ls._pending.get(path)
     if pending is not None and not pending.done():
         await asyncio.wait([pending])  # a large document still being read: answer once it is
-    return _pull_report(ls, path)
+    # the complete set may run the verifier (seconds on a large module): in a worker thread, kept per version
+    return await ls.answers.answer(path, "diagnostic", lambda: _pull_report(ls, path))
 
 
 @safe
@@ -490,6 +491,8 @@ def _pull_report(ls: HloLanguageServer, path: str):
     conv, lines = ls.conv, ls.lines_of(path)
     items = [conv.diagnostic(path, lines, d) for d in document_diagnostics(ls.ws, path)]
     return lsp.RelatedFullDocumentDiagnosticReport(items=items)
+
+
 def _core_range(conv: Converter, lines, r: lsp.Range) -> Range:
     sl, sc = conv.from_position(lines, r.start)
     el, ec = conv.from_position(lines, r.end)
