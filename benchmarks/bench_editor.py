@@ -9,7 +9,8 @@ and ``-live-range`` files, and the 100 MB synthetic module) and each editor, one
 hlo_lsp``) is started with that editor's own client capabilities (pytest-lsp's recorded ``visual-studio-code``
 and ``neovim`` v0.11 profiles, which say what the editor supports: delta tokens, pulled diagnostics, ...) and:
 
-1. **open**: ``didOpen``, then the editor's on-open requests at once, as the editor sends them (VS Code:
+1. **open**: ``didOpen``; once its first diagnostics are published (the document is read: the read itself is
+   timed by ``bench_server.py``), the editor's on-open requests at once, as the editor sends them (VS Code:
    ``documentSymbol``, ``foldingRange``, ``semanticTokens/full`` and ``/range`` for the viewport, ``codeLens``,
    ``documentLink``, ``inlayHint`` for the viewport, pulled diagnostics; Neovim 0.11: ``semanticTokens/full``,
    ``inlayHint``, pulled diagnostics). Each is timed from writing it to reading its answer ("first"). While they
@@ -164,9 +165,9 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
         first_diag = client.wait_diagnostics(lambda r: r[1] == s.doc)
         await client._send(encode({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
             "textDocument": {"uri": s.doc, "languageId": "hlo", "version": 1, "text": text}}}))
-        first, hovers_open = await s.requests_with_hovers(ON_OPEN[editor], mid)
         await asyncio.wait_for(first_diag, 300)
         rec["first_diagnostics_s"] = round(client.diagnostics[0][0] - t0, 2)
+        first, hovers_open = await s.requests_with_hovers(ON_OPEN[editor], mid)
         again, _ = await s.requests_with_hovers(ON_OPEN[editor], mid)
         await wait_idle(client, max_wait=120)
         idle_hovers = [h for h in [await s.hover() for _ in range(40)] if h is not None]

@@ -116,9 +116,10 @@ def semantic_tokens(ws: Workspace, path: str, start_line: int = 0, end_line: int
     return out
 
 
-def document_tokens(ws: Workspace, path: str) -> list[Token]:
-    """The tokens of a full request: every token of a document of at most `LIGHT_LINES` lines, the definitions
-    only above that (`definition_tokens`); [] for a document we do not read."""
+def document_tokens(ws: Workspace, path: str) -> list[tuple[int, int, int, int, int]]:
+    """The tokens of a full request as (line, start, end, type, modifiers): every token of a document of at most
+    `LIGHT_LINES` lines, the definitions only above that (`definition_tokens`); [] for a document we do not
+    read."""
     try:
         a = ws.analysis(path)
     except ReadError:
@@ -128,8 +129,8 @@ def document_tokens(ws: Workspace, path: str) -> list[Token]:
     return definition_tokens(a)
 
 
-def definition_tokens(a) -> list[Token]:
-    """Where each name is defined, in document order: the module name, computations and instructions (HLO), the
+def definition_tokens(a) -> list[tuple[int, int, int, int, int]]:
+    """(line, start, end, type, modifiers) where each name is defined, in document order: the module name, computations and instructions (HLO), the
     names the buffer reader records as definitions (values, allocations, instructions) in buffer files."""
     out: list[Token] = []
     if a.kind == kinds.HLO and a.hlo is not None:
@@ -137,25 +138,25 @@ def definition_tokens(a) -> list[Token]:
         if mod.header_line is not None:
             m = _MODULE_NAME.search(a.lines[mod.header_line])
             if m:
-                out.append(Token(mod.header_line, m.start(1), m.end(1), _T["namespace"], DECL))
+                out.append((mod.header_line, m.start(1), m.end(1), _T["namespace"], DECL))
         ins = mod.instructions
         if isinstance(ins, InstructionTable):
             names, line_of, col_of = ins.names, ins.line_of, ins.col_of
         else:
             names, line_of, col_of = [x.name for x in ins], [x.line for x in ins], [x.name_start for x in ins]
-        fn, var, new = _T["function"], _T["variable"], tuple.__new__
+        fn, var = _T["function"], _T["variable"]
         append = out.append
-        for c in mod.computations:
+        for c in mod.computations:  # plain tuples (a Token each would double the time)
             if c.name_start < MAX_LINE:
-                append(Token(c.line, c.name_start, c.name_start + len(c.name), fn, DECL))
+                append((c.line, c.name_start, c.name_start + len(c.name), fn, DECL))
             for i in c.instructions:
                 s = col_of[i]
                 if s < MAX_LINE:
-                    append(new(Token, (line_of[i], s, s + len(names[i]), var, DECL)))
+                    append((line_of[i], s, s + len(names[i]), var, DECL))
     elif a.buffers is not None and a.index is not None and hasattr(a.index, "definitions"):
         types = {k: _T[v] for k, v in _OCC_TYPE.items()}
         var = _T["variable"]
-        out = [Token(ln, s, e, types.get(kind, var), DECL) for ln, s, e, kind in a.index.definitions() if s < MAX_LINE]
+        out = [(ln, s, e, types.get(kind, var), DECL) for ln, s, e, kind in a.index.definitions() if s < MAX_LINE]
     if any(out[k] > out[k + 1] for k in range(len(out) - 1)):
         out.sort()  # a malformed document (an instruction outside its computation's lines)
     return out

@@ -23,7 +23,7 @@ from hlo_lsp.ide.types import DocumentLink, FoldingRange, Location, Symbol, Work
 
 MAX_WORKSPACE_SYMBOLS = 500
 OUTLINE_CHILDREN = 500  # entries listed under one block of the outline
-OUTLINE_BUDGET = 5_000  # entries listed under blocks, in the whole outline
+OUTLINE_BUDGET = 2_000  # entries listed under blocks, in the whole outline
 
 
 def _line_range(lines: list[str], start: int, end: int) -> Range:
@@ -70,9 +70,16 @@ def _bounded(lines: list[str], items, budget: _Budget, make, what: str, line_of)
     `_more` entry for the rest."""
     k = budget.take(len(items))
     out = [make(items[j]) for j in range(k)]
-    if k < len(items):
+    if 0 < k < len(items):  # none listed: the block's detail gives the count instead (`_unlisted`)
         out.append(_more(lines, len(items) - k, what, line_of(items[k]), line_of(items[len(items) - 1])))
     return out
+
+
+def _unlisted(detail: str, children: list[Symbol], n: int, what: str) -> str:
+    """``detail`` plus ``N instructions`` when none of the block's ``n`` children made the outline."""
+    if children or not n:
+        return detail
+    return (detail + " · " if detail else "") + f"{n:,} {what}"
 
 
 def _hlo_symbols(mod: HloModule, budget: _Budget) -> list[Symbol]:
@@ -89,7 +96,8 @@ def _hlo_symbols(mod: HloModule, budget: _Budget) -> list[Symbol]:
     for c in mod.computations:
         children = _bounded(lines, c.instructions, budget, instruction, "instructions", line_of)
         comps.append(Symbol(c.name, "function", _line_range(lines, c.line, c.end_line), c.name_range,
-                            "ENTRY" if c.is_entry else "", children))
+                            _unlisted("ENTRY" if c.is_entry else "", children, len(c.instructions), "instructions"),
+                            children))
     if mod.header_line is not None and mod.name:
         start = mod.lines[mod.header_line].find(mod.name)
         sel = Range(mod.header_line, start, mod.header_line, start + len(mod.name))
@@ -117,7 +125,8 @@ def _buffer_symbols(a: Analysis, budget: _Budget) -> list[Symbol]:
             x.name, "field", _line_range(lines, x.line, x.line), x.range, f"{x.size} bytes @ {x.offset}"),
             "values", by_line)
         out.append(Symbol(f"allocation {al.index}", "object", _line_range(lines, al.line, last), al.range,
-                          f"{al.size} bytes, " + (", ".join(al.kinds()) or "temp"), kids))
+                          _unlisted(f"{al.size} bytes, " + (", ".join(al.kinds()) or "temp"), kids,
+                                    len(al.assignments), "values"), kids))
     if doc.used_values:
         kids = _bounded(lines, doc.used_values, budget, lambda u: Symbol(
             u.name, "field", _line_range(lines, u.line, _used_end(u)), u.range, f"id {u.value_id}"),
@@ -158,8 +167,15 @@ def folding_ranges(ws: Workspace, path: str) -> list[FoldingRange]:
     except ReadError:
         return out
     lines = a.lines
-    if a.hlo is not None:
-        stack = _hlo_symbols(a.hlo, _Budget(0, 0))  # instructions are one line each: none of them folds
+    if a.hlo is not None:  # the module and its computations (instructions are one line each)
+        stack = []
+        if a.hlo.header_line is not None and a.hlo.name and len(lines) - 1 > a.hlo.header_line:
+            out.append(FoldingRange(a.hlo.header_line, len(lines) - 1))
+        n = len(lines) - 1
+        for c in a.hlo.computations:
+            end = min(max(c.end_line, c.line), n)
+            if end > c.line:
+                out.append(FoldingRange(c.line, end))
     elif a.buffers is not None:
         stack = _buffer_symbols(a, _Budget(0, 0))
         for u in a.buffers.used_values:  # the only multi-line children

@@ -165,9 +165,9 @@ def token_data(ls: HloLanguageServer, path: str) -> list[int]:
     w = _Wire(ls, path)
     col = w.col
     wire = []
-    for t in semantic_tokens.document_tokens(ls.ws, path):
-        s = col(t.line, t.start)
-        wire.append((t.line, s, col(t.line, t.end) - s, t.type, t.modifiers))
+    for line, start, end, typ, mods in semantic_tokens.document_tokens(ls.ws, path):
+        s = col(line, start)
+        wire.append((line, s, col(line, end) - s, typ, mods))
     return semantic_tokens.encode(wire)
 
 
