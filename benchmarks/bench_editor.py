@@ -68,6 +68,34 @@ def capabilities(editor: str) -> dict:
     return get_converter().unstructure(caps)
 
 
+class SizedClient(Client):
+    """`Client` that also records each answer's size in bytes as read (no re-encoding by the harness)."""
+
+    def __init__(self, proc) -> None:
+        self.answer_bytes: dict[int, int] = {}
+        super().__init__(proc)
+
+    async def _read_loop(self) -> None:
+        out = self.proc.stdout
+        try:
+            while True:
+                header = await out.readuntil(b"\r\n\r\n")
+                length = next(int(h.split(b":")[1]) for h in header.split(b"\r\n")
+                              if h.lower().startswith(b"content-length"))
+                body = await out.readexactly(length)
+                self.last_message = time.monotonic()
+                msg = json.loads(body)
+                if "method" not in msg and "id" in msg:
+                    self.answer_bytes[msg["id"]] = length
+                self._dispatch(msg, self.last_message)
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            for fut in self._waiting.values():
+                if not fut.done():
+                    fut.set_exception(RequestFailed("server closed its output"))
+
+
 class Session:
     """One server with one editor's capabilities, one open document."""
 
@@ -92,12 +120,13 @@ class Session:
         return td
 
     async def ask(self, method: str, mid: int) -> float | None:
+        rid = self.client._next_id + 1
         try:
             result, secs = await self.client.request("textDocument/" + method, self.params(method, mid), timeout=300)
         except RequestFailed as exc:
             print(f"  {method}: {exc}", flush=True)
             return None
-        self.sizes[method] = len(json.dumps(result, separators=(",", ":")))
+        self.sizes[method] = self.client.answer_bytes.pop(rid, 0)
         if method == "semanticTokens/full" and isinstance(result, dict):
             self.tokens, self.result_id = result.get("data"), result.get("resultId")
         elif method == "semanticTokens/full/delta" and isinstance(result, dict):
@@ -147,7 +176,7 @@ class Session:
 
 
 async def start(editor: str, root: Path, log: Path) -> Client:
-    client = await Client.start([sys.executable, "-m", "hlo_lsp"], log, str(REPO))
+    client = await SizedClient.start([sys.executable, "-m", "hlo_lsp"], log, str(REPO))
     await client.request("initialize", {"processId": None, "rootUri": uri(root), "capabilities": capabilities(editor),
                                         "workspaceFolders": [{"uri": uri(root), "name": root.name}]}, timeout=60)
     await client.notify("initialized", {})
