@@ -12,9 +12,9 @@ then shapes, then words, then numbers) and a candidate overlapping an accepted t
 span lines. A range request tokenizes only its lines.
 
 Full requests on a long document (over `LIGHT_LINES` lines: a machine-written module of 200,000 instructions,
-a buffer file of 100,000 values) get the *definitions* only (`document_tokens`): every instruction, computation,
-module, value and allocation where it is defined, with the ``declaration`` modifier, read from the document's
-arrays without tokenizing a line. That is where colour adds what the editors' own grammars (shipped with both
+a buffer file of 100,000 values) get the names only (`document_tokens`), read from the document's arrays
+without tokenizing a line: in HLO text every instruction, computation and the module where it is defined
+(``declaration``); in buffer files every value, allocation and instruction name the reader records. That is where colour adds what the editors' own grammars (shipped with both
 plugins: opcodes, shapes, attributes, numbers) cannot tell: which name is defined here. Colouring every token of
 such a file costs tens of seconds and tens of MB of JSON for what the grammar already shows; range requests
 (the viewport) still get every token.
@@ -130,8 +130,9 @@ def document_tokens(ws: Workspace, path: str) -> list[tuple[int, int, int, int, 
 
 
 def definition_tokens(a) -> list[tuple[int, int, int, int, int]]:
-    """(line, start, end, type, modifiers) where each name is defined, in document order: the module name, computations and instructions (HLO), the
-    names the buffer reader records as definitions (values, allocations, instructions) in buffer files."""
+    """(line, start, end, type, modifiers) in document order: in HLO text where each name is defined (the module
+    name, computations, instructions); in buffer files every name the reader records (values, allocations,
+    instructions; the definitions with ``declaration``): the values and live-range files define nothing."""
     out: list[Token] = []
     if a.kind == kinds.HLO and a.hlo is not None:
         mod = a.hlo
@@ -153,10 +154,11 @@ def definition_tokens(a) -> list[tuple[int, int, int, int, int]]:
                 s = col_of[i]
                 if s < MAX_LINE:
                     append((line_of[i], s, s + len(names[i]), var, DECL))
-    elif a.buffers is not None and a.index is not None and hasattr(a.index, "definitions"):
+    elif a.buffers is not None and a.index is not None and hasattr(a.index, "spans"):
         types = {k: _T[v] for k, v in _OCC_TYPE.items()}
         var = _T["variable"]
-        out = [(ln, s, e, types.get(kind, var), DECL) for ln, s, e, kind in a.index.definitions() if s < MAX_LINE]
+        out = [(ln, s, e, types.get(kind, var), DECL if is_def else 0)
+               for ln, s, e, kind, is_def in a.index.spans() if s < MAX_LINE]
     if any(out[k] > out[k + 1] for k in range(len(out) - 1)):
         out.sort()  # a malformed document (an instruction outside its computation's lines)
     return out

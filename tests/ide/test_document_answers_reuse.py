@@ -121,3 +121,17 @@ def test_outline_is_bounded_with_counts(tmp_path):
     more = [k for c in mod.children for k in c.children if k.kind == "key"]
     assert more and all(k.name.startswith("… ") and "more instructions" in k.name for k in more)
     assert any("instructions" in c.detail and not c.children for c in mod.children)
+
+
+def test_long_buffer_files_colour_every_recorded_name(tmp_path, monkeypatch):
+    """Definitions-only tokens of a buffer file: the values file defines nothing, so its names (each
+    `<id name ...>` value and instruction) are coloured, in document order, each token exactly a name."""
+    monkeypatch.setattr(semantic_tokens, "LIGHT_LINES", 0)
+    src = SRC.with_name(SRC.name.replace(".txt", "-buffer-assignment-values.txt"))
+    lines = src.read_text().split("\n")
+    ws = Workspace()
+    toks = semantic_tokens.document_tokens(ws, str(src))
+    assert toks == sorted(toks) and len(toks) >= sum(1 for x in lines if "<" in x)
+    for ln, s, e, _, _ in toks:
+        text = lines[ln][s:e]
+        assert text and " " not in text and not text.startswith("<"), (ln, lines[ln], text)
