@@ -480,11 +480,20 @@ def on_outgoing(ls: HloLanguageServer, params: lsp.CallHierarchyOutgoingCallsPar
                                                                     workspace_diagnostics=False))
 async def on_pull_diagnostics(ls: HloLanguageServer, params: lsp.DocumentDiagnosticParams):
     path = uri_to_path(params.text_document.uri)
-    pending = ls._pending.get(path)
-    if pending is not None and not pending.done():
-        await asyncio.wait([pending])  # a large document still being read: answer once it is
+    while (pending := ls._pending.get(path)) is not None and not pending.done() and not _checked(ls, path):
+        await asyncio.sleep(0.05)  # being read or checked: answer once the complete set can be made
     # the complete set may run the verifier (seconds on a large module): in a worker thread, kept per version
     return await ls.answers.answer(path, "diagnostic", lambda: _pull_report(ls, path))
+
+
+def _checked(ls: HloLanguageServer, path: str) -> bool:
+    """An HLO module read at its current text and verified (or small enough to verify at once): its complete
+    diagnostics need nothing the background work (users maps, buffer files) still reads. Buffer files wait for
+    that work: their checks join the module's files."""
+    if not ls.ws._has_analysis(path):
+        return False
+    a = ls.ws.try_analysis(path)
+    return a is not None and a.hlo is not None and (a.size <= GRAMMAR_LIMIT or a.verified is not None)
 
 
 @safe
