@@ -206,7 +206,7 @@ class OccurrenceIndex:
         hi = bisect.bisect_left(pos, _pack(line + 1, 0))
         return self._occ[lo:hi]
 
-    def spans(self) -> Iterator[tuple[int, int, int, str, bool]]:
+    def all_spans(self) -> Iterator[tuple[int, int, int, str, bool]]:
         """(line, start, end, kind, is definition) of every occurrence, in document order, read from the columns
         (no `Occurrence` made)."""
         occ = self._occ

@@ -154,11 +154,11 @@ def definition_tokens(a) -> list[tuple[int, int, int, int, int]]:
                 s = col_of[i]
                 if s < MAX_LINE:
                     append((line_of[i], s, s + len(names[i]), var, DECL))
-    elif a.buffers is not None and a.index is not None and hasattr(a.index, "spans"):
+    elif a.buffers is not None and a.index is not None and hasattr(a.index, "all_spans"):
         types = {k: _T[v] for k, v in _OCC_TYPE.items()}
         var = _T["variable"]
         out = [(ln, s, e, types.get(kind, var), DECL if is_def else 0)
-               for ln, s, e, kind, is_def in a.index.spans() if s < MAX_LINE]
+               for ln, s, e, kind, is_def in a.index.all_spans() if s < MAX_LINE]
     if any(out[k] > out[k + 1] for k in range(len(out) - 1)):
         out.sort()  # a malformed document (an instruction outside its computation's lines)
     return out

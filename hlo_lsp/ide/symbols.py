@@ -7,7 +7,8 @@ Folding follows the same blocks. Peak-list names link to their definitions.
 The outline is for a person to navigate, so it is bounded: a block (computation, allocation, section) lists at
 most `OUTLINE_CHILDREN` entries and the whole outline at most `OUTLINE_BUDGET` children; what is left out is
 one entry ``… N more instructions`` (or values) at the first line left out, and every name stays reachable by
-workspace symbols (Go to Symbol in Workspace). Every block itself is always listed. A module of 200,000
+workspace symbols (Go to Symbol in Workspace). Every block itself is listed up to `OUTLINE_BLOCKS` (then the
+entry computation and one ``… N more computations`` entry). A module of 200,000
 instructions in 17,000 computations thus gets every computation (what breadcrumbs need), the entry
 computation's first `OUTLINE_CHILDREN` instructions (it takes the budget first), then the instructions of the
 computations met first in the file; not 200,000 entries (57 MB of JSON, 20 s) that no outline view can show.
@@ -24,6 +25,7 @@ from hlo_lsp.ide.types import DocumentLink, FoldingRange, Location, Symbol, Work
 MAX_WORKSPACE_SYMBOLS = 500
 OUTLINE_CHILDREN = 500  # entries listed under one block of the outline
 OUTLINE_BUDGET = 2_000  # entries listed under blocks, in the whole outline
+OUTLINE_BLOCKS = 20_000  # computations (allocations) listed at most; the entry computation always is
 
 
 def _line_range(lines: list[str], start: int, end: int) -> Range:
@@ -96,12 +98,19 @@ def _hlo_symbols(mod: HloModule, budget: _Budget) -> list[Symbol]:
     # the entry computation (the program, usually last in the file) takes its share of the budget first
     first = {id(c): _bounded(lines, c.instructions, budget, instruction, "instructions", line_of)
              for c in mod.computations if c.is_entry}
-    for c in mod.computations:
+    listed = mod.computations
+    if len(listed) > OUTLINE_BLOCKS:  # the first ones in the file and the entry computation
+        listed = [c for k, c in enumerate(listed) if k < OUTLINE_BLOCKS or c.is_entry]
+    for c in listed:
         children = first[id(c)] if id(c) in first else _bounded(lines, c.instructions, budget, instruction,
                                                                  "instructions", line_of)
         comps.append(Symbol(c.name, "function", _line_range(lines, c.line, c.end_line), c.name_range,
                             _unlisted("ENTRY" if c.is_entry else "", children, len(c.instructions), "instructions"),
                             children))
+    if len(listed) < len(mod.computations):
+        rest = [c for k, c in enumerate(mod.computations) if k >= OUTLINE_BLOCKS and not c.is_entry]
+        comps.append(_more(lines, len(rest), "computations", rest[0].line, rest[-1].end_line))
+        comps.sort(key=lambda x: x.range.start_line)
     if mod.header_line is not None and mod.name:
         start = mod.lines[mod.header_line].find(mod.name)
         sel = Range(mod.header_line, start, mod.header_line, start + len(mod.name))
@@ -123,7 +132,7 @@ def _buffer_symbols(a: Analysis, budget: _Budget) -> list[Symbol]:
     lines = a.lines
     out: list[Symbol] = []
     by_line = lambda x: x.line  # noqa: E731
-    for al in doc.allocations:
+    for al in doc.allocations[:OUTLINE_BLOCKS]:
         last = al.assignments[-1].line if al.assignments else al.line
         kids = _bounded(lines, al.assignments, budget, lambda x: Symbol(
             x.name, "field", _line_range(lines, x.line, x.line), x.range, f"{x.size} bytes @ {x.offset}"),
@@ -131,6 +140,10 @@ def _buffer_symbols(a: Analysis, budget: _Budget) -> list[Symbol]:
         out.append(Symbol(f"allocation {al.index}", "object", _line_range(lines, al.line, last), al.range,
                           _unlisted(f"{al.size} bytes, " + (", ".join(al.kinds()) or "temp"), kids,
                                     len(al.assignments), "values"), kids))
+    if len(doc.allocations) > OUTLINE_BLOCKS:
+        rest = doc.allocations[OUTLINE_BLOCKS:]
+        last = rest[-1].assignments[-1].line if rest[-1].assignments else rest[-1].line
+        out.append(_more(lines, len(rest), "allocations", rest[0].line, last))
     if doc.used_values:
         kids = _bounded(lines, doc.used_values, budget, lambda u: Symbol(
             u.name, "field", _line_range(lines, u.line, _used_end(u)), u.range, f"id {u.value_id}"),
@@ -181,7 +194,11 @@ def folding_ranges(ws: Workspace, path: str) -> list[FoldingRange]:
             if end > c.line:
                 out.append(FoldingRange(c.line, end))
     elif a.buffers is not None:
-        stack = _buffer_symbols(a, _Budget(0, 0))
+        stack = [x for x in _buffer_symbols(a, _Budget(0, 0)) if x.kind not in ("object", "key")]
+        for al in a.buffers.allocations:  # every allocation, past the outline's OUTLINE_BLOCKS too
+            last = _line_range(lines, al.line, al.assignments[-1].line if al.assignments else al.line).end_line
+            if last > al.line:
+                out.append(FoldingRange(al.line, last))
         for u in a.buffers.used_values:  # the only multi-line children
             end = _line_range(lines, u.line, _used_end(u)).end_line
             if end > u.line:

@@ -135,3 +135,23 @@ def test_long_buffer_files_colour_every_recorded_name(tmp_path, monkeypatch):
     for ln, s, e, _, _ in toks:
         text = lines[ln][s:e]
         assert text and " " not in text and not text.startswith("<"), (ln, lines[ln], text)
+
+
+def test_outline_lists_at_most_outline_blocks_computations(tmp_path, monkeypatch):
+    """Past OUTLINE_BLOCKS computations: the first ones, the entry, one `… N more computations` entry; the
+    folding ranges still cover every computation."""
+    monkeypatch.setattr(symbols, "OUTLINE_BLOCKS", 2)
+    path = str(tmp_path / SRC.name)
+    ws = Workspace()
+    ws.open(path, TEXT, 1)
+    (mod,) = symbols.document_symbols(ws, path)
+    comps = [ln for ln in LINES if ln and not ln.startswith((" ", "}", "HloModule")) and ln.rstrip().endswith("{")]
+    assert len(comps) > 3
+    names = [c.name for c in mod.children]
+    assert names[:2] == [ln.split()[0].lstrip("%") for ln in comps[:2]]
+    assert names[-1].startswith("… ") or any(ln.startswith("ENTRY") and ln.split()[1].lstrip("%") == names[-1]
+                                             for ln in comps)
+    more = [c for c in mod.children if c.kind == "key"]
+    assert len(more) == 1 and more[0].name == f"… {len(comps) - 3} more computations"
+    folds = {f.start_line for f in symbols.folding_ranges(ws, path)}
+    assert all(LINES.index(ln) in folds for ln in comps)
