@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.diagnostics import Diagnostic, Range, error
+from hlo_lsp.core.diagnostics import Diagnostic, Range, error, info
 from hlo_lsp.core.document import DiskDocument, Edit, LineDocument, TextLines
 from hlo_lsp.core.hlo import HloModule, read_hlo, warm_module
 from hlo_lsp.core.hlo_checks import StructuralChecker
@@ -156,6 +156,9 @@ def analyse(path: str, source: Source, lines: list[str] | None = None, text: str
         a.buffers = doc
         a.index = OccurrenceIndex(doc.occurrences)
         a.read_diagnostics = list(doc.diagnostics)
+    elif kind == kinds.COMPANION:
+        first = source.doc.lines[0] if len(source.doc.lines) else ""
+        a.read_diagnostics = [info(Range(0, 0, 0, len(first)), "dump.companion", kinds.describe_companion(path))]
     return a
 
 
@@ -190,6 +193,7 @@ class Workspace:
         self._busy: dict[str, tuple[int, threading.Event]] = {}  # path -> (reading thread, set when done)
         # path -> the edits applied while its text is being read (see `_hand_over`)
         self._edits_during_read: dict[str, list[Edit]] = {}
+        self._joins: list[tuple[tuple, object]] = []  # the last few joined buffer sets (`_joined_buffers`)
         self.defer_large_siblings = False  # see `bundle`
         self.roots: list[str] = []  # the editor's workspace folders (where a dump's source files may be offered)
         self._lock = threading.RLock()
@@ -253,6 +257,7 @@ class Workspace:
             for p in [p for p in self._disk if p not in used]:
                 del self._disk[p]
                 self._analyses.pop(p, None)
+            self._joins = [(held, bs) for held, bs in self._joins if all(src.path in used for _, src in held)]
 
     def is_open(self, path: str) -> bool:
         return path in self._open
@@ -430,11 +435,14 @@ class Workspace:
             kept = self._bundles.get(owner)
             if kept is not None and kept[0] == made_from:  # a Source compares by identity (eq=False)
                 return kept[1]
-        buffers = None
-        if docs:
-            from hlo_lsp.core.bufferset import BufferSet
-
-            buffers = BufferSet.from_docs([d.buffers for d in docs.values()])
+        own = {a.kind: a} if a.kind in docs and docs[a.kind] is a else {}
+        if not read_large and len(docs) > len(own) and (
+                a.size > LARGE_SIBLING_BYTES or any(d.size > LARGE_SIBLING_BYTES for d in docs.values())):
+            # joining large buffer files takes seconds: a request thread (the server's event loop) never joins
+            # siblings; it answers with the document alone until the worker thread's `warm` has joined and kept
+            # them all (this bundle is not kept, so it never evicts that one)
+            return ModuleBundle(hlo_a, own, self._joined_buffers(own) if own else None, True)
+        buffers = self._joined_buffers(docs) if docs else None
         b = ModuleBundle(hlo_a, docs, buffers, partial)
         with self._lock:
             # one bundle per module: the one of an older version, or made while its siblings were being read
@@ -442,6 +450,23 @@ class Workspace:
             if self._current(path) is a.source:
                 self._bundles[owner] = (made_from, b)
         return b
+
+
+    def _joined_buffers(self, docs: dict[str, Analysis]):
+        """The BufferSet joining ``docs`` (kind -> analysis), made once per set of buffer texts: an edit of the
+        module's HLO text makes a new bundle but never changes its buffer files, whose join takes seconds."""
+        from hlo_lsp.core.bufferset import BufferSet
+
+        kinds_sources = tuple(sorted(((k, v.source) for k, v in docs.items()), key=lambda t: t[0]))
+        with self._lock:
+            for held, bs in self._joins:
+                if len(held) == len(kinds_sources) and all(
+                        a[0] == b[0] and a[1] is b[1] for a, b in zip(held, kinds_sources)):
+                    return bs
+        bs = BufferSet.from_docs([d.buffers for d in docs.values()])
+        with self._lock:
+            self._joins = [*self._joins[-3:], (kinds_sources, bs)]
+        return bs
 
 
 def _warm_index(index) -> None:
