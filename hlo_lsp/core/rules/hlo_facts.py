@@ -14,11 +14,13 @@ import sys
 from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction
+from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction, find_close_paren
 from hlo_lsp.core.hlo_bulk import (
-    NAME, OPCODE, OPERANDS, PARAM, SHAPE, columns, computation_rows, operand_names, row_calls,
+    ATTRS, NAME, OPCODE, OPERANDS, PARAM, ROOT, SHAPE, columns, computation_rows, operand_names, row_calls,
 )
 from hlo_lsp.core.hlo_line import InstructionLine, parse_instruction_line
+from hlo_lsp.core.rules.inference import NEEDS_CALLEE, REGISTRY, Site, mismatch
+from hlo_lsp.core.rules.inference.attrs import attr_text
 from hlo_lsp.core.shapes import Shape, parse_shape, shape_text
 
 FLOATS = frozenset("f16 bf16 f32 f64 f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 "
@@ -35,7 +37,9 @@ ELEMENTWISE = SAME_TYPE_UNARY | SAME_TYPE_BINARY | OTHER_ELEMENTWISE
 _SAME_TYPE = SAME_TYPE_UNARY | SAME_TYPE_BINARY | {"clamp"}
 CALLING = frozenset(("fusion", "call", "while", "reduce", "map"))
 PER_LINE = frozenset(("bitcast-convert", "reshape", "bitcast", "get-tuple-element"))  # always read per line
-_LOOKED_AT = ELEMENTWISE | CALLING | PER_LINE | {"parameter"}
+#: Opcodes with a shape inference (`rules.inference`) checked by `row_inferred_ok` in the rows pass.
+INFERRED = frozenset(REGISTRY) - {"fusion", "call", "while", "reshape"}
+_LOOKED_AT = ELEMENTWISE | CALLING | PER_LINE | INFERRED | {"parameter"}
 
 
 class ModuleFacts:
@@ -73,7 +77,8 @@ class ModuleFacts:
         mod = self.mod
         cand: dict[str, list[int]] = {}
         sigs: dict[str, tuple[str, ...] | None] = {}
-        calls: list[tuple[int, str, tuple[str, ...], tuple[str | None, ...]]] = []
+        roots: dict[str, str | None] = {}
+        calls: list = []
         for k, c in enumerate(mod.computations):
             sm = self._summaries[k] if self._summaries is not None else summarize(mod, c)
             if sm is None or c.name in sigs:
@@ -81,11 +86,12 @@ class ModuleFacts:
                 sigs[c.name] = None  # unknown, or a repeated computation name: callers are read per line
                 continue
             sigs[c.name] = sm.sig
+            roots[c.name] = sm.root
             for op, i in sm.cand:
                 cand.setdefault(op, []).append(i)
             calls.extend(sm.calls)
-        for i, op, callees, shapes in calls:
-            if not all(_call_ok(op, sigs, callee, shapes) for callee in callees):
+        for i, op, callees, shapes, result in calls:
+            if not all(_call_ok(op, sigs, callee, shapes) for callee in callees) or not _root_ok(op, roots, callees, result):
                 cand.setdefault(op, []).append(i)
         self._candidates = cand
         return cand
@@ -99,9 +105,9 @@ class ModuleFacts:
         """The instructions with one of ``opcodes`` a rule must look at, in document order: those the rows pass
         could not clear, and every one of those opcodes in a computation it could not read."""
         cand = self._candidates if self._candidates is not None else self._scan()
-        idx = [i for op in opcodes for i in cand.get(op, ())]
-        idx.extend(i for c in self._slow for i in c.instructions if self.ins(i).opcode in opcodes)
-        idx.sort()
+        idx = {i for op in opcodes for i in cand.get(op, ())}
+        idx.update(i for c in self._slow for i in c.instructions if self.ins(i).opcode in opcodes)
+        idx = sorted(idx)
         return [self.ins(i) for i in idx]
 
     def slow_lines_matching(self, pattern: re.Pattern) -> list[int]:
@@ -173,6 +179,31 @@ class ModuleFacts:
             return None
         return sorted(params, key=lambda p: p.parameter_number)
 
+    def root_shape(self, comp_name: str) -> Shape | None:
+        """The shape of a computation's root instruction; None when unknown."""
+        ci = self.mod.computation_by_name.get(comp_name)
+        comp = self.mod.computations[ci] if ci is not None else None
+        return self.shape(self.ins(comp.root)) if comp is not None and comp.root is not None else None
+
+    def site(self, ins: Instruction) -> Site | None:
+        """What `rules.inference` reads of ``ins``: its shape, its operands' definitions' shapes, its attribute
+        text and its callees' roots; None when a shape is unreadable or an operand does not resolve."""
+        out = self.shape(ins)
+        d = self.detail(ins)
+        if out is None or d is None:
+            return None
+        ops = []
+        for op in self.operands(ins):
+            s = self.shape(op) if op is not None else None
+            if s is None:
+                return None
+            ops.append(s)
+        line = self.mod.lines[ins.line]
+        close = find_close_paren(line, d.opcode.end)
+        if close < 0 or len(ops) != len(d.operands) or _NESTED.search(line, d.opcode.end + 1, close):
+            return None  # an operand written inline (nested), which the names do not give
+        return Site(ins.opcode, out, tuple(ops), attr_text(line[close + 1:]), tuple(ins.called), self.root_shape)
+
     def opcode_range(self, ins: Instruction) -> Range:
         d = self.detail(ins)
         if d is None:
@@ -195,12 +226,17 @@ class ModuleFacts:
         return Range(ins.line, sp.start, ins.line, sp.end)
 
 
+_NESTED = re.compile(r"[a-z0-9]\(")  # `tuple(x, (f32[2]) tuple(x))`: an instruction written as an operand
+
+
 class Summary(NamedTuple):
     """What the verifier rules need of one computation, read from its rows (`summarize`)."""
 
     cand: tuple[tuple[str, int], ...]  # (opcode, instruction index) a rule must read per line
     sig: tuple[str, ...] | None  # parameter shape texts by number; None when not plainly numbered 0..n-1
-    calls: tuple[tuple[int, str, tuple[str, ...], tuple[str | None, ...]], ...]  # (index, opcode, callees, operand shapes)
+    calls: tuple[tuple[int, str, tuple[str, ...], tuple[str | None, ...], str], ...]  # (index, opcode, callees,
+    # operand shape texts, result shape text)
+    root: str | None = None  # the root's shape text
 
 
 def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None | bool = True,
@@ -257,12 +293,20 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
             callees = calls.get(k)
             if callees:
                 calling.append((a + k, op, tuple(callees),
-                                tuple([intern(t) if t else t for t in map(get, operand_names(r[OPERANDS]))])))
+                                tuple([intern(t) if t else t for t in map(get, operand_names(r[OPERANDS]))]),
+                                intern(r[SHAPE])))
+            if op in INFERRED and not row_inferred_ok(op, r[SHAPE], [get(n) for n in operand_names(r[OPERANDS])],
+                                                      r[ATTRS]):
+                cand.append((op, a + k))  # reduce, map
+        elif op in INFERRED:
+            if not row_inferred_ok(op, r[SHAPE], [get(n) for n in operand_names(r[OPERANDS])], r[ATTRS]):
+                cand.append((op, a + k))
         elif op == "reshape" or op == "bitcast":
             ops = operand_names(r[OPERANDS])
             n_out = _count(r[SHAPE])
-            if n_out is None or len(ops) != 1 or _count(get(ops[0])) != n_out:
-                cand.append((op, a + k))  # equal element counts: `element_count_kept` has nothing to say
+            if n_out is None or len(ops) != 1 or _count(get(ops[0])) != n_out or (
+                    op == "reshape" and not _same_type(r[SHAPE], get(ops[0]))):
+                cand.append((op, a + k))  # equal counts and types: neither rule has anything to say
         elif op in PER_LINE:
             cand.append((op, a + k))
     sig = None
@@ -271,7 +315,43 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
         if len(_SIGS) > 100_000:
             _SIGS.clear()
         sig = _SIGS.setdefault(sig, sig)
-    return Summary(tuple(cand), sig, tuple(calling))
+    flags = cols[ROOT]
+    r = next((k for k in range(len(flags) - 1, -1, -1) if flags[k]), len(flags) - 1)  # `Computation.root`
+    root = intern(cols[SHAPE][r]) if rows else None
+    return Summary(tuple(cand), sig, tuple(calling), root)
+
+
+def _same_type(a: str | None, b: str | None) -> bool:
+    """The element types of two array shape texts are one (floating types one class)."""
+    if not a or not b:
+        return False
+    return fp_type(a[: a.find("[")]) == fp_type(b[: b.find("[")])
+
+
+_ROW_MEMO: dict[tuple, bool] = {}
+
+
+def row_inferred_ok(op: str, shape: str, operands: list[str | None], attrs: str) -> bool:
+    """True when `rules.inference` has nothing to say of an instruction of ``op`` with result shape text
+    ``shape``, operand shape texts ``operands`` and attribute text ``attrs`` (memoized: machine-written modules
+    repeat the same few combinations thousands of times). False when it finds a mismatch or needs a called
+    computation: the instruction is then read per line."""
+    key = (op, shape, tuple(operands), attr_text(attrs))
+    ok = _ROW_MEMO.get(key)
+    if ok is None:
+        ok = _infer_ok(op, shape, operands, key[3])
+        if len(_ROW_MEMO) > 65536:
+            _ROW_MEMO.clear()
+        _ROW_MEMO[key] = ok
+    return ok
+
+
+def _infer_ok(op: str, shape: str, operands: list[str | None], attrs: str) -> bool:
+    out = parse_shape(shape) if shape else None
+    ops = [parse_shape(t) if t else None for t in operands]
+    if out is None or any(o is None for o in ops):
+        return True  # unreadable: the per-line rule skips it too
+    return mismatch(Site(op, out, tuple(ops), attrs)) is None
 
 
 _PLAIN_ARRAY = re.compile(r"[a-z][a-z0-9]*\[([0-9,]*)\](?:\{[^{}]*\})?")
@@ -345,6 +425,17 @@ def _call_ok(op: str, sigs: dict[str, tuple[str, ...] | None], callee: str, shap
     if op in ("reduce", "map"):
         return True
     return all(t is not None and t == p for p, t in zip(sig, shapes))
+
+
+def _root_ok(op: str, roots: dict[str, str | None], callees: tuple[str, ...], result: str) -> bool:
+    """True when the result shape text of a fusion, call or while is its callee's root text (a while's
+    condition returns pred[]), so `inferred_shapes` has nothing to say; reduce and map are read elsewhere."""
+    if op not in ("fusion", "call", "while"):
+        return True
+    texts = [roots.get(c) for c in callees]
+    if op != "while":
+        return len(texts) == 1 and texts[0] == result
+    return result in texts and all(t == result or (t is not None and t.startswith("pred[]")) for t in texts)
 
 
 def fp_type(t: str) -> str:

@@ -25,6 +25,7 @@ from hlo_lsp.core.hlo import _INDEX_NUMBER, _INDEX_NUMBER_TEXT, _INSTR, Computat
 from hlo_lsp.core.rules.hlo_facts import (
     ELEMENTWISE, SAME_TYPE_BINARY, SAME_TYPE_UNARY, ModuleFacts, Summary, exact_types, fp_type, same_shape, text_of,
 )
+from hlo_lsp.core.rules.inference import NEEDS_CALLEE, REGISTRY, mismatch
 from hlo_lsp.core.shapes import ELEMENT_BITS, byte_size, element_count, padded_byte_size, parse_shape
 
 _log = logging.getLogger(__name__)
@@ -32,6 +33,9 @@ _LAYOUT_ATTR = re.compile(r"entry_computation_layout=\{")
 _DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() accepts '²', on which int() raises
 # `f32[4]{0} %x` / `f32[4] x`: an operand written with its shape (searched after the opcode's parenthesis)
 _OLD_STYLE_OPERAND = re.compile(r"[\]})] %?[^\s,()%=]+\s*[,)]")
+
+
+INFERRED_OPCODES = frozenset(REGISTRY)
 
 
 def _instrs(m: ModuleFacts, opcodes) -> list[Instruction]:
@@ -203,6 +207,22 @@ def tuple_index(m: ModuleFacts) -> Iterator[Diagnostic]:
                           f"element {k} of `{ops[0].name}` is {text_of(s.tuple_shapes[k])}, but this is {text_of(out)}")
 
 
+def inferred_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
+    """``verifier.shape-inference``: a result shape that is not the one XLA's shape inference gives for the
+    instruction's operands and attributes (dimensions, and the element type where XLA fixes it). XLA:
+    ``ShapeVerifier::CheckShape`` against ``ShapeInference::Infer*Shape`` (or the verifier's own check),
+    one function per opcode family in `rules.inference`, each naming the one it follows; compared without
+    layouts and with floating types as one class (the laxest verifier)."""
+    for ins in _instrs(m, INFERRED_OPCODES):
+        site = m.site(ins)
+        found = mismatch(site) if site is not None else None
+        if found is None or found[0] == NEEDS_CALLEE:
+            continue
+        d = m.detail(ins)
+        rng = Range(ins.line, d.shape.start, ins.line, d.shape.end) if d is not None and d.shape else ins.name_range
+        yield warning(rng, "verifier.shape-inference", f"{found[0]} (XLA: {found[1]})")
+
+
 def called_parameters(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``verifier.called-parameters``: a ``fusion``/``call``/``while`` whose called computation's parameters
     disagree with its operands in count or shape, or a ``reduce``/``map`` whose ``to_apply`` takes a different
@@ -371,6 +391,7 @@ VERIFIER_RULES: tuple[tuple[Callable[[ModuleFacts], Iterator[Diagnostic]], tuple
     (written_operand_shapes, ("operand-shape-mismatch",)),
     (tuple_index, ("verifier.tuple-index",)),
     (called_parameters, ("verifier.called-parameters",)),
+    (inferred_shapes, ("verifier.shape-inference",)),
     (entry_layout, ("verifier.entry-layout",)),
     (name_reused, ("verifier.name-reused",)),
 )
