@@ -61,16 +61,18 @@ class Site(NamedTuple):
 class Rule(NamedTuple):
     fn: Callable[[Site], Expected]
     xla: str  # the XLA function the rule follows
+    dynamic: bool  # reads bounded dynamic dimensions at their bound (else a dynamic instruction is skipped)
 
 
 REGISTRY: dict[str, Rule] = {}
 
 
-def infers(*opcodes: str, xla: str):
-    """Register the decorated function as the shape inference of ``opcodes``, following XLA's ``xla``."""
+def infers(*opcodes: str, xla: str, dynamic: bool = False):
+    """Register the decorated function as the shape inference of ``opcodes``, following XLA's ``xla``
+    (``dynamic``: it reads bounded dynamic dimensions at their bound)."""
     def deco(fn):
         for op in opcodes:
-            REGISTRY[op] = Rule(fn, xla)
+            REGISTRY[op] = Rule(fn, xla, dynamic)
         return fn
     return deco
 
@@ -122,13 +124,14 @@ def want_text(w: Expected) -> str:
     return f"{t}[{','.join('?' if d is None else str(d) for d in w.dims)}]"
 
 
-def _dynamic(s: Shape) -> bool:
+def _dynamic(s: Shape, bounded_ok: bool = False) -> bool:
+    """A dynamic dimension anywhere in ``s`` (``bounded_ok``: only an unbounded ``?`` counts)."""
     work = [s]
     while work:
         x = work.pop()
         if x.is_tuple:
             work.extend(x.tuple_shapes)
-        elif any(x.dynamic) or any(d < 0 for d in x.dims):
+        elif (any(x.dynamic) and not bounded_ok) or any(d < 0 for d in x.dims):
             return True
     return False
 
@@ -138,7 +141,7 @@ def mismatch(site: Site) -> tuple[str, str] | None:
     when the opcode has no rule, or when the rule cannot decide. `NEEDS_CALLEE` is returned as the message
     when the answer needs a callee root the site does not give."""
     rule = REGISTRY.get(site.opcode)
-    if rule is None or _dynamic(site.shape) or any(_dynamic(o) for o in site.operands):
+    if rule is None or _dynamic(site.shape, rule.dynamic) or any(_dynamic(o, rule.dynamic) for o in site.operands):
         return None
     try:
         want = rule.fn(site)

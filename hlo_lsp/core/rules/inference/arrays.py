@@ -43,11 +43,32 @@ def transpose(s: Site):
     return Want(o.element_type, tuple(o.dims[p] for p in perm))
 
 
-@infers("reshape", "dynamic-reshape", xla="ShapeVerifier::HandleReshape")
+@infers("reshape", xla="ShapeVerifier::HandleReshape")
 def reshape(s: Site):
     """The operand's element type (the element count is `verifier.element-count`'s)."""
     o = _array(s)
     return None if o is None else Want(o.element_type, None)
+
+
+@infers("dynamic-reshape", xla="ShapeVerifier::HandleDynamicReshape", dynamic=True)
+def dynamic_reshape(s: Site):
+    """The operand's element type, one size operand per result dimension, and as many elements (bounded
+    dimensions at their bound, ``ShapeUtil::ElementsIn``)."""
+    o = _array(s)
+    if o is None or not s.shape.is_array:
+        return None
+    if s.shape.rank + 1 != len(s.operands):
+        return f"dynamic-reshape has {len(s.operands) - 1} size operands for a result of rank {s.shape.rank}"
+    if _elements(o.dims) != _elements(s.shape.dims):
+        return f"dynamic-reshape turns {_elements(o.dims)} elements into {_elements(s.shape.dims)}"
+    return Want(o.element_type, None)
+
+
+def _elements(dims) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
 
 
 @infers("slice", xla="ShapeInference::InferSliceShape")
