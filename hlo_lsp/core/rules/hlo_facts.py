@@ -295,11 +295,17 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
                 calling.append((a + k, op, tuple(callees),
                                 tuple([intern(t) if t else t for t in map(get, operand_names(r[OPERANDS]))]),
                                 intern(r[SHAPE])))
-            if op in INFERRED and not row_inferred_ok(op, r[SHAPE], [get(n) for n in operand_names(r[OPERANDS])],
+            if op in INFERRED and not row_inferred_ok(op, r[SHAPE], tuple(map(get, operand_names(r[OPERANDS]))),
                                                       r[ATTRS]):
                 cand.append((op, a + k))  # reduce, map
-        elif op in INFERRED:
-            if not row_inferred_ok(op, r[SHAPE], [get(n) for n in operand_names(r[OPERANDS])], r[ATTRS]):
+        elif op in INFERRED:  # `row_inferred_ok` with its memo looked up first on the whole attribute text
+            ops = r[OPERANDS]
+            texts = tuple(map(get, ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops))) \
+                if ops else ()
+            ok = _LINE_MEMO.get((op, r[SHAPE], r[ATTRS], texts))
+            if ok is None:
+                ok = _LINE_MEMO[(op, r[SHAPE], r[ATTRS], texts)] = row_inferred_ok(op, r[SHAPE], texts, r[ATTRS])
+            if not ok:
                 cand.append((op, a + k))
         elif op == "reshape" or op == "bitcast":
             ops = operand_names(r[OPERANDS])
@@ -315,9 +321,11 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
         if len(_SIGS) > 100_000:
             _SIGS.clear()
         sig = _SIGS.setdefault(sig, sig)
-    flags = cols[ROOT]
-    r = next((k for k in range(len(flags) - 1, -1, -1) if flags[k]), len(flags) - 1)  # `Computation.root`
-    root = intern(cols[SHAPE][r]) if rows else None
+    root = None
+    if rows:  # `Computation.root`: the last ROOT, else the last instruction
+        flags = cols[ROOT]
+        r = len(flags) - 1 if flags[-1] else next((k for k in range(len(flags) - 1, -1, -1) if flags[k]), len(flags) - 1)
+        root = intern(cols[SHAPE][r])
     return Summary(tuple(cand), sig, tuple(calling), root)
 
 
@@ -329,24 +337,27 @@ def _same_type(a: str | None, b: str | None) -> bool:
 
 
 _ROW_MEMO: dict[tuple, bool] = {}
+_LINE_MEMO: dict[tuple, bool] = {}  # the same keyed by the whole attribute text (metadata included)
 
 
-def row_inferred_ok(op: str, shape: str, operands: list[str | None], attrs: str) -> bool:
+def row_inferred_ok(op: str, shape: str, operands: tuple[str | None, ...], attrs: str) -> bool:
     """True when `rules.inference` has nothing to say of an instruction of ``op`` with result shape text
     ``shape``, operand shape texts ``operands`` and attribute text ``attrs`` (memoized: machine-written modules
     repeat the same few combinations thousands of times). False when it finds a mismatch or needs a called
     computation: the instruction is then read per line."""
-    key = (op, shape, tuple(operands), attr_text(attrs))
+    key = (op, shape, operands, attr_text(attrs))
     ok = _ROW_MEMO.get(key)
     if ok is None:
         ok = _infer_ok(op, shape, operands, key[3])
         if len(_ROW_MEMO) > 65536:
             _ROW_MEMO.clear()
         _ROW_MEMO[key] = ok
+    if len(_LINE_MEMO) > 16384:
+        _LINE_MEMO.clear()
     return ok
 
 
-def _infer_ok(op: str, shape: str, operands: list[str | None], attrs: str) -> bool:
+def _infer_ok(op: str, shape: str, operands: tuple[str | None, ...], attrs: str) -> bool:
     out = parse_shape(shape) if shape else None
     ops = [parse_shape(t) if t else None for t in operands]
     if out is None or any(o is None for o in ops):
