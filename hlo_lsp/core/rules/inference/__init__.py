@@ -19,11 +19,13 @@ floating-point types are one class, and an instruction with a dynamic dimension 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import NamedTuple, Union
 
 from hlo_lsp.core.shapes import Shape, shape_text
 
+_log = logging.getLogger(__name__)
 FLOATS = frozenset("f16 bf16 f32 f64 f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 "
                    "f8e8m0fnu f4e2m1fn".split())
 
@@ -145,8 +147,9 @@ def mismatch(site: Site) -> tuple[str, str] | None:
         return None
     try:
         want = rule.fn(site)
-    except (IndexError, ValueError, ZeroDivisionError, TypeError):
-        return None  # operands or attributes of a form the rule does not know: nothing to say
+    except Exception:  # operands or attributes of a form the rule does not know: nothing to say (logged)
+        _log.debug("shape inference of %s failed", site.opcode, exc_info=True)
+        return None
     if want is None:
         return None
     if isinstance(want, str):

@@ -150,12 +150,14 @@ def gather(s: Site):
     if len(sizes) != o.rank:
         return f"slice_sizes names {len(sizes)} dimensions, but the operand has rank {o.rank}"
     batch = [d for k, d in enumerate(idx.dims) if k != ivd]
-    window = [n for k, n in enumerate(sizes) if k not in collapsed and k not in batching]
+    dropped = set(collapsed) | set(batching)
+    window = [n for k, n in enumerate(sizes) if k not in dropped]
     rank = len(offset) + len(batch)
+    offsets = set(offset)
     out: list[int] = []
     bi = wi = 0
     for i in range(rank):
-        if i in offset:
+        if i in offsets:
             out.append(window[wi])
             wi += 1
         else:

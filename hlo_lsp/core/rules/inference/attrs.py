@@ -2,9 +2,8 @@
 way XLA's parser reads them; each reader returns None when the attribute is absent or not of the form XLA
 prints, so a rule that needs it skips the instruction (never guesses).
 
-`attr_text` cuts the text at ``metadata=``: every attribute shape inference reads is printed before it
-(`HloInstruction::ToString` prints the extra attributes, then metadata, backend and frontend config), and a
-string in the metadata can hold any text, ``dimensions={...}`` included.
+`attr_text` drops ``metadata``, ``backend_config`` and ``frontend_attributes``: a string in them can hold any
+text, ``dimensions={...}`` included.
 """
 
 from __future__ import annotations
@@ -17,12 +16,47 @@ _INT = re.compile(r"-?[0-9]{1,18}")
 
 
 def attr_text(attrs: str) -> str:
-    """The attribute text shape inference reads: up to ``metadata=`` (or ``backend_config=``) when present."""
-    for cut in (", metadata={", ", backend_config=", ", frontend_attributes="):
-        k = attrs.find(cut)
+    """The attribute text shape inference reads: without ``metadata``, ``backend_config`` and
+    ``frontend_attributes`` (whose strings can hold any text, ``dimensions={...}`` included, and which differ
+    from instruction to instruction)."""
+    for key in (", metadata=", ", backend_config=", ", frontend_attributes="):
+        k = attrs.find(key)
         if k >= 0:
-            attrs = attrs[:k]
+            end = _value_end(attrs, k + len(key))
+            attrs = attrs[:k] + attrs[end:]
     return attrs
+
+
+def _value_end(text: str, i: int) -> int:
+    """The end of the attribute value starting at ``i``: a balanced ``{...}`` (strings skipped), a quoted
+    string, or up to the next comma."""
+    n = len(text)
+    if i < n and text[i] == '"':
+        j = i + 1
+        while j < n and text[j] != '"':
+            j += 2 if text[j] == "\\" else 1
+        return min(j + 1, n)
+    if i < n and text[i] == "{":
+        depth, j, in_str = 0, i, False
+        while j < n:
+            c = text[j]
+            if in_str:
+                if c == "\\":
+                    j += 1
+                elif c == '"':
+                    in_str = False
+            elif c == '"':
+                in_str = True
+            elif c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    return j + 1
+            j += 1
+        return n
+    j = text.find(",", i)
+    return n if j < 0 else j
 
 
 def raw(attrs: str, key: str) -> str | None:
@@ -159,7 +193,7 @@ def window_output(base: int, w: WindowDim) -> int:
 
 
 _GROUPS_LIST = re.compile(r"\{(\{[0-9, ]*\}(?:,\s*\{[0-9, ]*\})*)?\}")
-_GROUPS_IOTA = re.compile(r"\[([0-9]+),([0-9]+)\]<=\[")
+_GROUPS_IOTA = re.compile(r"\[([0-9]{1,18}),([0-9]{1,18})\]<=\[")
 
 
 def group_size(attrs: str) -> int | None:

@@ -26,9 +26,10 @@ def dot(s: Site):
     for x, y in zip(lc, rc):
         if lhs.dims[x] != rhs.dims[y]:
             return f"dot contracts lhs dimension {x} ({lhs.dims[x]}) with rhs dimension {y} ({rhs.dims[y]})"
+    lhs_used, rhs_used = set(lb) | set(lc), set(rb) | set(rc)
     out = [lhs.dims[d] for d in lb]
-    out += [n for d, n in enumerate(lhs.dims) if d not in lb and d not in lc]
-    out += [n for d, n in enumerate(rhs.dims) if d not in rb and d not in rc]
+    out += [n for d, n in enumerate(lhs.dims) if d not in lhs_used]
+    out += [n for d, n in enumerate(rhs.dims) if d not in rhs_used]
     return Want(None, tuple(out))
 
 
@@ -72,7 +73,8 @@ def reduce(s: Site):
     first = s.operands[0]
     if any(not 0 <= d < first.rank for d in dims):
         return f"reduce dimensions={{{','.join(map(str, dims))}}} are outside the operand's rank {first.rank}"
-    kept = tuple(n_ for d, n_ in enumerate(first.dims) if d not in dims)
+    reduced = set(dims)
+    kept = tuple(n_ for d, n_ in enumerate(first.dims) if d not in reduced)
     outs = [Want(init.element_type, kept) for init in s.operands[n:]]
     return outs[0] if n == 1 else tuple(outs)
 
