@@ -14,7 +14,7 @@ import sys
 
 from hlo_lsp import __version__
 from hlo_lsp.core import kinds
-from hlo_lsp.core.diagnostics import Diagnostic, Severity
+from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, info
 from hlo_lsp.core.workspace import ReadError, Workspace, read_text_file
 
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING}
@@ -100,7 +100,8 @@ def _is_dump(path: str) -> bool:
             head = f.read(8192).decode("utf-8", errors="replace")
     except OSError:
         return True  # let the check report it
-    return kinds.detect_kind(path, head) is not None
+    # a folder's thunk sequences and config files are no dumps to check (named on the command line, they say what they are)
+    return kinds.detect_kind(path, head) not in (None, kinds.COMPANION)
 
 
 def check(paths: list[str], fmt: str, fail_on: Severity) -> int:
@@ -111,6 +112,10 @@ def check(paths: list[str], fmt: str, fail_on: Severity) -> int:
     results: list[tuple[str, list[str], Diagnostic]] = []
     for f in files:
         full = os.path.abspath(f)
+        what = kinds.describe_companion(full)
+        if what is not None:  # named on the command line: say what it is (it may be binary: not read)
+            results.append((f, [""], info(Range(0, 0, 0, 0), "dump.companion", what)))
+            continue
         try:
             read_text_file(full)
             a = ws.analysis(full)

@@ -176,8 +176,10 @@ class UsedValue:
         ln = self.from_instruction_line
         if ln is None or self.text is None:
             return None
+        from hlo_lsp.core.buffers_reader import without_glued_header
+
         line = self.text[ln]
-        return line[:-1] if line.endswith("\r") else line
+        return without_glued_header(line[:-1] if line.endswith("\r") else line)
 
 
 def _block(v: UsedValue) -> tuple[list[Position], list[Use]]:

@@ -241,6 +241,8 @@ class _Reader:
                                 used.from_line[v] = ln  # its text and name range are read when asked for
                                 instruction_use(ln, m.start(2), m.end(2), intern(m.group(2)))
                                 self.sub = "done"
+                                if line[-1] == ">":
+                                    self.glued_header(ln, line)
                                 continue
                     elif section == "alloc":
                         alloc = self.alloc
@@ -573,7 +575,12 @@ class _Reader:
 
     def finish_alloc(self) -> None:
         alloc = self.alloc
-        if alloc is not None and not alloc.count and len(self.doc.diagnostics) == self.mark:
+        # A heap-simulated temp block is made empty and filled from the heap result's chunks
+        # (BufferAssigner::AssignBuffersFromHeapSimulator): with no chunks it stays empty (TPU writes
+        # `size 0, color 1, preallocated-temp:`). Parameters, constants and live-out buffers are made with
+        # their value (NewAllocation), so only those must list one.
+        if (alloc is not None and not alloc.count and not alloc.preallocated_temp
+                and len(self.doc.diagnostics) == self.mark):
             r = alloc.range
             self.err(r.start_line, 0, len(self.lines[alloc.line]), f"allocation {alloc.index} lists no values",
                      CODE_STRUCTURE)
@@ -587,6 +594,20 @@ class _Reader:
             self.bad_line(ln, line, "`<id name @color>`")
             self.skipping = True
             return
+        self.start_value(ln, m)
+
+    def glued_header(self, ln: int, line: str) -> None:
+        """The next value's ``<id name @color>`` header at the end of a `` from instruction:`` line, where
+        jaxlib 0.4.30 and 0.4.35 write it (their values listing has no line break after an instruction's text);
+        nothing when the line does not end with one. Names hold no ``<``, so the header starts at the last."""
+        m = _HEADER.match(line, line.rfind("<"))
+        if m is not None:
+            self.finish_value()
+            self.skipping = False
+            self.start_value(ln, m)
+
+    def start_value(self, ln: int, m: re.Match) -> None:
+        """Record the used value whose header ``m`` matched on line ``ln``; it becomes the current one."""
         self.mark = len(self.doc.diagnostics)
         s, e = m.start(2), (m.end(3) if m.group(3) is not None else m.end(2))
         instr, itext, key = _value_names(m.group(2), m.group(3))
@@ -604,7 +625,7 @@ class _Reader:
         has XLA's exact form, with the same records, occurrences and state as reading it line by line; the
         number of lines read, 0 when the block is not of that form (or has a line the reader would report)."""
         m = _BLOCK.match(text, base)
-        if m is None:
+        if m is None or text[m.end() - 2] == ">":  # the next header glued to the `from instruction:` line
             return 0
         vid, instr, itext, phi, color, pos_text, use_text, from_name = m.groups()
         try:  # everything that can fail is done before anything is recorded
@@ -689,6 +710,8 @@ class _Reader:
                 self.doc.used_values.from_line[v] = ln  # its text and name range are read when asked for
                 self.instruction_use(ln, m.start(2), m.end(2), _intern(m.group(2)))
                 self.sub = "done"
+                if line[-1] == ">":
+                    self.glued_header(ln, line)
             else:
                 self.bad_line(ln, line, "` positions:`, ` uses:` or ` from instruction:`")
             return
@@ -951,6 +974,16 @@ def from_instruction_span(line: str) -> tuple[int, int]:
     return (m.start(2), m.end(2)) if m is not None else (0, 0)
 
 
+def without_glued_header(line: str) -> str:
+    """A `` from instruction:`` line without the next value's header glued to its end (see
+    `_Reader.glued_header`); the line itself when it has none."""
+    if line.endswith(">"):
+        i = line.rfind("<")
+        if _HEADER.match(line, i):
+            return line[:i]
+    return line
+
+
 def used_value_block(lines, header: int) -> tuple[list[Position], list[Use]]:
     """The positions and uses of the used value whose ``<id name @color>`` header is line ``header`` of
     ``lines``, read from the lines below it exactly as the reader accepts them (its block ends at the next line
@@ -975,7 +1008,7 @@ def used_value_block(lines, header: int) -> tuple[list[Position], list[Use]]:
             elif line == " uses:":
                 sub = "uses"
             elif line.startswith(" from instruction:") and _FROM.match(line):
-                sub = "done"
+                break  # the value ends there (the next one's header may be glued to this line's end)
         elif sub == "positions":
             m = _POSITION.match(line)
             if m is not None:

@@ -2,8 +2,11 @@
 ``languageId``: a client without our plugin sends ``plaintext``), and which files of one module belong together.
 
 Kinds: ``hlo`` (module text), and the buffer-assignment kinds ``single`` (the old one-file dump), ``assignment``,
-``values``, ``live-range``, ``memory-report`` (the current split set). `module_stem` gives the stem that pairs a
-split set with its after-optimizations HLO file: ``<stem>.txt``, ``<stem>-buffer-assignment.txt``, ...
+``values``, ``live-range``, ``memory-report`` (the current split set). ``companion``: one of the other files XLA
+writes into a dump folder (GPU thunk sequences, TPU and GPU config text protos, flag files), recognized by name so
+that opening one says what it is (`describe_companion`) instead of nothing or an error.
+`module_stem` gives the stem that pairs a split set with its after-optimizations HLO file: ``<stem>.txt``,
+``<stem>-buffer-assignment.txt``, ...
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ VALUES = "values"
 LIVE_RANGE = "live-range"
 MEMORY_REPORT = "memory-report"
 BUFFER_KINDS = (SINGLE, ASSIGNMENT, VALUES, LIVE_RANGE, MEMORY_REPORT)
+COMPANION = "companion"
 
 # longest suffix first: "-buffer-assignment-values.txt" also ends like neither of the others
 SPLIT_SUFFIXES = (
@@ -36,6 +40,52 @@ _FIRST_LINE_KINDS = (
     ("Used values:", VALUES),
     ("Memory Space:", MEMORY_REPORT),
 )
+
+
+# The files XLA's dump writers put beside a module's HLO (matched on the name's end: `module_NNNN.<name>.` comes
+# first, or a folder of their own for PJRT's), and what each holds.
+_COMPANIONS = tuple(
+    (re.compile(pattern + r"\Z"), what)
+    for pattern, what in (
+        (r"thunk_sequence(?:_[a-z_]+)?\.txt", "GPU thunk sequence: the thunks (kernel launches, copies, collectives, "
+         "async start/done) the GPU executable runs, in order, with their stream and dependency edges"),
+        (r"thunk_metadata\.txt", "GPU thunk metadata (text proto): each thunk's id, kind and profile annotation"),
+        (r"gpu_target_config\.pbtxt", "GPU target config (text proto): the device description the GPU compiler "
+         "targeted (compute capability, memory, core counts)"),
+        (r"autotune_results\.pbtxt", "GPU autotuning results (text proto): the implementation chosen for each "
+         "autotuned instruction"),
+        (r"(?:^|\.)config\.pbtxt", "HLO module config (text proto): entry computation layout, replica and "
+         "partition counts, compiler options"),
+        (r"hlo_module_config\.txt", "HLO module config (text proto): entry computation layout, replica and "
+         "partition counts, compiler options"),
+        (r"(?:^|\.)debug_options", "XLA debug options (text proto): the DebugOptions (XLA_FLAGS) the module was "
+         "compiled with"),
+        (r"(?:^|\.)flagfile", "XLA flag file: every compiler flag in effect, one `--flag=value` a line"),
+        (r"tpu_comp_env\.txt", "TPU compilation environment (text proto): the TPU compiler's own options"),
+        (r"execution_options\.txt", "XLA execution options (text proto): device assignment, replicas, partitions "
+         "and SPMD settings"),
+        (r"target_arguments\.txt", "TPU target arguments (text proto): the topology and chip the TPU compiler "
+         "targeted"),
+        (r"transfer_stats\.txt", "TPU host transfer statistics (text proto)"),
+        (r"basic_compiler_metadata\.txt", "TPU compiler metadata (text proto): program id, executable size, "
+         "optimized instruction count"),
+        (r"(?:^|\.)compile_options\.(?:textproto|pb)", "PJRT compile options (text proto, or binary for .pb): "
+         "the options the executable was compiled with"),
+        (r"(?:^|\.)topology\.(?:textproto|pb)", "PJRT topology (text proto, or binary for .pb): the devices the "
+         "executable was compiled for"),
+    )
+)
+
+
+def describe_companion(path: str | None) -> str | None:
+    """What the XLA dump file at ``path`` holds when it is one of the companion files (see `_COMPANIONS`): one
+    sentence that says so and that hlo-lsp reads no further; None for any other name."""
+    name = os.path.basename(path or "")
+    for pattern, what in _COMPANIONS:
+        if pattern.search(name):
+            return (f"{what}. XLA writes it beside the module's HLO; it is neither HLO nor a buffer dump, so "
+                    "hlo-lsp offers nothing more here.")
+    return None
 
 
 def _first_line(head: str) -> str:
@@ -56,6 +106,8 @@ def detect_kind(path: str | None, head: str) -> str | None:
     for suffix, kind in SPLIT_SUFFIXES:
         if name.endswith(suffix):
             return kind
+    if describe_companion(name) is not None:
+        return COMPANION
     first = _first_line(head)
     for prefix, kind in _FIRST_LINE_KINDS:
         if first.startswith(prefix):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.diagnostics import Diagnostic, Range, error
+from hlo_lsp.core.diagnostics import Diagnostic, Range, error, info
 from hlo_lsp.core.document import DiskDocument, Edit, LineDocument, TextLines
 from hlo_lsp.core.hlo import HloModule, read_hlo, warm_module
 from hlo_lsp.core.hlo_checks import StructuralChecker
@@ -156,6 +156,9 @@ def analyse(path: str, source: Source, lines: list[str] | None = None, text: str
         a.buffers = doc
         a.index = OccurrenceIndex(doc.occurrences)
         a.read_diagnostics = list(doc.diagnostics)
+    elif kind == kinds.COMPANION:
+        first = source.doc.lines[0] if len(source.doc.lines) else ""
+        a.read_diagnostics = [info(Range(0, 0, 0, len(first)), "dump.companion", kinds.describe_companion(path))]
     return a
 
 

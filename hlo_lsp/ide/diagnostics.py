@@ -64,6 +64,8 @@ def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> l
         if bs is not None:
             out.extend(d for kind, d in bs.problems if kind == a.kind)
             out.extend(_buffer_rule_diagnostics(bundle, a.kind))
+    else:
+        out.extend(a.read_diagnostics)  # a companion file: what it is
     return sorted(out, key=lambda d: (d.range.start_line, d.range.start_col, d.code))
 
 

@@ -186,3 +186,22 @@ def test_random_edits_mostly_agree_with_xla():
     print(f"random edits: {len(edits) - len(misses)}/{len(edits)} agree")
     print("\n".join(misses))
     assert len(misses) <= len(edits) * 0.03, "\n".join(misses)
+
+
+def test_every_producer_sample_agrees_with_xla():
+    """Each HLO file of tests/data/producers (jax 0.4.13-0.10.2, TF, TPU, GPU: old short forms without `%`,
+    TPU tiling and memory spaces, GPU's after-SPMD modules): XLA 0.10.2's parser and ours give the same
+    accept/reject answer."""
+    files = hlo_files(DATA / "producers")
+    assert len(files) >= 40, "the producer samples are missing"
+    if not _have_jaxlib():
+        pytest.skip("XLA oracle unavailable: set HLO_LSP_XLA_PYTHON to a Python with jaxlib 0.10.2 installed")
+    disagree = []
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        xla = run_xla(text)
+        errors = [d for d in validate_module(text).diagnostics if d.severity >= Severity.ERROR]
+        if (not errors) != xla["ok"]:
+            disagree.append(f"{path.relative_to(DATA)}: xla ok={xla['ok']} {xla['message'][:100]!r}; "
+                            f"ours={[(d.range.start_line + 1, d.code) for d in errors[:2]]}")
+    assert not disagree, "\n".join(disagree)
