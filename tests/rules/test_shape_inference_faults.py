@@ -26,8 +26,9 @@ def _modules(paths) -> list[Path]:
 
 
 REAL = _modules(sorted(DATA.glob("jax-cpu/*/*optimizations.txt")) + sorted(DATA.glob("seeds/*.txt"))
-                + sorted(p for p in DATA.glob("producers/**/*.txt") if "optimizations" in p.name
-                         and not any(k in p.name for k in ("buffer-assignment", "live-range", "memory-usage"))))
+                + sorted(DATA.glob("shape-inference/*/*.txt"))
+                + sorted(p for p in DATA.glob("producers/**/*.txt")
+                         if not any(k in p.name for k in ("buffer-assignment", "live-range", "memory-usage"))))
 HANDWRITTEN = sorted(DATA.glob("handwritten/valid/*.hlo"))
 
 
