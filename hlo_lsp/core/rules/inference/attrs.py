@@ -79,8 +79,15 @@ def raw(attrs: str, key: str) -> str | None:
                 if depth == 0:
                     return attrs[i:j + 1]
         return None
-    j = i
-    while j < len(attrs) and attrs[j] not in ", \t":
+    j, depth = i, 0  # up to a comma or blank outside brackets (`replica_groups=[2,4]<=[8]`)
+    while j < len(attrs):
+        c = attrs[j]
+        if c in "[(":
+            depth += 1
+        elif c in "])":
+            depth -= 1
+        elif depth <= 0 and c in ", \t":
+            break
         j += 1
     return attrs[i:j]
 

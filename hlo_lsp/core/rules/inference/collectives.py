@@ -25,32 +25,39 @@ def _subgroup(s: Site) -> int | None:
     return g if g and g > 1 else None
 
 
-def _gathered(s: Site, operand, out, d: int) -> Want | None:
-    """All-gather of one operand along ``d``: the shard count is the group size when the text gives it, else
-    XLA's own ``CeilOfRatio(written, operand)`` (so a written size that is no multiple differs)."""
-    if not operand.is_array or not 0 <= d < operand.rank:
+def _shard_count(s: Site, operand, out, d: int) -> int | None:
+    """The all-gather shard count: the group size when the text gives it, else XLA's own
+    ``CeilOfRatio(written, operand)`` of the first operand (so a written size that is no multiple differs)."""
+    g = _subgroup(s)
+    if g is not None:
+        return g
+    if not (operand.is_array and out.is_array and out.rank == operand.rank and 0 <= d < operand.rank):
         return None
     n = operand.dims[d]
-    g = _subgroup(s)
+    return -(-out.dims[d] // n) if n else None
+
+
+def _gathered(operand, d: int, shards: int | None) -> Want | None:
+    """One operand gathered along ``d`` into ``shards`` pieces (None: that dimension left free)."""
+    if not operand.is_array or not 0 <= d < operand.rank:
+        return None
     dims: list[int | None] = list(operand.dims)
-    if g is not None:
-        dims[d] = n * g
-    elif n and out.is_array and out.rank == operand.rank:
-        dims[d] = n * -(-out.dims[d] // n)
-    else:
-        dims[d] = None
+    dims[d] = None if shards is None else dims[d] * shards
     return Want(operand.element_type, tuple(dims))
 
 
 def _gather_all(s: Site, outs) -> tuple | Want | str | None:
+    """``CheckCommonAllGatherInvariants`` then ``InferAllGatherShape``: every operand times one shard count."""
     d = ints(s.attrs, "dimensions")
     if d is None or len(d) != 1 or not s.operands:
         return None
+    d = d[0]
     if len(s.operands) == 1:
-        return _gathered(s, s.operands[0], outs, d[0])
+        return _gathered(s.operands[0], d, _shard_count(s, s.operands[0], outs, d))
     if not outs.is_tuple or len(outs.tuple_shapes) != len(s.operands):
         return tuple(like(o) for o in s.operands)  # the count is wrong: any per-element answer shows it
-    got = [_gathered(s, o, w, d[0]) for o, w in zip(s.operands, outs.tuple_shapes)]
+    shards = _shard_count(s, s.operands[0], outs.tuple_shapes[0], d)
+    got = [_gathered(o, d, shards) for o in s.operands]
     return None if None in got else tuple(got)
 
 
