@@ -13,12 +13,15 @@ import re
 from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction, find_close_paren
 from hlo_lsp.core.hlo_line import InstructionLine, parse_instruction_line
-from hlo_lsp.core.rules.inference import Site
+from hlo_lsp.core.rules.inference import Site, mismatch
 from hlo_lsp.core.rules.inference.attrs import attr_text
 from hlo_lsp.core.rules.summary import Summary, call_ok, fp_type, root_ok, summarize
 from hlo_lsp.core.shapes import Shape, parse_shape, shape_text
 
-_NESTED = re.compile(r"[a-z0-9]\(")  # `tuple(x, (f32[2]) tuple(x))`: an instruction written as an operand
+# `tuple(x, (f32[2]) tuple(x))`: an instruction written as an operand; `tuple(a,, b)`: an empty one
+_ODD_OPERANDS = re.compile(r"[a-z0-9]\(|,\s*,|\(\s*,|,\s*\)")
+#: Opcodes whose inferred shape needs a called computation's root (`inference.Site.callee_root`).
+NEEDS_ROOTS = frozenset(("fusion", "call", "while", "conditional", "map", "async-start"))
 
 
 
@@ -40,6 +43,7 @@ class ModuleFacts:
         self._line_of: list[int] = getattr(table, "line_of", None) or [i.line for i in table]
         self._ins: dict[int, Instruction] = {}
         self._candidates: dict[str, list[int]] | None = None
+        self._verdicts: dict[tuple, tuple[str, str] | None] = {}
         self._slow: list[Computation] = []  # computations the rows could not read: every rule reads them per line
 
     def ins(self, i: int) -> Instruction:
@@ -167,10 +171,12 @@ class ModuleFacts:
 
     def site(self, ins: Instruction) -> Site | None:
         """What `rules.inference` reads of ``ins``: its shape, its operands' definitions' shapes, its attribute
-        text and its callees' roots; None when a shape is unreadable or an operand does not resolve."""
+        text and its callees' roots; None when a shape is unreadable, an operand does not resolve, or one is
+        written inline (a nested instruction) or left empty."""
         out = self.shape(ins)
-        d = self.detail(ins)
-        if out is None or d is None:
+        line = self.mod.lines[ins.line]
+        head = _INSTR.match(line)
+        if out is None or head is None:
             return None
         ops = []
         for op in self.operands(ins):
@@ -178,11 +184,23 @@ class ModuleFacts:
             if s is None:
                 return None
             ops.append(s)
-        line = self.mod.lines[ins.line]
-        close = find_close_paren(line, d.opcode.end)
-        if close < 0 or len(ops) != len(d.operands) or _NESTED.search(line, d.opcode.end + 1, close):
-            return None  # an operand written inline (nested), which the names do not give
+        close = find_close_paren(line, head.end() - 1)
+        if close < 0 or _ODD_OPERANDS.search(line, head.end() - 1, close + 1):
+            return None
         return Site(ins.opcode, out, tuple(ops), attr_text(line[close + 1:]), tuple(ins.called), self.root_shape)
+
+    def inferred_mismatch(self, ins: Instruction) -> tuple[str, str] | None:
+        """`inference.mismatch` of ``ins``'s site, memoized for this run by opcode, shapes and attribute text
+        (an opcode whose answer needs a callee's root is never memoized)."""
+        site = self.site(ins)
+        if site is None:
+            return None
+        if site.opcode in NEEDS_ROOTS:
+            return mismatch(site)
+        key = (site.opcode, id(site.shape), tuple(map(id, site.operands)), site.attrs)  # shapes: one per text
+        if key not in self._verdicts:
+            self._verdicts[key] = mismatch(site)
+        return self._verdicts[key]
 
     def opcode_range(self, ins: Instruction) -> Range:
         d = self.detail(ins)

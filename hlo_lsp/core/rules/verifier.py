@@ -25,7 +25,7 @@ from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction
 from hlo_lsp.core.rules.entry_layout import entry_layout
 from hlo_lsp.core.rules.hlo_facts import ModuleFacts, Summary, exact_types, fp_type, same_shape, text_of
 from hlo_lsp.core.rules.summary import ELEMENTWISE, SAME_TYPE_BINARY, SAME_TYPE_UNARY
-from hlo_lsp.core.rules.inference import NEEDS_CALLEE, REGISTRY, mismatch
+from hlo_lsp.core.rules.inference import NEEDS_CALLEE, REGISTRY
 from hlo_lsp.core.shapes import ELEMENT_BITS, byte_size, element_count, padded_byte_size, parse_shape
 
 _log = logging.getLogger(__name__)
@@ -213,8 +213,7 @@ def inferred_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
     one function per opcode family in `rules.inference`, each naming the one it follows; compared without
     layouts and with floating types as one class (the laxest verifier)."""
     for ins in _instrs(m, INFERRED_OPCODES):
-        site = m.site(ins)
-        found = mismatch(site) if site is not None else None
+        found = m.inferred_mismatch(ins)
         if found is None or found[0] == NEEDS_CALLEE:
             continue
         d = m.detail(ins)
