@@ -8,9 +8,11 @@ with): layouts, dynamic-dimension markers and floating-point precision are ignor
 something some XLA pipeline accepts.
 
 Algorithm: each rule asks `hlo_facts.ModuleFacts` for the instructions of its opcodes it must look at: one regex
-pass per computation (`hlo_bulk`) reads every machine-written line and clears the instructions whose shapes
-plainly agree (the same shape text where a rule compares shapes), so a rule reads per line only the rest, with
-dict lookups and cached parses. Instructions whose shapes cannot be read are skipped, never guessed.
+pass per computation (`hlo_bulk`, `summary`) reads every machine-written line and clears the instructions whose
+shapes plainly agree (the same shape text where a rule compares shapes; for `inferred_shapes`, XLA's shape
+inference of `rules.inference` answered once per distinct combination of shape and attribute texts, and a
+calling instruction's result text equal to its callee's root text), so a rule reads per line only the rest,
+with dict lookups and cached parses. Instructions whose shapes cannot be read are skipped, never guessed.
 """
 
 from __future__ import annotations
