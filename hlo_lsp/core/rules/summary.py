@@ -37,6 +37,7 @@ PER_LINE = frozenset(("bitcast-convert", "reshape", "bitcast", "get-tuple-elemen
 INFERRED = frozenset(REGISTRY) - {"fusion", "call", "while", "reshape"}
 _LOOKED_AT = ELEMENTWISE | CALLING | PER_LINE | INFERRED | {"parameter"}
 
+
 def fp_type(t: str) -> str:
     return "<float>" if t in FLOATS else t
 
@@ -55,8 +56,9 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
               calls: dict[int, list[str]] | None = None, cols: list[tuple[str, ...]] | None = None) -> Summary | None:
     """The `Summary` of ``c`` from its rows (read here unless given); None when the rows cannot be read or a
     name repeats (the rules then read the computation per line). An elementwise instruction whose shapes
-    plainly agree (`_elementwise_ok`) is no candidate; a calling one is kept with its callees and operand shape
-    texts for the module-wide comparison (`_call_ok`)."""
+    plainly agree (`_elementwise_ok`), or one whose shape inference agrees (`row_inferred_ok`), is no
+    candidate; a calling one is kept with its callees, operand shape texts and result text for the
+    module-wide comparisons (`call_ok`, `root_ok`)."""
     if rows is True:
         rows = computation_rows(mod, c)
     if rows is None:
@@ -77,7 +79,7 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
     sig_ok = True
     for k, op in enumerate(cols[OPCODE]):
         if op not in _LOOKED_AT:
-            continue  # broadcast, constant, tuple...: no rule reads them from the rows
+            continue  # constant, iota, custom-call...: no rule reads them from the rows
         r = rows[k]
         if op in _SAME_TYPE:  # the common case, `_elementwise_ok` inlined: every operand's text is the result's
             s = r[SHAPE]
@@ -107,17 +109,10 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
                 calling.append((a + k, op, tuple(callees),
                                 tuple([intern(t) if t else t for t in map(get, operand_names(r[OPERANDS]))]),
                                 intern(r[SHAPE])))
-            if op in INFERRED and not row_inferred_ok(op, r[SHAPE], tuple(map(get, operand_names(r[OPERANDS]))),
-                                                      r[ATTRS]):
+            if op in INFERRED and not _row_ok(op, r, get):
                 cand.append((op, a + k))  # reduce, map
-        elif op in INFERRED:  # `row_inferred_ok` with its memo looked up first on the whole attribute text
-            ops = r[OPERANDS]
-            texts = tuple(map(get, ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops))) \
-                if ops else ()
-            ok = _LINE_MEMO.get((op, r[SHAPE], r[ATTRS], texts))
-            if ok is None:
-                ok = _LINE_MEMO[(op, r[SHAPE], r[ATTRS], texts)] = row_inferred_ok(op, r[SHAPE], texts, r[ATTRS])
-            if not ok:
+        elif op in INFERRED:
+            if not _row_ok(op, r, get):
                 cand.append((op, a + k))
         elif op == "reshape" or op == "bitcast":
             ops = operand_names(r[OPERANDS])
@@ -146,6 +141,18 @@ def _same_type(a: str | None, b: str | None) -> bool:
     if not a or not b:
         return False
     return fp_type(a[: a.find("[")]) == fp_type(b[: b.find("[")])
+
+
+def _row_ok(op: str, r: tuple[str, ...], get) -> bool:
+    """`row_inferred_ok` of row ``r`` (``get``: name -> shape text), its memo looked up first on the whole
+    attribute text (one dict lookup for the thousands of equal rows of a large module)."""
+    ops = r[OPERANDS]
+    texts = tuple(map(get, ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops))) if ops else ()
+    key = (op, r[SHAPE], r[ATTRS], texts)
+    ok = _LINE_MEMO.get(key)
+    if ok is None:
+        ok = _LINE_MEMO[key] = row_inferred_ok(op, r[SHAPE], texts, r[ATTRS])
+    return ok
 
 
 _ROW_MEMO: dict[tuple, bool] = {}
