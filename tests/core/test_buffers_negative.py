@@ -185,3 +185,26 @@ def test_hostile_megabyte_lines_read_in_linear_time(name):
     doc = read_buffers(HOSTILE[name])
     assert time.perf_counter() - t0 < 10
     assert any(d.severity == Severity.ERROR for d in doc.diagnostics)
+
+
+TPU_BRANCHES = (Path(__file__).resolve().parents[1] / "data" / "producers" / "tpu-0.10.2" / "cond_rng_linalg"
+                / "module_0000.jit_branches.cl_933746096.after_optimizations-buffer-assignment.txt")
+
+
+def test_empty_allocation_is_an_error_unless_a_heap_simulated_temp():
+    """XLA makes a parameter, constant or live-out allocation with its value (NewAllocation), so one listing no
+    value is broken; a temp block is made empty and filled from the heap simulator's chunks
+    (BufferAssigner::AssignBuffersFromHeapSimulator), so the real TPU `size 0, color 1, preallocated-temp:`
+    allocation with no value is fine. Emptying a real parameter allocation is caught on its header."""
+    text = TPU_BRANCHES.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    empty = next(i for i, l in enumerate(lines) if l.endswith("preallocated-temp:") and
+                 not lines[i + 1].startswith(" value:"))
+    doc = read_buffers(text, "assignment")
+    assert doc.diagnostics == [] and lines[empty].startswith("allocation ")
+    param = next(i for i, l in enumerate(lines) if l.startswith("allocation ") and ", parameter " in l)
+    assert lines[param + 1].startswith(" value:") and not lines[param + 2].startswith(" value:")
+    broken = "\n".join(lines[: param + 1] + lines[param + 2 :])
+    doc = read_buffers(broken, "assignment")
+    assert [(d.range.start_line, d.severity, "lists no values" in d.message) for d in doc.diagnostics] == [
+        (param, Severity.ERROR, True)]

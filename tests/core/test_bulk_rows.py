@@ -41,7 +41,7 @@ def _assert_rows_match_reader(mod):
             continue
         read_any += 1
         for i, row in zip(c.instructions, rows):
-            ins = mod.instructions.make(i)
+            ins = _ins(mod, i)
             m = _INSTR.match(mod.lines[ins.line])
             assert (row[NAME], bool(row[ROOT])) == (ins.name, ins.is_root)
             assert row[SHAPE] == (m.group(4) or "")
@@ -68,9 +68,20 @@ def test_modules_found():
 def test_rows_read_what_the_reader_reads(path):
     mod = read_hlo(path.read_text())
     n = _assert_rows_match_reader(mod)
-    if "after_optimizations" in path.name and "seeds" not in str(path):
+    if "after_optimizations" in path.name and "seeds" not in str(path) and _long_form(mod):
         assert n == len(mod.computations)  # machine-written modules are read by rows whole
     _assert_same_results(mod)
+
+
+def _long_form(mod) -> bool:
+    """Names written `%name` (jax from 0.5 on): the rows pass takes that form; the short one of older jax and TF
+    (`dot.11 = f32[32,32]{1,0} dot(Arg_.10, Arg_.10)`) is read line by line."""
+    return any(line.startswith(("  %", "  ROOT %")) for line in mod.lines)
+
+
+def _ins(mod, i):
+    """Instruction i, from the column store or from the list the line-by-line reader builds."""
+    return mod.instructions.make(i) if hasattr(mod.instructions, "make") else mod.instructions[i]
 
 
 def _faults():
@@ -124,7 +135,7 @@ def test_random_line_edits_give_the_per_line_results(seed):
 def _reference_maps(mod):
     users, callers = {}, {}
     for i in range(len(mod.instructions)):
-        ins = mod.instructions.make(i)
+        ins = _ins(mod, i)
         for op in dict.fromkeys(ins.operands):
             users.setdefault(op, []).append(i)
         for cc in ins.called:
@@ -136,10 +147,11 @@ def _reference_maps(mod):
 
 def _assert_maps(mod):
     users, callers = _reference_maps(mod)
+    line_of = [_ins(mod, i).line for i in range(len(mod.instructions))]
     for name, idx in users.items():
-        assert [u.line for u in mod.users(name)] == [mod.instructions.line_of[i] for i in idx], name
+        assert [u.line for u in mod.users(name)] == [line_of[i] for i in idx], name
     for name, idx in callers.items():
-        assert [u.line for u in mod.callers(name)] == [mod.instructions.line_of[i] for i in idx], name
+        assert [u.line for u in mod.callers(name)] == [line_of[i] for i in idx], name
     assert mod.users("no such name") == [] and mod.callers("no such name") == []
 
 

@@ -21,7 +21,8 @@ import {
 import { INSTALL_HINT, Probes, resolveServerCommand, which } from './serverCommand';
 import { SNIFF_LINES, sniffLanguage } from './sniff';
 
-const LANGUAGES = ['hlo', 'hlo-buffers'];
+// hlo-dump-info: the other files of a dump folder (thunk sequences, config protos); the server says what each is.
+const LANGUAGES = ['hlo', 'hlo-buffers', 'hlo-dump-info'];
 /** Commands the extension registers itself; the client must not register them again from the server's list. */
 const OWN_COMMANDS = new Set(['hlo.restartServer', 'hlo.showMemoryTimeline']);
 const SNIFF_SCHEMES = new Set(['file', 'untitled', 'vscode-remote']);
@@ -241,7 +242,7 @@ function timelineTarget(arg: unknown): vscode.Uri | undefined {
     return /^[a-zA-Z][\w+.-]+:/.test(arg) && !/^[a-zA-Z]:[\\/]/.test(arg) ? vscode.Uri.parse(arg) : vscode.Uri.file(arg);
   }
   const doc = vscode.window.activeTextEditor?.document;
-  return doc && LANGUAGES.includes(doc.languageId) ? doc.uri : undefined;
+  return doc && LANGUAGES.includes(doc.languageId) && doc.languageId !== 'hlo-dump-info' ? doc.uri : undefined;
 }
 
 /** One chart panel per document, reused when the command runs again. */
