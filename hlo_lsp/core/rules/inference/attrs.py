@@ -116,13 +116,16 @@ def int_value(attrs: str, key: str, absent: int | None = None) -> int | None:
     return int(v) if _INT.fullmatch(v) else None
 
 
+_SLICE_DIM = re.compile(r"\[([^\[\]]*)\]")  # no `[` inside: linear on a run of `[`
+
+
 def slices(attrs: str) -> list[tuple[int, int, int]] | None:
     """``slice={[0:4], [2:8:2]}`` as (start, limit, stride) per dimension; None when absent or malformed."""
     v = raw(attrs, "slice")
     if v is None or not v.startswith("{"):
         return None
     out = []
-    for m in re.finditer(r"\[([^\]]*)\]", v):
+    for m in _SLICE_DIM.finditer(v):
         parts = m.group(1).replace(" ", "").split(":")
         if len(parts) not in (2, 3) or not all(_INT.fullmatch(p) for p in parts):
             return None
