@@ -73,6 +73,7 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
         calls = row_calls(rows, a, mod.lines, mod.instructions.line_of)
     get = shape_of.get
     intern = sys.intern
+    line_memo = _LINE_MEMO
     cand: list[tuple[str, int]] = []
     calling = []
     params: dict[int, str] = {}
@@ -111,8 +112,14 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
                                 intern(r[SHAPE])))
             if op in INFERRED and not _row_ok(op, r, get):
                 cand.append((op, a + k))  # reduce, map
-        elif op in INFERRED:
-            if not _row_ok(op, r, get):
+        elif op in INFERRED:  # `_row_ok` inlined (the hot path of a large module: its broadcasts)
+            ops = r[OPERANDS]
+            key = (op, r[SHAPE], r[ATTRS], tuple(map(get, ops.replace("%", "").split(", ") if "/" not in ops
+                                                         else operand_names(ops))) if ops else ())
+            ok = line_memo.get(key)
+            if ok is None:
+                ok = line_memo[key] = row_inferred_ok(op, r[SHAPE], key[3], r[ATTRS])
+            if not ok:
                 cand.append((op, a + k))
         elif op == "reshape" or op == "bitcast":
             ops = operand_names(r[OPERANDS])
