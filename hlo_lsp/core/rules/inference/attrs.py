@@ -2,14 +2,16 @@
 way XLA's parser reads them; each reader returns None when the attribute is absent or not of the form XLA
 prints, so a rule that needs it skips the instruction (never guesses).
 
-`attr_text` drops ``metadata``, ``backend_config`` and ``frontend_attributes``: a string in them can hold any
-text, ``dimensions={...}`` included.
+`attr_text` drops ``metadata``, ``backend_config``, ``frontend_attributes`` (a string in them can hold any
+text, ``dimensions={...}`` included) and the called computations.
 """
 
 from __future__ import annotations
 
 import re
 from typing import NamedTuple
+
+from hlo_lsp.core.hlo import CALL_ATTRS
 
 _KEYS: dict[str, re.Pattern] = {}
 _INT = re.compile(r"-?[0-9]{1,18}")
@@ -19,12 +21,18 @@ def attr_text(attrs: str) -> str:
     """The attribute text shape inference reads: without ``metadata``, ``backend_config`` and
     ``frontend_attributes`` (whose strings can hold any text, ``dimensions={...}`` included, and which differ
     from instruction to instruction)."""
-    for key in (", metadata=", ", backend_config=", ", frontend_attributes="):
+    for key in _DROPPED:
         k = attrs.find(key)
         if k >= 0:
             end = _value_end(attrs, k + len(key))
             attrs = attrs[:k] + attrs[end:]
     return attrs
+
+
+# Never read by shape inference: the metadata blocks, and the called computations (a `Site` names those
+# itself), whose names differ from instruction to instruction and would defeat the memo of the rows pass.
+_DROPPED = (", metadata=", ", backend_config=", ", frontend_attributes=") + tuple(
+    f", {k}=" for k in sorted(CALL_ATTRS))
 
 
 def _value_end(text: str, i: int) -> int:
