@@ -505,6 +505,11 @@ NAME_RULES = (  # the documented name rules, written out independently of lua/hl
     (".hlo", "hlo"), (".hlo.txt", "hlo"), ("before_optimizations.txt", "hlo"), ("after_optimizations.txt", "hlo"),
     ("-buffer-assignment.txt", "hlo_buffers"), ("-buffer-assignment-values.txt", "hlo_buffers"),
     ("-live-range.txt", "hlo_buffers"), ("-memory-usage-report.txt", "hlo_buffers"),
+    ("thunk_sequence.txt", "hlo_dump_info"), ("thunk_sequence_after_thunk_passes.txt", "hlo_dump_info"),
+    (".thunk_metadata.txt", "hlo_dump_info"), (".tpu_comp_env.txt", "hlo_dump_info"),
+    (".hlo_module_config.txt", "hlo_dump_info"), (".execution_options.txt", "hlo_dump_info"),
+    (".target_arguments.txt", "hlo_dump_info"), (".transfer_stats.txt", "hlo_dump_info"),
+    (".basic_compiler_metadata.txt", "hlo_dump_info"),
 )
 
 

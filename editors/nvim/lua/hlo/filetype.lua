@@ -10,6 +10,12 @@
 --                line starts with "BufferAssignment:", "HloLiveRange",
 --                "Total bytes used:" (values file) or "Memory Space:" (report).
 --
+--   hlo_dump_info  the other files XLA writes into a dump folder, by name:
+--                GPU thunk sequences and metadata, TPU/GPU config text protos
+--                (`*.hlo_module_config.txt`, `*.gpu_target_config.pbtxt`, ...),
+--                `module_*.debug_options`, `module_*.flagfile`; the server
+--                says what each one is.
+--
 -- Names are matched first (priority 10), then the content sniff for other
 -- .txt files (priority 1, still before Neovim's own `*.txt` -> text rule,
 -- which is an extension rule and runs after non-negative patterns).
@@ -27,6 +33,19 @@ M.name_patterns = {
   ['.*%-buffer%-assignment%-values%.txt'] = 'hlo_buffers',
   ['.*%-live%-range%.txt'] = 'hlo_buffers',
   ['.*%-memory%-usage%-report%.txt'] = 'hlo_buffers',
+  ['.*thunk_sequence.*%.txt'] = 'hlo_dump_info',
+  ['.*%.thunk_metadata%.txt'] = 'hlo_dump_info',
+  ['.*%.gpu_target_config%.pbtxt'] = 'hlo_dump_info',
+  ['.*%.autotune_results%.pbtxt'] = 'hlo_dump_info',
+  ['module_.*%.config%.pbtxt'] = 'hlo_dump_info',
+  ['module_.*%.debug_options'] = 'hlo_dump_info',
+  ['module_.*%.flagfile'] = 'hlo_dump_info',
+  ['.*%.tpu_comp_env%.txt'] = 'hlo_dump_info',
+  ['.*%.hlo_module_config%.txt'] = 'hlo_dump_info',
+  ['.*%.execution_options%.txt'] = 'hlo_dump_info',
+  ['.*%.target_arguments%.txt'] = 'hlo_dump_info',
+  ['.*%.transfer_stats%.txt'] = 'hlo_dump_info',
+  ['.*%.basic_compiler_metadata%.txt'] = 'hlo_dump_info',
 }
 
 local first_line_prefixes = {
