@@ -10,7 +10,7 @@ Steps (all by default, in this order; each one is skipped when its output is alr
     A scratch virtualenv with jax/jaxlib 0.10.2 (never a project dependency), marked ready by an empty
     ``<venv>/READY`` once ``from jaxlib import _hlo`` works.
 ``adam``
-    ``<out>/adam3000/``: XLA's dump of ``/work/shared/bench/large_adam_many_params.py 3000`` (one Adam
+    ``<out>/adam3000/``: XLA's dump of ``../shared/bench/large_adam_many_params.py 3000`` (one Adam
     step over 3000 donated tensors; a minute or two and about 3 GB of memory).
 ``synth``
     ``<out>/synth/synth_20mb.txt`` and ``synth_100mb.txt``: synthetic valid HLO modules made by
@@ -23,7 +23,8 @@ Steps (all by default, in this order; each one is skipped when its output is alr
     written.
 
 Every step writes into ``<name>.partial`` and renames it when complete, so an interrupted run is redone
-rather than mistaken for a finished one. Nothing is written into the repository or into /work/shared.
+rather than mistaken for a finished one. Nothing is written into the repository or into the shared corpus
+(``../shared`` beside the checkout, or ``$HLO_LSP_SHARED``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ADAM_PROGRAM = Path("/work/shared/bench/large_adam_many_params.py")
+# the shared corpus beside the checkout (../shared), as the tests find it, or $HLO_LSP_SHARED
+SHARED = Path(os.environ.get("HLO_LSP_SHARED") or HERE.parent.parent / "shared")
+ADAM_PROGRAM = SHARED / "bench" / "large_adam_many_params.py"
 ADAM_TENSORS = 3000
 JAX_PINS = ["jax==0.10.2", "jaxlib==0.10.2"]
 SYNTH_SIZES_MB = (20, 100)
@@ -170,7 +173,8 @@ def make_adam(out: Path, venv: Path) -> None:
         log(f"adam: {final} exists, skipped")
         return
     if not ADAM_PROGRAM.exists():
-        raise SystemExit(f"error: {ADAM_PROGRAM} is missing (it comes with /work/shared)")
+        raise SystemExit(f"error: {ADAM_PROGRAM} is missing: it comes with the shared corpus "
+                         "(../shared beside the checkout; set HLO_LSP_SHARED to put it elsewhere)")
     partial = _fresh_partial(final)
     log(f"adam: compiling N={ADAM_TENSORS} (a minute or two, ~3 GB of memory)")
     _run_dump(venv, ADAM_PROGRAM, [str(ADAM_TENSORS)], partial)
@@ -230,8 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-files", type=int, default=5000, help="fewest files the manyfiles dump must hold")
     args = ap.parse_args(argv)
     out = args.out.resolve()
-    if out == HERE.parent or HERE.parent in out.parents or str(out).startswith("/work/shared"):
-        ap.error("--out must be outside the repository and /work/shared")
+    shared = SHARED.resolve()
+    if out == HERE.parent or HERE.parent in out.parents or out == shared or shared in out.parents:
+        ap.error(f"--out must be outside the repository and the shared corpus ({SHARED})")
     steps = args.step or list(STEPS)
     out.mkdir(parents=True, exist_ok=True)
     if "venv" in steps or ({"adam", "manyfiles"} & set(steps) and not venv_ready(args.venv)):

@@ -19,6 +19,9 @@ from hlo_lsp.core.shapes import human_size
 
 FORMATS = ("html", "svg", "png")
 COLORS = {"parameter": "#4c78a8", "output": "#f58518", "constant": "#9d755d", "temporary": "#54a24b"}
+# hlo-lsp is installed from a clone (it is on no package index), so the extra is named from there
+CHARTS_INSTALL = ("run pip install '.[charts]' in the hlo-lsp clone, with the pip of that Python "
+                  "(installed with pipx: pipx inject hlo-lsp plotly matplotlib)")
 
 
 class ChartError(Exception):
@@ -107,8 +110,9 @@ def _peak_text(data: TimelineData) -> list[str]:
 def _plotly(data: TimelineData, path: str, title: str) -> None:
     try:
         import plotly.graph_objects as go
-    except ImportError:
-        raise ChartError("HTML charts need plotly: pip install 'hlo-lsp[charts]'") from None
+    except ImportError:  # the server bundled in the VS Code extension has no plotly: a static chart instead
+        _static_html(data, path, title)
+        return
     fig = go.Figure()
     for cat, ys in data.series.items():
         fig.add_trace(go.Scatter(x=data.steps, y=ys, name=cat, stackgroup="bytes", line_shape="hv",
@@ -126,6 +130,52 @@ def _plotly(data: TimelineData, path: str, title: str) -> None:
     fig.update_layout(title=title or "Memory by program order", xaxis_title="step (InstructionSequence)",
                       yaxis_title="bytes reserved", margin={"r": 420}, hovermode="x unified")
     fig.write_html(path, include_plotlyjs=True, full_html=True)
+
+
+def _static_html(data: TimelineData, path: str, title: str) -> None:
+    """The same chart as a static SVG in an HTML page, written with no third-party package (for a server without
+    the charts extra): the categories stacked as steps, the peaks marked, the peak's buffers listed."""
+    w, h, left, top_m, bottom = 900, 360, 80, 20, 40
+    n = max(len(data.steps), 1)
+    totals = [sum(ys[i] for ys in data.series.values()) for i in range(len(data.steps))]
+    ymax = max(max(totals, default=0), 1)
+    tick = _tick_step(ymax)
+
+    def x(i: float) -> float:
+        return left + (w - left - 10) * i / n
+
+    def y(b: float) -> float:
+        return top_m + (h - top_m - bottom) * (1 - b / ymax)
+
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
+           'font-size="11">']
+    base = [0] * len(data.steps)
+    for cat, ys in data.series.items():
+        upper = [b + v for b, v in zip(base, ys)]
+        pts = [f"{x(i):.1f},{y(u):.1f} {x(i + 1):.1f},{y(u):.1f}" for i, u in enumerate(upper)]
+        pts += [f"{x(i + 1):.1f},{y(b):.1f} {x(i):.1f},{y(b):.1f}" for i, b in reversed(list(enumerate(base)))]
+        svg.append(f'<polygon points="{" ".join(pts)}" fill="{COLORS[cat]}" fill-opacity="0.85">'
+                   f"<title>{_escape(cat)}</title></polygon>")
+        base = upper
+    for b in range(0, ymax + 1, tick):
+        svg.append(f'<line x1="{left}" x2="{w - 10}" y1="{y(b):.1f}" y2="{y(b):.1f}" stroke="#ddd"/>'
+                   f'<text x="{left - 4}" y="{y(b) + 4:.1f}" text-anchor="end">{_escape(human_size(b))}</text>')
+    for step, color, dash, label in ((data.allocated_step, "red", "6,3", "allocated peak"),
+                                     (data.xla_step, "black", "2,3", "XLA peak")):
+        if step is not None:
+            svg.append(f'<line x1="{x(step + 0.5):.1f}" x2="{x(step + 0.5):.1f}" y1="{top_m}" y2="{h - bottom}" '
+                       f'stroke="{color}" stroke-dasharray="{dash}"><title>{label} (step {step})</title></line>')
+    svg.append(f'<text x="{(left + w) / 2:.0f}" y="{h - 8}" text-anchor="middle">step (InstructionSequence)</text>')
+    svg.append("</svg>")
+    legend = " ".join(f'<span style="color:{COLORS[c]}">&#9632; {_escape(c)}</span>' for c in data.series)
+    page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>"
+            f"{_escape(title or 'Memory by program order')}</title></head><body style=\"font-family:sans-serif\">"
+            f"<h3>{_escape(title or 'Memory by program order')}</h3>{''.join(svg)}<p>{legend}</p>"
+            f"<pre>{_escape(chr(10).join(_peak_text(data)))}</pre>"
+            f"<p><small>A static chart: for the interactive one, {_escape(CHARTS_INSTALL)}.</small></p>"
+            "</body></html>\n")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(page)
 
 
 def _escape(s: str) -> str:
@@ -148,7 +198,8 @@ def _matplotlib(data: TimelineData, path: str, title: str, fmt: str) -> None:
         import matplotlib.pyplot as plt
         import matplotlib.ticker
     except ImportError:
-        raise ChartError("SVG/PNG charts need matplotlib: pip install 'hlo-lsp[charts]'") from None
+        raise ChartError(f"SVG/PNG charts need matplotlib, which the Python running hlo-lsp lacks: {CHARTS_INSTALL}"
+                         ) from None
     fig, (ax, side) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]})
     try:
         cats = list(data.series)

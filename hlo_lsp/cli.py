@@ -86,6 +86,9 @@ def _collect(paths: list[str]) -> tuple[list[str], list[str]]:
                     full = os.path.join(root, n)
                     if n.endswith((".txt", ".hlo")) and _is_dump(full):
                         found.append(full)
+            if not found:  # a wrong path in a CI job must not pass silently
+                errors.append(f"{p}: no XLA dump in this folder (no .txt or .hlo file holding HLO text or a buffer "
+                              "assignment); give the folder XLA wrote with --xla_dump_to, or the dump files")
             files.extend(found)
         elif os.path.exists(p):
             files.append(p)

@@ -1,5 +1,9 @@
 """Test helpers: ``$0`` cursor markers, real-dump locations, and an independent reader of dump text.
 
+The one place the tests find the shared corpus of real XLA dumps: ``SHARED`` is ``../shared`` beside the
+checkout, or the folder named by ``$HLO_LSP_SHARED``. Sweeps over it use ``require_found``: they skip cleanly
+without it and fail under ``CI=true`` (a wrong path must not pass).
+
 The independent reader (`parse_assignment_listing`, `parse_live_ranges`, ...) uses its own small regexes so
 that tests never take expected values from hlo_lsp itself.
 """
@@ -10,9 +14,21 @@ import os
 import re
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent / "data"
-SHARED = Path(os.environ.get("HLO_LSP_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data"
+SHARED = Path(os.environ.get("HLO_LSP_SHARED") or REPO.parent / "shared")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require_found(found, what: str) -> None:
+    """Skip when ``found`` is empty (the shared corpus is optional), except under CI=true, where it fails."""
+    if not found:
+        where = f"{what} (shared corpus: {SHARED}; set HLO_LSP_SHARED to put it elsewhere)"
+        if IN_CI:
+            pytest.fail(f"none found under CI=true: {where}")
+        pytest.skip(f"none found: {where}")
 
 
 def cursor(text: str, marker: str = "$0") -> tuple[str, int, int]:

@@ -206,6 +206,21 @@ class OccurrenceIndex:
         hi = bisect.bisect_left(pos, _pack(line + 1, 0))
         return self._occ[lo:hi]
 
+    def all_spans(self) -> Iterator[tuple[int, int, int, str, bool]]:
+        """(line, start, end, kind, is definition) of every occurrence, in document order, read from the columns
+        (no `Occurrence` made)."""
+        occ = self._occ
+        pairs = [(kind, role == "def") for kind, role in _PAIRS]
+        pos, end = occ._pos, occ._end
+        wide = occ._wide
+        for i, code in enumerate(occ._code):
+            p = pos[i]
+            start = p & _COL_MAX
+            if start == _COL_MAX and i in wide:
+                start = wide[i]
+            kind, is_def = pairs[code]
+            yield p >> _COL_BITS, start, end[i], kind, is_def
+
     def find(self, kind: str, key: str) -> list[Occurrence]:
         """Every occurrence of (kind, key) in document order; [] when the key never occurs."""
         occ = self._occ

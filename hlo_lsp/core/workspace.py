@@ -186,6 +186,7 @@ class Workspace:
         self._analyses: dict[str, Analysis] = {}
         self._bundles: dict[tuple, ModuleBundle] = {}
         self._busy: dict[str, tuple[int, threading.Event]] = {}  # path -> (reading thread, set when done)
+        self._joins: list[tuple[tuple, object]] = []  # the last few joined buffer sets (`_joined_buffers`)
         self.defer_large_siblings = False  # see `bundle`
         self._lock = threading.RLock()
 
@@ -380,11 +381,14 @@ class Workspace:
             b = self._bundles.get(key)
             if b is not None:
                 return b
-        buffers = None
-        if docs:
-            from hlo_lsp.core.bufferset import BufferSet
-
-            buffers = BufferSet.from_docs([d.buffers for d in docs.values()])
+        own = {a.kind: a} if a.kind in docs and docs[a.kind] is a else {}
+        if not read_large and len(docs) > len(own) and (
+                a.size > LARGE_SIBLING_BYTES or any(d.size > LARGE_SIBLING_BYTES for d in docs.values())):
+            # joining large buffer files takes seconds: a request thread (the server's event loop) never joins
+            # siblings; it answers with the document alone until the worker thread's `warm` has joined and kept
+            # them all (this bundle is not kept, so it never evicts that one)
+            return ModuleBundle(hlo_a, own, self._joined_buffers(own) if own else None, True)
+        buffers = self._joined_buffers(docs) if docs else None
         b = ModuleBundle(hlo_a, docs, buffers, partial)
         with self._lock:
             if len(self._bundles) > 64:
@@ -395,6 +399,23 @@ class Workspace:
                 del self._bundles[k]
             self._bundles[key] = b
         return b
+
+
+    def _joined_buffers(self, docs: dict[str, Analysis]):
+        """The BufferSet joining ``docs`` (kind -> analysis), made once per set of buffer texts: an edit of the
+        module's HLO text makes a new bundle but never changes its buffer files, whose join takes seconds."""
+        from hlo_lsp.core.bufferset import BufferSet
+
+        kinds_sources = tuple(sorted(((k, v.source) for k, v in docs.items()), key=lambda t: t[0]))
+        with self._lock:
+            for held, bs in self._joins:
+                if len(held) == len(kinds_sources) and all(
+                        a[0] == b[0] and a[1] is b[1] for a, b in zip(held, kinds_sources)):
+                    return bs
+        bs = BufferSet.from_docs([d.buffers for d in docs.values()])
+        with self._lock:
+            self._joins = [*self._joins[-3:], (kinds_sources, bs)]
+        return bs
 
 
 def _warm_index(index) -> None:

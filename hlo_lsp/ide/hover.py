@@ -81,7 +81,7 @@ def hover(ws: Workspace, path: str, line: int, col: int) -> HoverResult | None:
         return None
     o = cur.occurrence
     if o is None:
-        return _hover_shape(cur)
+        return _hover_value_id(cur) or _hover_shape(cur)
     if o.kind == "value":
         return hover_value(cur, o.key, o.range)
     if o.kind == "allocation":
@@ -92,6 +92,23 @@ def hover(ws: Workspace, path: str, line: int, col: int) -> HoverResult | None:
         return hover_computation(cur, o.key, o.range)
     if o.kind in ("stack_frame", "file_location") and cur.analysis.hlo is not None:
         return _hover_source_row(cur.analysis.hlo, o.kind, o.key, o.range)
+    return None
+
+
+_VALUE_ID = re.compile(r"<(\d+) ")
+
+
+def _hover_value_id(cur: Cursor) -> HoverResult | None:
+    """On the numeric id of ``<820 name @0>`` (assignment listing, Used values): the hover of the value named
+    right after it, over the id's range."""
+    lines = cur.analysis.lines
+    text = lines[cur.line] if 0 <= cur.line < len(lines) else ""
+    for m in _VALUE_ID.finditer(text):
+        if m.start(1) <= cur.col <= m.end(1):
+            o = cur.analysis.index.at(cur.line, m.end())
+            if o is not None and o.kind == "value":
+                return hover_value(cur, o.key, Range(cur.line, m.start(1), cur.line, m.end(1)))
+            return None
     return None
 
 
@@ -123,7 +140,8 @@ def _live_range_fields(f: _Fields, bs, v, partial: bool = False) -> None:
             return f"`{name}`"
         return "end of program" if step == bs.live_range_max else f"step {step}"
 
-    f.add("Live range", f"[{s}, {e}] ({end_name(s)} … {end_name(e)})")
+    # intervals are code spans: a bare `[70, 73]` is a Markdown shortcut link, which Neovim's hover conceals
+    f.add("Live range", f"`[{s}, {e}]` ({end_name(s)} … {end_name(e)})")
     if bs.peak_step is not None:
         live = s <= bs.peak_step <= e
         f.add("At peak", f"{'live' if live else 'not live'} at step {bs.peak_step}")
@@ -151,7 +169,7 @@ def hover_value(cur: Cursor, key: str, rng: Range) -> HoverResult | None:
         kind = _allocation_kind(alloc) if alloc is not None else "?"
         f.add("Allocation", f"{v.allocation} ({kind})")
         if v.offset is not None and v.size is not None:
-            f.add("Offset", f"{v.offset} · bytes [{v.offset}, {v.offset + v.size})")
+            f.add("Offset", f"{v.offset} · bytes `[{v.offset}, {v.offset + v.size})`")
     if v.color:
         f.add("Color", str(v.color))
     _live_range_fields(f, bs, v, cur.bundle.partial)
@@ -291,7 +309,7 @@ def _instruction_fields(cur: Cursor, mod: HloModule, ins: Instruction) -> _Field
             if v.allocation is not None:
                 parts.append(f"allocation {v.allocation} offset {v.offset} size {fmt_bytes(v.size)}")
             if v.live_range is not None:
-                parts.append(f"live [{v.live_range[0]}, {v.live_range[1]}]")
+                parts.append(f"live `[{v.live_range[0]}, {v.live_range[1]}]`")
             f.add("Buffer", " · ".join(parts))
     return f
 

@@ -6,8 +6,8 @@
 - Buffer-assignment files: after each value of the allocation listing, the used-values listing and the
   BufferLiveRange section, the value's assigned size and its live range.
 
-Each line is handled on its own (`parse_instruction_line` or the reader's records by line), so a request costs
-time in proportion to the lines it asks for. Nothing is shown for values the files do not size.
+Each line is handled on its own (`parse_instruction_line` or the reader's records by line, found by bisection),
+so a request costs time in proportion to the lines it asks for. Nothing is shown for values the files do not size.
 """
 
 from __future__ import annotations
@@ -77,10 +77,10 @@ def inlay_hints(ws: Workspace, path: str, start_line: int, end_line: int) -> lis
 
 def _hlo_hints(mod, lines, start, end, bs) -> list[InlayHint]:
     out: list[InlayHint] = []
-    lo = bisect.bisect_left([i.line for i in mod.instructions], start) if mod.instructions else 0
-    for ins in mod.instructions[lo:]:
-        if ins.line > end:
-            break
+    table = mod.instructions
+    line_of = table.line_of if hasattr(table, "line_of") else [i.line for i in table]
+    for j in range(bisect.bisect_left(line_of, start), bisect.bisect_right(line_of, end)):
+        ins = table[j]
         d = parse_instruction_line(lines[ins.line])
         if d is None or d.shape is None:
             continue
@@ -108,16 +108,32 @@ def _value_hint(line: int, col: int, v) -> InlayHint | None:
     return InlayHint(line, col, ": " + " · ".join(parts), "assigned size and live range of this value")
 
 
-def _buffer_hints(doc, lines, start, end, bs) -> list[InlayHint]:
-    out: list[InlayHint] = []
+_records: dict[int, tuple[object, list[int], list[str]]] = {}  # id(doc) -> (doc, lines, keys), sorted by line
+
+
+def _value_records(doc) -> tuple[list[int], list[str]]:
+    """(lines, keys) of every value record of a buffer document, sorted by line; made once per document."""
+    hit = _records.get(id(doc))
+    if hit is not None and hit[0] is doc:
+        return hit[1], hit[2]
     records = []
     for alloc in doc.allocations:
         records.extend((x.line, x.key) for x in alloc.assignments)
     records.extend((u.line, u.key) for u in doc.used_values)
     records.extend((r.line, r.key) for r in doc.live_ranges)
-    for ln, key in sorted(records):
-        if ln < start or ln > end:
-            continue
+    records.sort()
+    lines, keys = [r[0] for r in records], [r[1] for r in records]
+    if len(_records) > 8:
+        _records.clear()
+    _records[id(doc)] = (doc, lines, keys)
+    return lines, keys
+
+
+def _buffer_hints(doc, lines, start, end, bs) -> list[InlayHint]:
+    out: list[InlayHint] = []
+    rec_lines, keys = _value_records(doc)
+    for j in range(bisect.bisect_left(rec_lines, start), bisect.bisect_right(rec_lines, end)):
+        ln, key = rec_lines[j], keys[j]
         v = bs.value(key)
         if v is None:
             continue

@@ -10,6 +10,14 @@ Algorithm: each line is tokenized on its own (instruction lines from `parse_inst
 document's occurrence index, the rest from small linear regexes), candidates are taken in priority order (names,
 then shapes, then words, then numbers) and a candidate overlapping an accepted token is dropped. Tokens never
 span lines. A range request tokenizes only its lines.
+
+Full requests on a long document (over `LIGHT_LINES` lines: a machine-written module of 200,000 instructions,
+a buffer file of 100,000 values) get the names only (`document_tokens`), read from the document's arrays
+without tokenizing a line: in HLO text every instruction, computation and the module where it is defined
+(``declaration``); in buffer files every value, allocation and instruction name the reader records. That is where colour adds what the editors' own grammars (shipped with both
+plugins: opcodes, shapes, attributes, numbers) cannot tell: which name is defined here. Colouring every token of
+such a file costs tens of seconds and tens of MB of JSON for what the grammar already shows; range requests
+(the viewport) still get every token.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import re
 from typing import NamedTuple
 
 from hlo_lsp.core import kinds
+from hlo_lsp.core.hlo import InstructionTable
 from hlo_lsp.core.hlo_line import parse_instruction_line
 from hlo_lsp.core.workspace import ReadError, Workspace
 
@@ -35,6 +44,7 @@ _BUFFER_WORDS = (
     r"Stack trace breakdown for peak usage|total|current|remaining|Memory space|Allocation")
 _MODULE_NAME = re.compile(r"HloModule\s+([^\s,]+)")
 _SIG_PARAM = re.compile(r"[(,]\s*(?:/\*[^*]*\*/)?%?([^\s:(),%]+):")
+LIGHT_LINES = 20_000  # a full request on a longer document gets the definitions only (see above)
 MAX_LINE = 100_000  # a longer line gets only the tokens in its first MAX_LINE characters
 
 
@@ -103,6 +113,54 @@ def semantic_tokens(ws: Workspace, path: str, start_line: int = 0, end_line: int
     elif a.buffers is not None and a.index is not None:
         for ln in range(max(0, start_line), end + 1):
             out += _buffer_line(a, ln, lines[ln])
+    return out
+
+
+def document_tokens(ws: Workspace, path: str) -> list[tuple[int, int, int, int, int]]:
+    """The tokens of a full request as (line, start, end, type, modifiers): every token of a document of at most
+    `LIGHT_LINES` lines, the definitions only above that (`definition_tokens`); [] for a document we do not
+    read."""
+    try:
+        a = ws.analysis(path)
+    except ReadError:
+        return []
+    if len(a.lines) <= LIGHT_LINES:
+        return semantic_tokens(ws, path)
+    return definition_tokens(a)
+
+
+def definition_tokens(a) -> list[tuple[int, int, int, int, int]]:
+    """(line, start, end, type, modifiers) in document order: in HLO text where each name is defined (the module
+    name, computations, instructions); in buffer files every name the reader records (values, allocations,
+    instructions; the definitions with ``declaration``): the values and live-range files define nothing."""
+    out: list[Token] = []
+    if a.kind == kinds.HLO and a.hlo is not None:
+        mod = a.hlo
+        if mod.header_line is not None:
+            m = _MODULE_NAME.search(a.lines[mod.header_line])
+            if m:
+                out.append((mod.header_line, m.start(1), m.end(1), _T["namespace"], DECL))
+        ins = mod.instructions
+        if isinstance(ins, InstructionTable):
+            names, line_of, col_of = ins.names, ins.line_of, ins.col_of
+        else:
+            names, line_of, col_of = [x.name for x in ins], [x.line for x in ins], [x.name_start for x in ins]
+        fn, var = _T["function"], _T["variable"]
+        append = out.append
+        for c in mod.computations:  # plain tuples (a Token each would double the time)
+            if c.name_start < MAX_LINE:
+                append((c.line, c.name_start, c.name_start + len(c.name), fn, DECL))
+            for i in c.instructions:
+                s = col_of[i]
+                if s < MAX_LINE:
+                    append((line_of[i], s, s + len(names[i]), var, DECL))
+    elif a.buffers is not None and a.index is not None and hasattr(a.index, "all_spans"):
+        types = {k: _T[v] for k, v in _OCC_TYPE.items()}
+        var = _T["variable"]
+        out = [(ln, s, e, types.get(kind, var), DECL if is_def else 0)
+               for ln, s, e, kind, is_def in a.index.all_spans() if s < MAX_LINE]
+    if any(out[k] > out[k + 1] for k in range(len(out) - 1)):
+        out.sort()  # a malformed document (an instruction outside its computation's lines)
     return out
 
 

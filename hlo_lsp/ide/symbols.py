@@ -3,6 +3,15 @@
 HLO text: module → computations → instructions. Buffer files: allocations → values; the ``Used values`` list;
 the live-range sections (sequence, buffer live ranges, the peak list); the memory-usage report's tables.
 Folding follows the same blocks. Peak-list names link to their definitions.
+
+The outline is for a person to navigate, so it is bounded: a block (computation, allocation, section) lists at
+most `OUTLINE_CHILDREN` entries and the whole outline at most `OUTLINE_BUDGET` children; what is left out is
+one entry ``… N more instructions`` (or values) at the first line left out, and every name stays reachable by
+workspace symbols (Go to Symbol in Workspace). Every block itself is listed up to `OUTLINE_BLOCKS` (then the
+entry computation and one ``… N more computations`` entry). A module of 200,000
+instructions in 17,000 computations thus gets every computation (what breadcrumbs need), the entry
+computation's first `OUTLINE_CHILDREN` instructions (it takes the budget first), then the instructions of the
+computations met first in the file; not 200,000 entries (57 MB of JSON, 20 s) that no outline view can show.
 """
 
 from __future__ import annotations
@@ -14,6 +23,9 @@ from hlo_lsp.ide.context import instruction_definition, value_definition
 from hlo_lsp.ide.types import DocumentLink, FoldingRange, Location, Symbol, WorkspaceSymbol
 
 MAX_WORKSPACE_SYMBOLS = 500
+OUTLINE_CHILDREN = 500  # entries listed under one block of the outline
+OUTLINE_BUDGET = 2_000  # entries listed under blocks, in the whole outline
+OUTLINE_BLOCKS = 20_000  # computations (allocations) listed at most; the entry computation always is
 
 
 def _line_range(lines: list[str], start: int, end: int) -> Range:
@@ -21,30 +33,84 @@ def _line_range(lines: list[str], start: int, end: int) -> Range:
     return Range(start, 0, end, len(lines[end]) if 0 <= end < len(lines) else 0)
 
 
-def document_symbols(ws: Workspace, path: str) -> list[Symbol]:
-    """The outline of ``path``; [] when it cannot be read or is not ours."""
+class _Budget:
+    """How many children the outline may still list (`OUTLINE_BUDGET`, at most `OUTLINE_CHILDREN` a block)."""
+
+    def __init__(self, total: int, per_block: int):
+        self.left = total
+        self.per_block = per_block
+
+    def take(self, n: int) -> int:
+        k = max(0, min(n, self.per_block, self.left))
+        self.left -= k
+        return k
+
+
+def _more(lines: list[str], n: int, what: str, first: int, last: int) -> Symbol:
+    """The entry standing for ``n`` children left out of the outline, lines ``first..last``."""
+    return Symbol(f"… {n:,} more {what}", "key", _line_range(lines, first, last), Range(first, 0, first, 0),
+                  "not listed here: Go to Symbol in Workspace finds each by name")
+
+
+def document_symbols(ws: Workspace, path: str, total: int = OUTLINE_BUDGET,
+                     per_block: int = OUTLINE_CHILDREN) -> list[Symbol]:
+    """The outline of ``path``, bounded as the module docstring says; [] when it cannot be read or is not ours."""
     try:
         a = ws.analysis(path)
     except ReadError:
         return []
+    budget = _Budget(total, per_block)
     if a.hlo is not None:
-        return _hlo_symbols(a.hlo)
+        return _hlo_symbols(a.hlo, budget)
     if a.buffers is not None:
-        return _buffer_symbols(a)
+        return _buffer_symbols(a, budget)
     return []
 
 
-def _hlo_symbols(mod: HloModule) -> list[Symbol]:
+def _bounded(lines: list[str], items, budget: _Budget, make, what: str, line_of) -> list[Symbol]:
+    """Children made by ``make(item)`` for as many of ``items`` (a sequence) as the budget allows, then one
+    `_more` entry for the rest."""
+    k = budget.take(len(items))
+    out = [make(items[j]) for j in range(k)]
+    if 0 < k < len(items):  # none listed: the block's detail gives the count instead (`_unlisted`)
+        out.append(_more(lines, len(items) - k, what, line_of(items[k]), line_of(items[len(items) - 1])))
+    return out
+
+
+def _unlisted(detail: str, children: list[Symbol], n: int, what: str) -> str:
+    """``detail`` plus ``N instructions`` when none of the block's ``n`` children made the outline."""
+    if children or not n:
+        return detail
+    return (detail + " · " if detail else "") + f"{n:,} {what}"
+
+
+def _hlo_symbols(mod: HloModule, budget: _Budget) -> list[Symbol]:
     lines = mod.lines
     comps = []
-    for c in mod.computations:
-        children = []
-        for i in c.instructions:
-            ins = mod.instructions[i]
-            children.append(Symbol(ins.name, "variable", _line_range(lines, ins.line, ins.line), ins.name_range,
-                                   ins.opcode + (" (ROOT)" if ins.is_root else "")))
+    table = mod.instructions
+
+    def instruction(i: int) -> Symbol:
+        ins = table[i] if not hasattr(table, "make") else table.make(i)
+        return Symbol(ins.name, "variable", _line_range(lines, ins.line, ins.line), ins.name_range,
+                      ins.opcode + (" (ROOT)" if ins.is_root else ""))
+
+    line_of = (lambda i: table.line_of[i]) if hasattr(table, "line_of") else (lambda i: table[i].line)
+    # the entry computation (the program, usually last in the file) takes its share of the budget first
+    first = {id(c): _bounded(lines, c.instructions, budget, instruction, "instructions", line_of)
+             for c in mod.computations if c.is_entry}
+    listed = mod.computations
+    if len(listed) > OUTLINE_BLOCKS:  # the first ones in the file and the entry computation
+        listed = [c for k, c in enumerate(listed) if k < OUTLINE_BLOCKS or c.is_entry]
+    for c in listed:
+        children = first[id(c)] if id(c) in first else _bounded(lines, c.instructions, budget, instruction,
+                                                                 "instructions", line_of)
         comps.append(Symbol(c.name, "function", _line_range(lines, c.line, c.end_line), c.name_range,
-                            "ENTRY" if c.is_entry else "", children))
+                            _unlisted("ENTRY" if c.is_entry else "", children, len(c.instructions), "instructions"),
+                            children))
+    if len(listed) < len(mod.computations):
+        rest = [c for k, c in enumerate(mod.computations) if k >= OUTLINE_BLOCKS and not c.is_entry]
+        comps.append(_more(lines, len(rest), "computations", rest[0].line, rest[-1].end_line))
+        comps.sort(key=lambda x: x.range.start_line)
     if mod.header_line is not None and mod.name:
         start = mod.lines[mod.header_line].find(mod.name)
         sel = Range(mod.header_line, start, mod.header_line, start + len(mod.name))
@@ -57,35 +123,47 @@ def _section(name: str, kind: str, lines: list[str], first: int, last: int, chil
                   "", children)
 
 
-def _buffer_symbols(a: Analysis) -> list[Symbol]:
+def _used_end(u) -> int:
+    return u.from_instruction_line if u.from_instruction_line is not None else u.line
+
+
+def _buffer_symbols(a: Analysis, budget: _Budget) -> list[Symbol]:
     doc = a.buffers
     lines = a.lines
     out: list[Symbol] = []
-    for al in doc.allocations:
+    by_line = lambda x: x.line  # noqa: E731
+    for al in doc.allocations[:OUTLINE_BLOCKS]:
         last = al.assignments[-1].line if al.assignments else al.line
-        kids = [Symbol(x.name, "field", _line_range(lines, x.line, x.line), x.range,
-                       f"{x.size} bytes @ {x.offset}") for x in al.assignments]
+        kids = _bounded(lines, al.assignments, budget, lambda x: Symbol(
+            x.name, "field", _line_range(lines, x.line, x.line), x.range, f"{x.size} bytes @ {x.offset}"),
+            "values", by_line)
         out.append(Symbol(f"allocation {al.index}", "object", _line_range(lines, al.line, last), al.range,
-                          f"{al.size} bytes, " + (", ".join(al.kinds()) or "temp"), kids))
+                          _unlisted(f"{al.size} bytes, " + (", ".join(al.kinds()) or "temp"), kids,
+                                    len(al.assignments), "values"), kids))
+    if len(doc.allocations) > OUTLINE_BLOCKS:
+        rest = doc.allocations[OUTLINE_BLOCKS:]
+        last = rest[-1].assignments[-1].line if rest[-1].assignments else rest[-1].line
+        out.append(_more(lines, len(rest), "allocations", rest[0].line, last))
     if doc.used_values:
-        kids = []
-        for u in doc.used_values:
-            end = u.from_instruction_line if u.from_instruction_line is not None else u.line
-            kids.append(Symbol(u.name, "field", _line_range(lines, u.line, end), u.range, f"id {u.value_id}"))
+        kids = _bounded(lines, doc.used_values, budget, lambda u: Symbol(
+            u.name, "field", _line_range(lines, u.line, _used_end(u)), u.range, f"id {u.value_id}"),
+            "values", by_line)
         out.append(_section("Used values", "namespace", lines, max(0, doc.used_values[0].line - 1),
-                            kids[-1].range.end_line, kids))
+                            _used_end(doc.used_values[-1]), kids))
     if doc.sequence:
-        kids = [Symbol(f"{s.step}:{s.name}", "event", _line_range(lines, s.line, s.line), s.range) for s in doc.sequence]
+        kids = _bounded(lines, doc.sequence, budget, lambda s: Symbol(
+            f"{s.step}:{s.name}", "event", _line_range(lines, s.line, s.line), s.range), "steps", by_line)
         out.append(_section("InstructionSequence", "namespace", lines, doc.sequence[0].line - 1,
                             doc.sequence[-1].line, kids))
     if doc.live_ranges:
-        kids = [Symbol(f"{r.key}", "field", _line_range(lines, r.line, r.line), r.range, f"{r.start}-{r.end}")
-                for r in doc.live_ranges]
+        kids = _bounded(lines, doc.live_ranges, budget, lambda r: Symbol(
+            f"{r.key}", "field", _line_range(lines, r.line, r.line), r.range, f"{r.start}-{r.end}"),
+            "live ranges", by_line)
         out.append(_section("BufferLiveRange", "namespace", lines, doc.live_ranges[0].line - 1,
                             doc.live_ranges[-1].line, kids))
     if doc.peak_step is not None and doc.peak_line is not None:
-        kids = [Symbol(p.name, "field", _line_range(lines, p.line, p.line), p.range, f"{p.bytes} bytes")
-                for p in doc.peak_entries]
+        kids = _bounded(lines, doc.peak_entries, budget, lambda p: Symbol(
+            p.name, "field", _line_range(lines, p.line, p.line), p.range, f"{p.bytes} bytes"), "values", by_line)
         last = doc.peak_entries[-1].line if doc.peak_entries else doc.peak_line
         out.append(_section(f"Live ranges at {doc.peak_step} (peak)", "namespace", lines, doc.peak_line, last, kids))
     if doc.stack_trace:
@@ -98,18 +176,40 @@ def _buffer_symbols(a: Analysis) -> list[Symbol]:
 
 
 def folding_ranges(ws: Workspace, path: str) -> list[FoldingRange]:
-    """Foldable blocks: every multi-line outline entry (computations, allocations, sections, used values)."""
+    """Foldable blocks: every multi-line entry of the unbounded outline (computations, allocations, sections,
+    used values), found without making the outline's entries where they cannot fold (one-line children)."""
     out: list[FoldingRange] = []
-    stack = list(document_symbols(ws, path))
-    while stack:
-        s = stack.pop()
-        if s.range.end_line > s.range.start_line:
-            out.append(FoldingRange(s.range.start_line, s.range.end_line))
-            stack.extend(s.children)
     try:
         a = ws.analysis(path)
     except ReadError:
         return out
+    lines = a.lines
+    if a.hlo is not None:  # the module and its computations (instructions are one line each)
+        stack = []
+        if a.hlo.header_line is not None and a.hlo.name and len(lines) - 1 > a.hlo.header_line:
+            out.append(FoldingRange(a.hlo.header_line, len(lines) - 1))
+        n = len(lines) - 1
+        for c in a.hlo.computations:
+            end = min(max(c.end_line, c.line), n)
+            if end > c.line:
+                out.append(FoldingRange(c.line, end))
+    elif a.buffers is not None:
+        stack = [x for x in _buffer_symbols(a, _Budget(0, 0)) if x.kind not in ("object", "key")]
+        for al in a.buffers.allocations:  # every allocation, past the outline's OUTLINE_BLOCKS too
+            last = _line_range(lines, al.line, al.assignments[-1].line if al.assignments else al.line).end_line
+            if last > al.line:
+                out.append(FoldingRange(al.line, last))
+        for u in a.buffers.used_values:  # the only multi-line children
+            end = _line_range(lines, u.line, _used_end(u)).end_line
+            if end > u.line:
+                out.append(FoldingRange(u.line, end))
+    else:
+        stack = []
+    while stack:
+        s = stack.pop()
+        if s.range.end_line > s.range.start_line:
+            out.append(FoldingRange(s.range.start_line, s.range.end_line))
+            stack.extend(c for c in s.children if c.kind != "key")  # not the `… N more` entries
     if a.hlo is not None:
         for table, ln in a.hlo.table_lines.items():
             rows = a.hlo.tables.get(table, {})

@@ -45,7 +45,7 @@ def path_to_uri(path: str) -> str:
 def col_to_wire(line: str, col: int, encoding: str) -> int:
     """A code-point column on ``line`` in the wire encoding."""
     col = max(0, min(col, len(line)))
-    if encoding == UTF32:
+    if encoding == UTF32 or line.isascii():  # isascii is O(1) on a str: no slice for the common line
         return col
     head = line[:col]
     if head.isascii():

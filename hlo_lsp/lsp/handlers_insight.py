@@ -1,5 +1,6 @@
-"""LSP handlers of the memory-insight features: inlay hints, code lens, semantic tokens (full and range),
-completion, prepareRename/rename and the ``hlo.showMemoryTimeline`` command.
+"""LSP handlers of the memory-insight features: inlay hints, semantic tokens for a range (the viewport),
+completion, prepareRename/rename and the ``hlo.showMemoryTimeline`` command (code lenses and full semantic
+tokens, whole-document answers, are in `handlers_document`).
 
 Each handler unpacks params, calls one `hlo_lsp.ide` function and converts its plain records (code-point
 columns to the negotiated encoding through `Converter`). Inlay hints and code lenses can be switched off with
@@ -125,18 +126,6 @@ def on_inlay_hint(ls: HloLanguageServer, params: lsp.InlayHintParams):
                           tooltip=h.tooltip or None, padding_left=True) for h in hints]
 
 
-@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
-@safe
-def on_code_lens(ls: HloLanguageServer, params: lsp.CodeLensParams):
-    if not settings.code_lens:
-        return []
-    path = uri_to_path(params.text_document.uri)
-    conv, lines = ls.conv, ls.lines_of(path)
-    return [lsp.CodeLens(range=conv.range(lines, x.range), command=lsp.Command(
-        title=x.title, command=x.command, arguments=[path_to_uri(a) for a in x.arguments] or None))
-        for x in lens.code_lenses(ls.ws, path)]
-
-
 # -- semantic tokens -----------------------------------------------------------------------------------------------
 
 LEGEND = lsp.SemanticTokensLegend(token_types=semantic_tokens.TOKEN_TYPES,
@@ -152,12 +141,6 @@ def _tokens(ls: HloLanguageServer, uri: str, start: int = 0, end: int | None = N
         e = conv.position(lines, t.line, t.end).character
         wire.append((t.line, s, e - s, t.type, t.modifiers))
     return lsp.SemanticTokens(data=semantic_tokens.encode(wire))
-
-
-@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
-@safe
-def on_semantic_tokens_full(ls: HloLanguageServer, params: lsp.SemanticTokensParams):
-    return _tokens(ls, params.text_document.uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)

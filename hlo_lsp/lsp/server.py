@@ -242,6 +242,7 @@ def _collect_and_trim() -> None:
     """After the background reads: a full collection (the server's own garbage in cycles, ~10 MB after opening
     the 23 MB module; 0.05 s), then the C heap's free pages back to the system."""
     gc.collect()
+    gc.freeze()  # what survived is the documents' model: later full collections skip it (0.8 s of GIL each)
     release_free_memory()
 
 
@@ -339,6 +340,8 @@ def did_save(ls: HloLanguageServer, params: lsp.DidSaveTextDocumentParams) -> No
 def did_close(ls: HloLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
     path = uri_to_path(params.text_document.uri)
     ls.ws.close(path)
+    if hasattr(ls, "answers"):
+        ls.answers.forget(path)  # whole-document answers kept per version (handlers_document)
     task = ls._pending.pop(path, None)
     if task is not None:
         task.cancel()
@@ -394,20 +397,6 @@ def on_highlight(ls: HloLanguageServer, params: lsp.DocumentHighlightParams):
             for h in navigation.highlights(ls.ws, *ls.at(params))] or None
 
 
-def _symbol(conv: Converter, lines, s) -> lsp.DocumentSymbol:
-    return lsp.DocumentSymbol(name=s.name, kind=SYMBOL_KIND[s.kind], range=conv.range(lines, s.range),
-                              selection_range=conv.range(lines, s.selection_range), detail=s.detail or None,
-                              children=[_symbol(conv, lines, c) for c in s.children] or None)
-
-
-@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-@safe
-def on_document_symbol(ls: HloLanguageServer, params: lsp.DocumentSymbolParams):
-    path = uri_to_path(params.text_document.uri)
-    conv, lines = ls.conv, ls.lines_of(path)
-    return [_symbol(conv, lines, s) for s in symbols.document_symbols(ls.ws, path)]
-
-
 def _folder_indexes(ls: HloLanguageServer) -> list[FolderIndex]:
     """One background index per workspace folder, started on the first workspace-symbol query."""
     roots = [uri_to_path(f.uri) for f in ls.workspace.folders.values()] or (
@@ -439,27 +428,6 @@ def on_workspace_symbol(ls: HloLanguageServer, params: lsp.WorkspaceSymbolParams
             out.append(lsp.WorkspaceSymbol(name=s.name, kind=SYMBOL_KIND[s.kind], location=lsp.Location(uri=uri, range=rng),
                                            container_name=s.container or None))
     return out[: symbols.MAX_WORKSPACE_SYMBOLS]
-
-
-@server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
-@safe
-def on_folding(ls: HloLanguageServer, params: lsp.FoldingRangeParams):
-    path = uri_to_path(params.text_document.uri)
-    return [lsp.FoldingRange(start_line=f.start_line, end_line=f.end_line, kind=lsp.FoldingRangeKind.Region)
-            for f in symbols.folding_ranges(ls.ws, path)]
-
-
-@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK)
-@safe
-def on_document_link(ls: HloLanguageServer, params: lsp.DocumentLinkParams):
-    path = uri_to_path(params.text_document.uri)
-    conv, lines = ls.conv, ls.lines_of(path)
-    out = []
-    for link in symbols.document_links(ls.ws, path):
-        target = conv.location(link.target)
-        uri = f"{target.uri}#L{target.range.start.line + 1},{target.range.start.character + 1}"
-        out.append(lsp.DocumentLink(range=conv.range(lines, link.range), target=uri, tooltip=link.tooltip))
-    return out
 
 
 def _call_item(conv: Converter, item: CallItem) -> lsp.CallHierarchyItem:
@@ -512,10 +480,20 @@ def on_outgoing(ls: HloLanguageServer, params: lsp.CallHierarchyOutgoingCallsPar
                                                                     workspace_diagnostics=False))
 async def on_pull_diagnostics(ls: HloLanguageServer, params: lsp.DocumentDiagnosticParams):
     path = uri_to_path(params.text_document.uri)
-    pending = ls._pending.get(path)
-    if pending is not None and not pending.done():
-        await asyncio.wait([pending])  # a large document still being read: answer once it is
-    return _pull_report(ls, path)
+    while (pending := ls._pending.get(path)) is not None and not pending.done() and not _checked(ls, path):
+        await asyncio.sleep(0.05)  # being read or checked: answer once the complete set can be made
+    # the complete set may run the verifier (seconds on a large module): in a worker thread, kept per version
+    return await ls.answers.answer(path, "diagnostic", lambda: _pull_report(ls, path))
+
+
+def _checked(ls: HloLanguageServer, path: str) -> bool:
+    """An HLO module read at its current text and verified (or small enough to verify at once): its complete
+    diagnostics need nothing the background work (users maps, buffer files) still reads. Buffer files wait for
+    that work: their checks join the module's files."""
+    if not ls.ws._has_analysis(path):
+        return False
+    a = ls.ws.try_analysis(path)
+    return a is not None and a.hlo is not None and (a.size <= GRAMMAR_LIMIT or a.verified is not None)
 
 
 @safe
@@ -523,6 +501,8 @@ def _pull_report(ls: HloLanguageServer, path: str):
     conv, lines = ls.conv, ls.lines_of(path)
     items = [conv.diagnostic(path, lines, d) for d in document_diagnostics(ls.ws, path)]
     return lsp.RelatedFullDocumentDiagnosticReport(items=items)
+
+
 def _core_range(conv: Converter, lines, r: lsp.Range) -> Range:
     sl, sc = conv.from_position(lines, r.start)
     el, ec = conv.from_position(lines, r.end)
@@ -547,4 +527,4 @@ def on_code_action(ls: HloLanguageServer, params: lsp.CodeActionParams):
     return out or None
 
 
-from hlo_lsp.lsp import handlers_insight  # noqa: E402,F401  registers the memory-insight features
+from hlo_lsp.lsp import handlers_document, handlers_insight  # noqa: E402,F401  register their features

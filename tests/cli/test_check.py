@@ -78,3 +78,21 @@ def test_io_errors_are_one_line_and_exit_2(tmp_path):
         assert "Traceback" not in r.stderr
     r = subprocess.run([sys.executable, "-m", "hlo_lsp", "check"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_folder_without_dumps_says_so_and_exits_2(tmp_path):
+    """A folder with no XLA dump in it (empty, or only other files) is named on stderr and the exit is 2, also
+    beside a folder that does hold dumps; a wrong path in a CI job must not pass silently."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    other = tmp_path / "other"
+    (other / "sub").mkdir(parents=True)
+    (other / "notes.txt").write_text("Some notes about HloModule dumps.\n")
+    (other / "sub" / "program.py").write_text("print('hi')\n")
+    for args in ((empty,), (other,), (DATA / "seeds", empty)):
+        r = run(*args)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(args[-1]) in lines[0] and "no XLA dump" in lines[0], r.stderr
+        assert "--xla_dump_to" in lines[0] and "Traceback" not in r.stderr
+        assert r.stdout == ""

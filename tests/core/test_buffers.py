@@ -1,9 +1,8 @@
 """The buffer-assignment reader on every real buffer dump: zero diagnostics, exact ranges, and every record
-checked against an independent line-by-line parse written in this test. Also the sweep of /work/shared."""
+checked against an independent line-by-line parse written in this test. Also the sweep of ../shared."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -12,8 +11,7 @@ import pytest
 from hlo_lsp.core.buffers import kind_from_path, read_buffers
 from hlo_lsp.core.occurrences import OccurrenceIndex
 
-DATA = Path(__file__).resolve().parent.parent / "data"
-SHARED = Path("/work/shared")
+from tests.fixtures import DATA, SHARED, require_found
 
 
 def is_buffer_file(path: Path) -> bool:
@@ -241,15 +239,8 @@ def test_live_range_not_available():
 # ------------------------------------------------------------------------------------- shared sweep
 
 def test_sweep_shared_dumps():
-    if not SHARED.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail("/work/shared is missing under CI")
-        pytest.skip("/work/shared not present")
-    files = buffer_files(SHARED / "seeds") + buffer_files(SHARED / "corpus")
-    if not files:
-        if os.environ.get("CI") == "true":
-            pytest.fail("no buffer dumps found under /work/shared")
-        pytest.skip("no buffer dumps under /work/shared")
+    files = buffer_files(SHARED / "seeds") + buffer_files(SHARED / "corpus") if SHARED.is_dir() else []
+    require_found(files, "buffer dumps in the shared corpus")
     bad = {str(p): read(p).diagnostics[:3] for p in files if read(p).diagnostics}
     assert bad == {}
     assert len(files) >= 4 + 4 * 23

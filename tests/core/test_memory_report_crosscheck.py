@@ -13,15 +13,16 @@ hlo_lsp. The actual side is what ``read_buffers`` made of the split files. For e
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "jax-cpu"
-SHARED = Path("/work/shared/corpus")
+from tests.fixtures import DATA as _DATA, SHARED as _SHARED, require_found
+
+DATA = _DATA / "jax-cpu"
+SHARED = _SHARED / "corpus"
 
 # ------------------------------------------------------------------ expected side (no hlo_lsp imports)
 
@@ -123,14 +124,7 @@ def test_allocations_match_memory_report(stem, folder):
 
 
 def test_shared_corpus_crosscheck():
-    if not SHARED.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail("/work/shared/corpus missing under CI")
-        pytest.skip("/work/shared/corpus not present")
-    sets = [s for sub in sorted(SHARED.iterdir()) if sub.is_dir() for s in split_sets(sub)]
-    if not sets:
-        if os.environ.get("CI") == "true":
-            pytest.fail("no split sets found under /work/shared/corpus")
-        pytest.skip("no split sets under /work/shared/corpus")
+    sets = [s for sub in sorted(SHARED.iterdir()) if sub.is_dir() for s in split_sets(sub)] if SHARED.is_dir() else []
+    require_found(sets, "split sets in the shared corpus's corpus/")
     for stem, folder in sets:
         _check(stem, folder)

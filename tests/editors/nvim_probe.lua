@@ -40,7 +40,8 @@ local function any_hlo_client()
 end
 
 --- Wait until an initialized hlo_lsp client is attached to bufnr; returns its name or nil
---- (early when, after 5 s, no hlo_lsp client is running at all: the server died).
+--- (early when, after 20 s, no hlo_lsp client is running at all: the server died; a loaded machine, e.g.
+--- the suite on parallel workers, can take several seconds to start one).
 local function wait_attached(bufnr)
   local name
   local start = vim.loop.now()
@@ -51,7 +52,7 @@ local function wait_attached(bufnr)
         return true
       end
     end
-    return vim.loop.now() - start > 5000 and not any_hlo_client()
+    return vim.loop.now() - start > 20000 and not any_hlo_client()
   end, 100)
   return name
 end

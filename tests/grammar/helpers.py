@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
-import pytest
+from tests.fixtures import DATA, REPO, SHARED, require_found  # noqa: F401 (re-exported for the grammar tests)
 
-REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / "tests" / "data"
 HANDWRITTEN = DATA / "handwritten"
-SHARED = Path(os.environ.get("HLO_LSP_SHARED", "/work/shared"))
 
 _EXPECT = re.compile(r"// expect-(error|warning): (\d+) (\S+)")
 
@@ -43,11 +39,3 @@ def is_hlo_module(path: Path) -> bool:
 def hlo_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and is_hlo_module(p)
                   and "handwritten" not in p.parts)
-
-
-def require_found(files: list, what: str) -> None:
-    """Skip when nothing was found, except under CI=true where finding nothing is a failure."""
-    if not files:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"no {what} found under CI=true")
-        pytest.skip(f"no {what} found")

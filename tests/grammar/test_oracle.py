@@ -29,7 +29,8 @@ from .helpers import DATA, HANDWRITTEN, SHARED, hlo_files
 ORACLE = Path(__file__).with_name("xla_oracle.py")
 PYTHON = os.environ.get("HLO_LSP_XLA_PYTHON")
 
-pytestmark = pytest.mark.oracle
+# one XLA parser process per input (hundreds): minutes on a loaded machine, beyond the default 120 s
+pytestmark = [pytest.mark.oracle, pytest.mark.timeout(900)]
 
 # Inputs where XLA's own behaviour is undefined, so its answer changes between runs; we report an error.
 UNDEFINED_IN_XLA = {
@@ -188,6 +189,7 @@ def test_random_edits_mostly_agree_with_xla():
     assert len(misses) <= len(edits) * 0.03, "\n".join(misses)
 
 
+@pytest.mark.timeout(600)  # one XLA subprocess per file (42 files): about a minute on a loaded machine
 def test_every_producer_sample_agrees_with_xla():
     """Each HLO file of tests/data/producers (jax 0.4.13-0.10.2, TF, TPU, GPU: old short forms without `%`,
     TPU tiling and memory spaces, GPU's after-SPMD modules): XLA 0.10.2's parser and ours give the same

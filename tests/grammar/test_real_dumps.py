@@ -1,4 +1,4 @@
-"""Every real HLO module (in /work/shared and tests/data) validates with no error or warning."""
+"""Every real HLO module (in ../shared and tests/data) validates with no error or warning."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _check(paths):
 
 def test_shared_dumps_are_clean():
     files = hlo_files(SHARED) if SHARED.is_dir() else []
-    require_found(files, "HLO modules in /work/shared")
+    require_found(files, "HLO modules in the shared corpus")
     _check(files)
 
 

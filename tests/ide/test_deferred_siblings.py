@@ -32,4 +32,4 @@ def test_deferred_siblings_never_claim_absence(tmp_path, monkeypatch):
     ws.warm(hlo)  # what the server's worker thread does after the first publish
     after = hover(ws, hlo, ln, col + 2).markdown
     assert "still being read" not in after and "**Buffer** `wrapped_convert{}`" in after
-    assert "**Live range** [3, 12]" in hover(ws, ba, bl, bc + 5).markdown
+    assert "**Live range** `[3, 12]`" in hover(ws, ba, bl, bc + 5).markdown

@@ -38,7 +38,7 @@ async def test_every_corpus_value(client):
             assert _field(text, "Offset").startswith(f"{v['offset']} "), (v, text)
             if v["key"] in live:
                 s, e = live[v["key"]]
-                assert _field(text, "Live range").startswith(f"[{s}, {e}]"), (v, text)
+                assert _field(text, "Live range").startswith(f"`[{s}, {e}]`"), (v, text)
             d = await client.text_document_definition_async(lsp.DefinitionParams(**tdp(u, v["line"], v["col"] + 1)))
             assert d and d[0].uri == hlo_uri and d[0].range.start.line == instr[v["instruction"]], (v, d)
             t = await client.text_document_type_definition_async(

@@ -62,13 +62,35 @@ async def test_hover_value_split_layout(client):
     offset = int(re.search(r"offset=(\d+)", ba_line).group(1))
     assert field(text, "Size").startswith(f"{size} bytes")
     assert field(text, "Offset").startswith(f"{offset} ")
-    assert field(text, "Live range").startswith(f"[{start}, {end}]")
+    assert field(text, "Live range").startswith(f"`[{start}, {end}]`")  # a code span: no Markdown link
     seq = {int(x.split(":")[0]): x.split(":")[1] for x in lines if re.match(r"^    \d+:", x)}
     max_step = int(re.search(r"HloLiveRange \(max (\d+)\)", LIVE.read_text()).group(1))
     last = "end of program" if end == max_step else f"`{seq[end]}`"
-    assert field(text, "Live range") == f"[{start}, {end}] (`{seq[start]}` … {last})"
+    assert field(text, "Live range") == f"`[{start}, {end}]` (`{seq[start]}` … {last})"
     peak = int(re.search(r"Live ranges at (\d+)", LIVE.read_text()).group(1))
     assert field(text, "At peak").startswith("live" if start <= peak <= end else "not live")
+
+
+@pytest.mark.parametrize("path", [BA, VALUES], ids=["assignment", "values"])
+async def test_hover_on_a_value_id_is_the_value_hover(client, path):
+    """`<ID name @0>`: hovering the numeric id shows the value's hover (the one its name gives), over the id."""
+    u = open_doc(client, path)
+    lines = lines_of(path)
+    hits = [(n, m) for n, line in enumerate(lines) for m in re.finditer(r"<(\d+) ([^ >]+)", line)]
+    assert len(hits) >= 5
+    for n, m in hits[:5]:
+        on_name = await client.text_document_hover_async(lsp.HoverParams(**tdp(u, n, m.start(2) + 1)))
+        for col in (m.start(1), m.end(1) - 1):
+            on_id = await client.text_document_hover_async(lsp.HoverParams(**tdp(u, n, col)))
+            assert on_id is not None and on_name is not None, (path.name, n, lines[n])
+            assert on_id.contents.value == on_name.contents.value
+            assert f"id {m.group(1)}" in on_id.contents.value.split("\n")[0], on_id.contents.value
+            r = on_id.range
+            assert (r.start.line, r.start.character, r.end.line, r.end.character) == (n, m.start(1), n, m.end(1))
+    # the "<" before the id is not the id
+    n, m = hits[0]
+    h = await client.text_document_hover_async(lsp.HoverParams(**tdp(u, n, m.start(1) - 1)))
+    assert h is None or "id " + m.group(1) not in h.contents.value.split("\n")[0]
 
 
 async def test_hover_value_old_layout_seed002(client):
@@ -77,13 +99,13 @@ async def test_hover_value_old_layout_seed002(client):
     ln, col = find(lines, "<153 fusion.10{0} @0> (size=")
     text = await hover_at(client, u, ln, col + 6)
     assert field(text, "Size").startswith("939524096 bytes (896.00MiB)")
-    assert field(text, "Offset").startswith("81920 · bytes [81920, 939606016)")
+    assert field(text, "Offset").startswith("81920 · bytes `[81920, 939606016)`")
     alloc_line = max(i for i in range(ln) if lines[i].startswith("allocation "))
     alloc = int(re.match(r"allocation (\d+)", lines[alloc_line]).group(1))
     assert field(text, "Allocation").startswith(f"{alloc} (preallocated-temp")
     lr = next(x for x in lines if x.strip().startswith("fusion.10{0}:"))
     s, e = lr.strip().split(":")[1].split("-")
-    assert field(text, "Live range").startswith(f"[{s}, {e}]")
+    assert field(text, "Live range").startswith(f"`[{s}, {e}]`")
 
 
 async def test_hover_thread_local_has_no_live_range(client):

@@ -11,6 +11,8 @@ if vim.fn.has('nvim-0.7') ~= 1 then
 end
 
 require('hlo.filetype').register()
+-- `:help hlo` from a fresh clone: doc/tags is generated, not shipped
+pcall(require('hlo').helptags)
 
 if vim.g.hlo_no_autosetup ~= 1 and vim.g.hlo_no_autosetup ~= true then
   local hlo = require('hlo')

@@ -1,11 +1,13 @@
 /**
  * The VS Code side of hlo-lsp: language switching for plainly named dumps, and a language client that starts
- * the Python server (`hlo-lsp`, or `python -m hlo_lsp`) when the first HLO or buffer-assignment document opens.
+ * the Python server (the one bundled in the extension, or the user's own from `hlo.server.command`) when the
+ * first HLO or buffer-assignment document opens.
  *
  * The extension activates on `plaintext` too (real dumps are often `<hash>.txt`, and VS Code ranks the `.txt`
  * extension above `firstLine`), but it starts no server for a text file that is not a dump.
  */
 import * as cp from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
@@ -35,6 +37,7 @@ let status: vscode.LanguageStatusItem;
 const switched = new Set<string>();
 
 export function activate(context: vscode.ExtensionContext): void {
+  extensionPath = context.extensionPath;
   output = vscode.window.createOutputChannel('HLO Language Server', { log: true });
   status = vscode.languages.createLanguageStatusItem('hlo.server', LANGUAGES.map((language) => ({ language })));
   status.name = 'HLO language server';
@@ -102,6 +105,8 @@ function enabled(feature: 'inlayHints' | 'codeLens'): boolean {
   return vscode.workspace.getConfiguration('hlo').get<boolean>(`${feature}.enabled`, true);
 }
 
+let extensionPath = '';
+
 const probes: Probes = {
   which: (name) => which(name),
   pythonInterpreter,
@@ -109,6 +114,16 @@ const probes: Probes = {
     new Promise((resolve) => {
       cp.execFile(python, ['-c', 'import hlo_lsp'], { timeout: 20000 }, (err) => resolve(!err));
     }),
+  isPython310: (python) =>
+    new Promise((resolve) => {
+      cp.execFile(python, ['-c', 'import sys; sys.exit(sys.version_info < (3, 10))'], { timeout: 20000 }, (err) =>
+        resolve(!err));
+    }),
+  bundledServer: () => {
+    const launcher = path.join(extensionPath, 'bundled', 'tool', 'hlo_lsp_server.py');
+    const libs = path.join(extensionPath, 'bundled', 'libs', 'hlo_lsp');
+    return fs.existsSync(launcher) && fs.existsSync(libs) ? launcher : undefined;
+  },
 };
 
 /** The Python extension's interpreter for the first workspace folder, or undefined without the extension. */
@@ -168,8 +183,10 @@ async function startClient(): Promise<void> {
   } catch (e) {
     client = undefined;
     setStatus('failed');
-    const message = `The HLO language server (${resolved.command}) did not start: ${errorText(e)}. ` +
-      `Install or update it with: ${INSTALL_HINT}.`;
+    const own = resolved.source === 'setting' || resolved.source === 'path';
+    const message = `The HLO language server (${[resolved.command, ...resolved.args].join(' ')}) did not start: ` +
+      `${errorText(e)}. ` + (own ? `Install or update it with: ${INSTALL_HINT}, or clear hlo.server.command to ` +
+        'use the server bundled with the extension.' : 'See the "HLO Language Server" output for its log.');
     output.appendLine(message);
     void showMissing(message);
   }
@@ -225,10 +242,10 @@ async function restart(): Promise<void> {
 }
 
 async function showMissing(message: string): Promise<void> {
-  const copy = 'Copy install command';
+  const log = 'Show log';
   const open = 'Open settings';
-  const choice = await vscode.window.showErrorMessage(message, copy, open);
-  if (choice === copy) await vscode.env.clipboard.writeText('pip install hlo-lsp');
+  const choice = await vscode.window.showErrorMessage(message, log, open);
+  if (choice === log) output.show();
   else if (choice === open) await vscode.commands.executeCommand('workbench.action.openSettings', 'hlo.server.command');
 }
 

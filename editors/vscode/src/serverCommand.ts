@@ -1,19 +1,24 @@
 /**
  * Resolving the command that starts the language server.
  *
- * Order: an explicit `hlo.server.command` (array, or string split like a shell would, without expansion);
- * the default `hlo-lsp` when it is on PATH; otherwise `<python> -m hlo_lsp` with the Python extension's
- * interpreter, when that interpreter can import `hlo_lsp`. Pure apart from the injected probes, so the unit
- * tests run under plain node.
+ * Order: an explicit `hlo.server.command` (array, or string split like a shell would, without expansion), a
+ * server of the user's own; else the server bundled in the extension (`bundled/tool/hlo_lsp_server.py` with its
+ * pure-Python dependencies in `bundled/libs`, made by `npm run bundle-server`), run by the Python extension's
+ * interpreter or `python3` on PATH, whichever is Python 3.10+ first. An extension built without the bundle (a
+ * development build) falls back to `hlo-lsp` on PATH, then `<python> -m hlo_lsp`. Pure apart from the injected
+ * probes, so the unit tests run under plain node.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 export const DEFAULT_COMMAND = 'hlo-lsp';
-export const INSTALL_HINT = 'pip install hlo-lsp (or, from a checkout: pip install -e <repo>)';
+/** hlo-lsp is on no package index: a server of one's own is installed from a clone. */
+export const INSTALL_HINT = 'pipx install . (or pip install .) in a clone of hlo-lsp';
+export const PYTHON_HINT =
+  'Install Python 3.10 or later (python3 on PATH), or select a Python 3.10+ interpreter in the Python extension';
 
 export type Resolved =
-  | { kind: 'ok'; command: string; args: string[]; source: 'setting' | 'path' | 'python' }
+  | { kind: 'ok'; command: string; args: string[]; source: 'setting' | 'bundled' | 'path' | 'python' }
   | { kind: 'missing'; message: string };
 
 export interface Probes {
@@ -23,6 +28,10 @@ export interface Probes {
   pythonInterpreter(): Promise<string | undefined>;
   /** True when `python -c "import hlo_lsp"` succeeds. */
   canImportHloLsp(python: string): Promise<boolean>;
+  /** True when `python` runs and is Python 3.10 or later. */
+  isPython310(python: string): Promise<boolean>;
+  /** The bundled server's launcher script when the extension carries it (with bundled/libs), else undefined. */
+  bundledServer(): string | undefined;
 }
 
 /**
@@ -92,26 +101,44 @@ function isExecutable(file: string): boolean {
 /** Resolves the server command from the setting; never throws. */
 export async function resolveServerCommand(setting: unknown, probes: Probes): Promise<Resolved> {
   const words = commandWords(setting);
-  const isDefault = words.length === 0 || (words.length === 1 && words[0] === DEFAULT_COMMAND);
-  if (!isDefault) {
+  if (words.length > 0) {
     const [command, ...args] = words;
     if (probes.which(command)) return { kind: 'ok', command, args, source: 'setting' };
     return {
       kind: 'missing',
       message: `The HLO language server command from the setting hlo.server.command was not found: ${command}. ` +
-        `Fix the setting, or install the server: ${INSTALL_HINT}.`,
+        'Fix the setting, or clear it to use the server bundled with the extension.',
+    };
+  }
+  const python = await probes.pythonInterpreter();
+  const launcher = probes.bundledServer();
+  if (launcher) {
+    const tried: string[] = [];
+    for (const candidate of [python, probes.which('python3'), probes.which('python')]) {
+      if (!candidate || tried.includes(candidate)) continue;
+      tried.push(candidate);
+      if (await probes.isPython310(candidate)) {
+        return { kind: 'ok', command: candidate, args: [launcher], source: 'bundled' };
+      }
+    }
+    const seen = tried.length ? ` (found only older or broken ones: ${tried.join(', ')})` : ' (none found)';
+    return {
+      kind: 'missing',
+      message: `The HLO language server bundled with the extension needs Python 3.10 or later${seen}. ` +
+        `${PYTHON_HINT}, then run "HLO: Restart Server"; or set hlo.server.command to a server of your own ` +
+        `(${INSTALL_HINT}).`,
     };
   }
   const onPath = probes.which(DEFAULT_COMMAND);
   if (onPath) return { kind: 'ok', command: onPath, args: [], source: 'path' };
-  const python = await probes.pythonInterpreter();
   if (python && (await probes.canImportHloLsp(python))) {
     return { kind: 'ok', command: python, args: ['-m', 'hlo_lsp'], source: 'python' };
   }
   const where = python ? ` nor in the selected Python interpreter (${python})` : '';
   return {
     kind: 'missing',
-    message: `The HLO language server was not found: no ${DEFAULT_COMMAND} on PATH${where}. ` +
-      `Install it with: ${INSTALL_HINT}, then run "HLO: Restart Server", or set hlo.server.command.`,
+    message: `This build of the extension has no bundled server (npm run bundle-server makes it), and no ` +
+      `${DEFAULT_COMMAND} is on PATH${where}. Install one with: ${INSTALL_HINT}, then run "HLO: Restart Server", ` +
+      'or set hlo.server.command.',
   };
 }

@@ -235,12 +235,14 @@ try {
 if (ready && ONLY === 'python-fallback') {
   record('workbench loads (no hlo-lsp on PATH, Python extension stub installed)', true);
   const value = firstValue(read(BA));
-  await step(`hover over ${value.name} shows "${value.size} bytes" with the server run as "<python> -m hlo_lsp"`, async () => {
+  const python = process.env.E2E_PYTHON;
+  await step(`hover over ${value.name} shows "${value.size} bytes" with the bundled server run by the Python extension's interpreter (a bare venv)`, async () => {
     await openFile(BA);
     await waitForMode('HLO Buffer Assignment');
     await hoverUntil(value.name, 'value: <', (t) => bytesIn(t, value.size));
     const started = /starting: (.*) \(from (\w+)\)/.exec(extensionOutput());
-    if (!started || started[2] !== 'python' || !started[1].endsWith(' -m hlo_lsp')) {
+    if (!started || started[2] !== 'bundled' || !started[1].startsWith(`${python} `) ||
+        !started[1].endsWith('bundled/tool/hlo_lsp_server.py')) {
       throw new Error(`extension log says ${started ? started[0] : 'nothing about starting'}`);
     }
     return started[1];
@@ -255,6 +257,17 @@ if (ready && ONLY === 'python-fallback') {
   await step(`${BA} opens as "HLO Buffer Assignment" (filename pattern)`, async () => {
     await openFile(BA);
     await waitForMode('HLO Buffer Assignment');
+  });
+
+  await step('the server is the one bundled in the .vsix, run by python3 on PATH (no hlo-lsp there)', async () => {
+    const deadline = Date.now() + SERVER_WAIT;
+    let started;
+    while (Date.now() < deadline && !(started = /starting: (.*) \(from (\w+)\)/.exec(extensionOutput()))) await sleep(500);
+    if (!process.env.HLO_SERVER_COMMAND && (!started || started[2] !== 'bundled' ||
+        !started[1].endsWith('bundled/tool/hlo_lsp_server.py'))) {
+      throw new Error(`extension log says ${started ? started[0] : 'nothing about starting'}`);
+    }
+    return started ? started[1] : '';
   });
 
   await step('the TextMate grammar colours a value name', async () => {
@@ -380,13 +393,14 @@ if (ready && ONLY === 'python-fallback') {
   // Workspace settings (e2e.sh creates the file empty: VS Code sees an existing file change at once, a new
   // .vscode folder only about 20 s later).
   const wsSettings = path.join(WS, '.vscode', 'settings.json');
-  await step('a missing server gives a message with the install command', async () => {
+  await step('a missing server of the user’s own names the setting and the bundled server', async () => {
     await openFile(BA); // the client starts only while a dump is open
     await runCommand('Notifications: Clear All Notifications');
     fs.writeFileSync(wsSettings, JSON.stringify({ 'hlo.server.command': ['/nonexistent/bin/hlo-lsp'] }));
     const deadline = Date.now() + 20000;
     while (Date.now() < deadline) {
-      const said = (await toastTexts()).find((t) => t.includes('pip install hlo-lsp'));
+      const said = (await toastTexts()).find((t) => t.includes('/nonexistent/bin/hlo-lsp') &&
+        t.includes('hlo.server.command') && t.includes('bundled'));
       if (said) {
         await shot('missing-server.png');
         return JSON.stringify(said.split('\n')[0].slice(0, 140));

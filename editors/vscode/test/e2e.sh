@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # End-to-end test of the extension in real VS Code: code-server 4.99.4 (VS Code 1.99.3) driven by playwright-core
 # with Debian's Chromium, headless. Installs what it needs (apt: chromium; npm: code-server into a cache outside
-# the tree, the extension's dev dependencies), builds and installs the .vsix, opens a copy of a real dump folder
-# and checks what a user sees (language switching, colouring, hover, F12, squiggles). Screenshots go to
+# the tree, the extension's dev dependencies), builds and installs the .vsix (which bundles the server), opens a
+# copy of a real dump folder and checks what a user sees (language switching, colouring, hover, F12, squiggles).
+# No hlo-lsp is on PATH and nothing is pip-installed: the server is the one in the .vsix. Screenshots go to
 # test/screenshots/. Prints one PASS/FAIL line per step and "N passed, N failed"; exits 1 on any failure.
 #   HLO_E2E_CACHE=dir      where code-server is installed (default ~/.cache/hlo-lsp-e2e)
-#   HLO_SERVER_COMMAND=... server command as a JSON array for hlo.server.command (default: the extension's own
-#                          resolution: hlo-lsp on PATH)
+#   HLO_SERVER_COMMAND=... server command as a JSON array for hlo.server.command (default: none, the server
+#                          bundled in the .vsix, run by python3 on PATH)
 #   HLO_E2E_KEEP=1         keep the temporary workspace and logs
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -35,10 +36,15 @@ npm run --silent compile >&2
 npm run --silent package >&2
 VSIX="$EXT/hlo-lsp.vsix"
 
-# 4. The server: the extension finds hlo-lsp on PATH; install the repo's package if it is not there.
-if [ -z "${HLO_SERVER_COMMAND:-}" ] && ! command -v hlo-lsp >/dev/null; then
-  log "pip install -e $REPO (hlo-lsp is not on PATH)"
-  python3 -m pip install -q -e "$REPO" >&2 || true
+# 4. The server: the one bundled in the .vsix. PATH without any folder that holds hlo-lsp, so that a server
+#    installed on this machine cannot stand in for it; python3 there runs it.
+BARE_PATH=""
+IFS=: read -r -a dirs <<<"$PATH"
+for d in "${dirs[@]}"; do
+  [ -n "$d" ] && [ ! -x "$d/hlo-lsp" ] && BARE_PATH="${BARE_PATH:+$BARE_PATH:}$d"
+done
+if ! PATH="$BARE_PATH" python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+  log "python3 (3.10+) is needed on PATH to run the bundled server"; exit 1
 fi
 
 # 5. A scratch workspace: a copy of a real dump folder, a seed with a plain name, a broken hand-written module.
@@ -48,7 +54,6 @@ cp -r "$REPO/tests/data/jax-cpu/cond_switch" "$WS"
 cp "$REPO/tests/data/seeds/000_45ad91e6d67cdb55.txt" "$WS/"
 cp "$HERE/e2e-data/broken_by_hand.hlo" "$WS/"
 mkdir -p "$WS/.vscode" && echo '{}' > "$WS/.vscode/settings.json"
-PY="$(python3 -c 'import sys; print(sys.executable)')"
 
 # code-server sessions: one user-data dir and extensions dir each; all killed on exit (process groups we made).
 PIDS=()
@@ -107,7 +112,7 @@ JSON
   done
   log "$name: code-server on port $port (pid $pid)"
   local rc=0
-  E2E_ONLY="$([ "$name" = main ] || echo "$name")" E2E_URL="http://127.0.0.1:$port/?folder=$WS" \
+  E2E_PYTHON="${E2E_PYTHON:-}" E2E_ONLY="$([ "$name" = main ] || echo "$name")" E2E_URL="http://127.0.0.1:$port/?folder=$WS" \
     E2E_WORKSPACE="$WS" E2E_CHROMIUM="$CHROMIUM" E2E_SCREENSHOTS="$HERE/screenshots" E2E_USER_DATA="$data" \
     E2E_RESULTS="$WORK/$name/results.json" node "$HERE/e2e.mjs" || rc=$?
   kill -- "-$pid" 2>/dev/null || true
@@ -128,27 +133,20 @@ JSON
 
 SERVER_SETTING=""
 if [ -n "${HLO_SERVER_COMMAND:-}" ]; then SERVER_SETTING="\"hlo.server.command\": $HLO_SERVER_COMMAND,"; fi
-session main "$SERVER_SETTING" "$PATH" "$VSIX"
+session main "$SERVER_SETTING" "$BARE_PATH" "$VSIX"
 
-# 6. The fallback: no hlo-lsp on PATH, and a stand-in for the Python extension that names an interpreter which
-#    has hlo_lsp: the extension must run "<python> -m hlo_lsp".
-if "$PY" -c 'import hlo_lsp' 2>/dev/null; then
-  STUB="$WORK/python-stub"
-  cp -r "$HERE/e2e-data/python-stub" "$STUB"
-  echo "$PY" > "$STUB/interpreter.txt"
-  (cd "$STUB" && "$EXT/node_modules/.bin/vsce" package --no-dependencies --allow-missing-repository \
-    --skip-license -o "$WORK/python-stub.vsix") >"$WORK/python-stub.log" 2>&1 \
-    || { cat "$WORK/python-stub.log" >&2; exit 1; }
-  BARE_PATH=""
-  IFS=: read -r -a dirs <<<"$PATH"
-  for d in "${dirs[@]}"; do
-    [ -n "$d" ] && [ ! -x "$d/hlo-lsp" ] && BARE_PATH="${BARE_PATH:+$BARE_PATH:}$d"
-  done
-  session python-fallback "" "$BARE_PATH" "$VSIX" "$WORK/python-stub.vsix"
-else
-  log "skipping the Python-extension fallback: $PY cannot import hlo_lsp"
-  FAILED=$((FAILED + 1))
-fi
+# 6. The Python extension's interpreter: a stand-in for the Python extension names a fresh venv's python (no
+#    packages, so neither hlo_lsp nor pygls): the extension must run the bundled server with it.
+STUB="$WORK/python-stub"
+cp -r "$HERE/e2e-data/python-stub" "$STUB"
+PATH="$BARE_PATH" python3 -m venv --without-pip "$WORK/bare-venv"
+PY="$WORK/bare-venv/bin/python"
+if "$PY" -c 'import hlo_lsp' 2>/dev/null || "$PY" -c 'import pygls' 2>/dev/null; then log "$PY is not bare"; exit 1; fi
+echo "$PY" > "$STUB/interpreter.txt"
+(cd "$STUB" && "$EXT/node_modules/.bin/vsce" package --no-dependencies --allow-missing-repository \
+  --skip-license -o "$WORK/python-stub.vsix") >"$WORK/python-stub.log" 2>&1 \
+  || { cat "$WORK/python-stub.log" >&2; exit 1; }
+E2E_PYTHON="$PY" session python-fallback "" "$BARE_PATH" "$VSIX" "$WORK/python-stub.vsix"
 
 echo "e2e: $PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -119,7 +119,9 @@ local function server_available()
   if not warned then
     warned = true
     vim.notify(
-      ('hlo-lsp: %q not found. Install the server with: pip install hlo-lsp'):format(M.config.cmd[1]),
+      ('hlo-lsp: %q not found. Install the server from a clone of hlo-lsp: `pipx install .` (puts hlo-lsp '
+        .. 'on PATH) or `pip install .` into the Python that Neovim runs; or set cmd in setup{}. See :help hlo-install')
+        :format(M.config.cmd[1]),
       vim.log.levels.WARN
     )
   end
@@ -194,6 +196,90 @@ local function merge(opts)
   return merged
 end
 
+local uv = vim.uv or vim.loop
+
+--- The plugin's folder (the parent of lua/hlo/).
+local function plugin_root()
+  local src = debug.getinfo(1, 'S').source:gsub('^@', '')
+  return vim.fn.fnamemodify(src, ':p:h:h:h')
+end
+
+local function mtime(path)
+  local st = uv.fs_stat(path)
+  return st and st.mtime.sec or nil
+end
+
+--- Generate doc/tags when it is missing or older than doc/hlo.txt, so `:help hlo` works in a fresh clone (the
+--- tags file is not in the repository). A read-only plugin folder gets its help in stdpath('cache')/hlo.nvim,
+--- which is added to 'runtimepath'. Returns the tags file used, or nil.
+function M.helptags()
+  local doc = plugin_root() .. '/doc'
+  local txt = doc .. '/hlo.txt'
+  local src = mtime(txt)
+  if not src then
+    return nil
+  end
+  local function fresh(dir)
+    local tags = mtime(dir .. '/tags')
+    return tags ~= nil and tags >= src
+  end
+  if fresh(doc) then
+    return doc .. '/tags'
+  end
+  if vim.fn.filewritable(doc) == 2 then
+    vim.cmd('silent! helptags ' .. vim.fn.fnameescape(doc))
+    if fresh(doc) then
+      return doc .. '/tags'
+    end
+  end
+  local alt = vim.fn.stdpath('cache') .. '/hlo.nvim'
+  if not fresh(alt .. '/doc') then
+    vim.fn.mkdir(alt .. '/doc', 'p')
+    vim.fn.writefile(vim.fn.readfile(txt, 'b'), alt .. '/doc/hlo.txt', 'b')
+    vim.cmd('silent! helptags ' .. vim.fn.fnameescape(alt .. '/doc'))
+  end
+  vim.opt.runtimepath:append(alt)
+  return alt .. '/doc/tags'
+end
+
+--- Open a chart file (a file:// URI or a path): with vim.ui.open where it exists (0.10+), and say where it is
+--- in any case, so the chart can be found when no viewer opens.
+function M.open_chart(target)
+  local path = target
+  if type(target) == 'string' and target:match('^file://') then
+    path = vim.uri_to_fname(target)
+  end
+  local opened = false
+  if vim.ui and vim.ui.open then
+    local ok, cmd, err = pcall(vim.ui.open, path)
+    opened = ok and cmd ~= nil and err == nil
+  end
+  vim.notify(('hlo-lsp: memory timeline %s %s'):format(opened and 'opened:' or 'written to', path), vim.log.levels.INFO)
+  return path
+end
+
+--- Client-side handler of the server's `hlo.showMemoryTimeline` code lens: ask the server to write the chart
+--- (workspace/executeCommand), then open it. Neovim would otherwise run the command and drop its answer.
+local function show_memory_timeline(command, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if not client then
+    return
+  end
+  local params = { command = command.command, arguments = command.arguments }
+  local function on_result(err, result)
+    if err then
+      vim.notify('hlo-lsp: no memory timeline: ' .. (err.message or tostring(err)), vim.log.levels.WARN)
+    elseif type(result) == 'string' then
+      M.open_chart(result)
+    end
+  end
+  if has('0.11') then
+    client:request('workspace/executeCommand', params, on_result, ctx.bufnr)
+  else
+    client.request('workspace/executeCommand', params, on_result, ctx.bufnr)
+  end
+end
+
 --- Configure and enable the server. See :help hlo-setup. Returns nothing.
 function M.setup(opts)
   M.config = merge(opts)
@@ -201,6 +287,7 @@ function M.setup(opts)
   require('hlo.filetype').register()
   augroup = vim.api.nvim_create_augroup('hlo_lsp', { clear = true })
   vim.api.nvim_create_user_command('HloRestart', M.restart, { desc = 'Restart hlo-lsp' })
+  vim.lsp.commands['hlo.showMemoryTimeline'] = show_memory_timeline
   if not M.config.autostart then
     return
   end

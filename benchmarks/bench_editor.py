@@ -1,0 +1,275 @@
+"""Replay what VS Code and Neovim 0.11 send on opening a large dump and after an edit, and time every answer.
+
+Usage (after ``python3 benchmarks/make_inputs.py``)::
+
+    python3 benchmarks/bench_editor.py [--editor vscode|neovim ...] [--file PATH ...] [--json OUT.json]
+
+For each file (default: the adam N=3000 23 MB module, its ``-buffer-assignment``, ``-buffer-assignment-values``
+and ``-live-range`` files, and the 100 MB synthetic module) and each editor, one real server (``python -m
+hlo_lsp``) is started with that editor's own client capabilities (pytest-lsp's recorded ``visual-studio-code``
+and ``neovim`` v0.11 profiles, which say what the editor supports: delta tokens, pulled diagnostics, ...) and:
+
+1. **open**: ``didOpen``; once its first diagnostics are published (the document is read: the read itself is
+   timed by ``bench_server.py``), the editor's on-open requests at once, as the editor sends them (VS Code:
+   ``documentSymbol``, ``foldingRange``, ``semanticTokens/full`` and ``/range`` for the viewport, ``codeLens``,
+   ``documentLink``, ``inlayHint`` for the viewport, pulled diagnostics; Neovim 0.11: ``semanticTokens/full``,
+   ``inlayHint``, pulled diagnostics). Each is timed from writing it to reading its answer ("first"). While they
+   are in flight, a hover every 100 ms at random instruction lines ("hover during": p95, max).
+2. **again**: the same requests again, nothing changed.
+3. **after edit**: a one-line edit (a space inserted on a middle line), then the editor's after-edit requests
+   (``semanticTokens/full/delta`` with the last result id, ``codeLens``, ``inlayHint``, ``documentSymbol``,
+   ``foldingRange``). The delta applied to the tokens held must equal a fresh ``full`` answer afterwards
+   (checked; a mismatch is reported).
+4. Hovers once the server is idle (p95), the answers' sizes (bytes of JSON) and the process tree's RSS.
+
+X = XLA's ``hlo_module_from_text`` on the module (the 23 MB module for its buffer files), timed in a
+subprocess under /tmp/jaxenv before the server starts. The table gives seconds and the ratio to X.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import re
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from benchmarks.bench_server import (  # noqa: E402
+    REPO, Client, RequestFailed, encode, pct, tree_rss_mb, uri, wait_idle, xla_parse_seconds)
+
+ADAM = Path("/tmp/bench/adam3000/module_0000.jit_adam_update.cpu_after_optimizations")
+DEFAULT_FILES = [f"{ADAM}.txt", f"{ADAM}-buffer-assignment.txt", f"{ADAM}-buffer-assignment-values.txt",
+                 f"{ADAM}-live-range.txt", "/tmp/bench/synth/synth_100mb.txt"]
+PROFILES = {"vscode": "visual-studio-code", "neovim": "neovim"}
+VIEW = 80  # lines in the viewport
+ON_OPEN = {
+    "vscode": ["documentSymbol", "foldingRange", "semanticTokens/full", "semanticTokens/range", "codeLens",
+               "documentLink", "inlayHint", "diagnostic"],
+    "neovim": ["semanticTokens/full", "inlayHint", "diagnostic"],
+}
+AFTER_EDIT = {
+    "vscode": ["semanticTokens/full/delta", "codeLens", "inlayHint", "documentSymbol", "foldingRange"],
+    "neovim": ["semanticTokens/full/delta", "inlayHint"],
+}
+NAME_LINE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+) = ")
+
+
+def capabilities(editor: str) -> dict:
+    from lsprotocol.converters import get_converter
+    from pytest_lsp import client_capabilities
+
+    caps = client_capabilities(PROFILES[editor] if editor == "vscode" else "neovim@v0.11.0")
+    return get_converter().unstructure(caps)
+
+
+class SizedClient(Client):
+    """`Client` that also records each answer's size in bytes as read (no re-encoding by the harness)."""
+
+    def __init__(self, proc) -> None:
+        self.answer_bytes: dict[int, int] = {}
+        super().__init__(proc)
+
+    async def _read_loop(self) -> None:
+        out = self.proc.stdout
+        try:
+            while True:
+                header = await out.readuntil(b"\r\n\r\n")
+                length = next(int(h.split(b":")[1]) for h in header.split(b"\r\n")
+                              if h.lower().startswith(b"content-length"))
+                body = await out.readexactly(length)
+                self.last_message = time.monotonic()
+                msg = json.loads(body)
+                if "method" not in msg and "id" in msg:
+                    self.answer_bytes[msg["id"]] = length
+                self._dispatch(msg, self.last_message)
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            for fut in self._waiting.values():
+                if not fut.done():
+                    fut.set_exception(RequestFailed("server closed its output"))
+
+
+class Session:
+    """One server with one editor's capabilities, one open document."""
+
+    def __init__(self, client: Client, path: Path, text: str) -> None:
+        self.client, self.path, self.doc = client, path, uri(path)
+        self.lines = text.split("\n")
+        self.version = 1
+        self.tokens: list[int] | None = None
+        self.result_id: str | None = None
+        self.sizes: dict[str, int] = {}
+        self.delta_ok: bool | None = None
+        self.names = [(i, m.start(1)) for i, x in enumerate(self.lines) if (m := NAME_LINE.match(x))] or \
+            [(i, 0) for i in range(0, len(self.lines), max(1, len(self.lines) // 1000))]
+
+    def params(self, method: str, mid: int) -> dict:
+        td = {"textDocument": {"uri": self.doc}}
+        view = {"start": {"line": mid, "character": 0}, "end": {"line": mid + VIEW, "character": 0}}
+        if method in ("semanticTokens/range", "inlayHint"):
+            return {**td, "range": view}
+        if method == "semanticTokens/full/delta":
+            return {**td, "previousResultId": self.result_id or ""}
+        return td
+
+    async def ask(self, method: str, mid: int) -> float | None:
+        rid = self.client._next_id + 1
+        try:
+            result, secs = await self.client.request("textDocument/" + method, self.params(method, mid), timeout=300)
+        except RequestFailed as exc:
+            print(f"  {method}: {exc}", flush=True)
+            return None
+        self.sizes[method] = self.client.answer_bytes.pop(rid, 0)
+        if method == "semanticTokens/full" and isinstance(result, dict):
+            self.tokens, self.result_id = result.get("data"), result.get("resultId")
+        elif method == "semanticTokens/full/delta" and isinstance(result, dict):
+            if "edits" in result and self.tokens is not None:
+                from hlo_lsp.lsp.doc_answers import apply_token_edits
+
+                self.tokens = apply_token_edits(self.tokens, result["edits"])
+            elif "data" in result:
+                self.tokens = result["data"]
+            self.result_id = result.get("resultId")
+        return secs
+
+    async def hover(self) -> float | None:
+        ln, col = random.choice(self.names)
+        try:
+            _, secs = await self.client.request("textDocument/hover", {
+                "textDocument": {"uri": self.doc}, "position": {"line": ln, "character": col + 1}}, timeout=120)
+        except RequestFailed:
+            return None
+        return secs
+
+    async def requests_with_hovers(self, methods: list[str], mid: int) -> tuple[dict, list[float]]:
+        """All ``methods`` at once (as an editor sends them), a hover every 100 ms until they are answered."""
+        hovers: list[float] = []
+        tasks = {m: asyncio.ensure_future(self.ask(m, mid)) for m in methods}
+
+        async def probe() -> None:
+            while not all(t.done() for t in tasks.values()):
+                await asyncio.sleep(0.1)
+                h = await self.hover()
+                if h is not None:
+                    hovers.append(h)
+
+        p = asyncio.ensure_future(probe())
+        times = {m: await t for m, t in tasks.items()}
+        await p
+        return times, hovers
+
+    async def edit(self, line: int) -> None:
+        self.version += 1
+        col = len(self.lines[line])
+        self.lines[line] += " "
+        await self.client.notify("textDocument/didChange", {
+            "textDocument": {"uri": self.doc, "version": self.version},
+            "contentChanges": [{"range": {"start": {"line": line, "character": col},
+                                          "end": {"line": line, "character": col}}, "text": " "}]})
+
+
+async def start(editor: str, root: Path, log: Path) -> Client:
+    client = await SizedClient.start([sys.executable, "-m", "hlo_lsp"], log, str(REPO))
+    await client.request("initialize", {"processId": None, "rootUri": uri(root), "capabilities": capabilities(editor),
+                                        "workspaceFolders": [{"uri": uri(root), "name": root.name}]}, timeout=60)
+    await client.notify("initialized", {})
+    return client
+
+
+async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) -> dict:
+    text = path.read_text()
+    client = await start(editor, path.parent, log_dir / f"{path.name}.{editor}.stderr")
+    s = Session(client, path, text)
+    rec: dict = {"file": path.name, "editor": editor, "mb": round(len(text.encode()) / 1e6, 1), "xla_s": xla}
+    try:
+        mid = len(s.lines) // 2
+        t0 = time.monotonic()
+        first_diag = client.wait_diagnostics(lambda r: r[1] == s.doc)
+        await client._send(encode({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": s.doc, "languageId": "hlo", "version": 1, "text": text}}}))
+        await asyncio.wait_for(first_diag, 300)
+        rec["first_diagnostics_s"] = round(client.diagnostics[0][0] - t0, 2)
+        first, hovers_open = await s.requests_with_hovers(ON_OPEN[editor], mid)
+        again, _ = await s.requests_with_hovers(ON_OPEN[editor], mid)
+        await wait_idle(client, max_wait=120)
+        idle_hovers = [h for h in [await s.hover() for _ in range(40)] if h is not None]
+        await s.edit(mid + 1)
+        after, hovers_edit = await s.requests_with_hovers(AFTER_EDIT[editor], mid)
+        if "semanticTokens/full/delta" in after and s.tokens is not None:
+            held = s.tokens
+            await s.ask("semanticTokens/full", mid)
+            s.delta_ok = held == s.tokens
+        await wait_idle(client, max_wait=120)
+        rec.update(first=first, again=again, after_edit=after, sizes=s.sizes, delta_ok=s.delta_ok,
+                   hover_during_p95=pct(hovers_open + hovers_edit, 95),
+                   hover_during_max=max(hovers_open + hovers_edit, default=None),
+                   hover_during_n=len(hovers_open + hovers_edit), hover_idle_p95=pct(idle_hovers, 95),
+                   rss_mb=round(tree_rss_mb(client.pid), 0), failures=list(client.failures))
+    finally:
+        await client.shutdown()
+    return rec
+
+
+def fmt(x, xla) -> str:
+    if x is None:
+        return "—"
+    return f"{x:.2f} s ({x / xla:.2f} X)" if xla else f"{x:.2f} s"
+
+
+def table(results: list[dict]) -> str:
+    out = []
+    for r in results:
+        xla = r.get("xla_s")
+        out.append(f"\n**{r['file']}** ({r['mb']} MB, {r['editor']}), X = {xla:.2f} s; first diagnostics "
+                   f"{r.get('first_diagnostics_s')} s; hover during requests p95 {fmt(r.get('hover_during_p95'), None)}"
+                   f" (max {fmt(r.get('hover_during_max'), None)}, n={r.get('hover_during_n')}), idle p95 "
+                   f"{fmt(r.get('hover_idle_p95'), None)}; RSS {r.get('rss_mb')} MB "
+                   f"({(r.get('rss_mb') or 0) / r['mb']:.1f}× file); delta = fresh full: {r.get('delta_ok')}\n")
+        out.append("| request | first | again | after edit | answer size |")
+        out.append("|---|---|---|---|---|")
+        methods = list(dict.fromkeys(list(r.get("first", {})) + list(r.get("after_edit", {}))))
+        for m in methods:
+            size = r.get("sizes", {}).get(m)
+            out.append(f"| {m} | {fmt(r.get('first', {}).get(m), xla)} | {fmt(r.get('again', {}).get(m), xla)} | "
+                       f"{fmt(r.get('after_edit', {}).get(m), xla)} | "
+                       f"{'—' if size is None else f'{size / 1e3:,.0f} kB'} |")
+        if r.get("failures"):
+            out.append(f"\nfailures: {r['failures']}")
+    return "\n".join(out)
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--editor", action="append", choices=sorted(PROFILES))
+    ap.add_argument("--file", action="append")
+    ap.add_argument("--json")
+    ap.add_argument("--xla-repeat", type=int, default=3)
+    args = ap.parse_args()
+    files = [Path(f) for f in (args.file or DEFAULT_FILES) if Path(f).exists()]
+    log_dir = Path("/tmp/bench_editor")
+    log_dir.mkdir(exist_ok=True)
+    xla_cache: dict[Path, float | None] = {}
+    results = []
+    for path in files:
+        module = path if not re.search(r"-(buffer-assignment(-values)?|live-range)\.txt$", path.name) else \
+            path.with_name(re.sub(r"-(buffer-assignment(-values)?|live-range)\.txt$", ".txt", path.name))
+        if module not in xla_cache:
+            xla_cache[module] = xla_parse_seconds(module, args.xla_repeat).get("seconds")
+        for editor in args.editor or ["vscode", "neovim"]:
+            print(f"[bench_editor] {path.name} ({editor}) X={xla_cache[module]}", flush=True)
+            results.append(await run_case(path, editor, xla_cache[module], log_dir))
+            print(table(results[-1:]), flush=True)
+    print("\n" + table(results))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

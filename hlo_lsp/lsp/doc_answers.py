@@ -1,0 +1,184 @@
+"""Whole-document answers (outline, folding, semantic tokens, code lenses, links): computed off the event loop,
+kept per document version, never sent for a stale version.
+
+An editor asks these on open and again after every edit, and cancels the ones it no longer needs while the
+user types. Each is a pass over the whole document (seconds on a 23 MB module), so:
+
+- **Off the loop.** `DocumentAnswers.answer` runs the computation in a worker thread (`asyncio.to_thread`);
+  the event loop keeps reading messages, so a hover sent meanwhile is answered at once. The worker takes the
+  GIL in turns with the loop; the switch interval is lowered (`SWITCH_INTERVAL`) so the loop's turn comes
+  within a few ms.
+- **Kept per version.** The answer is stored as the JSON text the wire carries (`RawResult`), keyed by
+  (path, request key) and stamped with the document version it was computed for; asked again at that version
+  it is written out as it is. Any other version misses.
+- **Shared.** Two requests for the same answer at the same version share one computation.
+- **Cancelled.** ``$/cancelRequest`` cancels the awaiting handler (pygls answers ``RequestCancelled``); the
+  computation itself is shielded and runs on, so its answer is kept for the request that comes next when the
+  version did not move (an editor that cancels a stale request asks again at once).
+- **Never stale.** When the version moved while the answer was computed, the request gets ``ContentModified``
+  (the LSP's "ask again" error) instead of an answer about text the editor no longer shows.
+
+Semantic tokens also keep the last ``data`` array per document for ``full/delta`` (`token_edits`): the new
+array against the one the editor holds, as one edit between their common prefix and suffix (compared in
+C-speed slices).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pygls.exceptions import JsonRpcContentModified
+
+from hlo_lsp.lsp.protocol import RawResult
+
+log = logging.getLogger("hlo_lsp")
+SWITCH_INTERVAL = 0.001  # s: how long a worker thread may hold the GIL while the event loop waits for it
+KEEP_TOKEN_RESULTS = 2  # semantic-token arrays kept per document for full/delta (the editor holds the last)
+
+
+def lower_switch_interval() -> None:
+    """Make a worker thread hand the GIL back to the event loop within ~1 ms (Python's default: 5 ms), so a
+    hover that arrives while a whole-document answer is computed waits for its turn only briefly."""
+    if sys.getswitchinterval() > SWITCH_INTERVAL:
+        sys.setswitchinterval(SWITCH_INTERVAL)
+
+
+class DocumentAnswers:
+    """Per-document, per-version answers of the whole-document requests (see the module docstring).
+
+    ``version_of(path)`` gives the document's current version (None when it is not open: such answers are
+    computed each time, not kept)."""
+
+    def __init__(self, version_of: Callable[[str], int | None]) -> None:
+        self._version_of = version_of
+        self._answers: dict[str, dict[str, tuple[int | None, Any]]] = {}  # path -> key -> (version, answer)
+        self._running: dict[tuple[str, str, int | None], asyncio.Future] = {}
+        self._tokens: dict[str, list[tuple[str, list[int]]]] = {}  # path -> [(result id, data)], newest last
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    # -- answers kept per version --------------------------------------------------------------------------------
+
+    def cached(self, path: str, key: str) -> Any | None:
+        """The answer kept for ``key`` at the document's current version; None when there is none."""
+        version = self._version_of(path)
+        hit = self._answers.get(path, {}).get(key)
+        if hit is not None and version is not None and hit[0] == version:
+            return hit[1]
+        return None
+
+    async def answer(self, path: str, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()`` (run in a worker thread) for ``path`` at its current version, or the kept answer of
+        that version. Raises ``JsonRpcContentModified`` when the document changed before it was done."""
+        version = self._version_of(path)
+        hit = self.cached(path, key)
+        if hit is not None:
+            return hit
+        run = (path, key, version)
+        fut = self._running.get(run)
+        if fut is None:
+            fut = asyncio.ensure_future(asyncio.to_thread(compute))
+            self._running[run] = fut
+            fut.add_done_callback(lambda f: self._finish(run, f))
+        result = await asyncio.shield(fut)  # a cancelled request leaves the computation running, to be kept
+        if self._version_of(path) != version:
+            raise JsonRpcContentModified(message=f"{path} changed while the answer was computed; ask again")
+        return result
+
+    def _finish(self, run: tuple[str, str, int | None], fut: asyncio.Future) -> None:
+        self._running.pop(run, None)
+        path, key, version = run
+        if fut.cancelled() or fut.exception() is not None or version is None:
+            if not fut.cancelled() and fut.exception() is not None:
+                log.error("%s for %s failed", key, path, exc_info=fut.exception())
+            return
+        if self._version_of(path) == version:
+            per_path = self._answers.setdefault(path, {})
+            for k, (v, _) in list(per_path.items()):
+                if v != version:
+                    del per_path[k]  # answers of older versions are never asked for again
+            per_path[key] = (version, fut.result())
+
+    def forget(self, path: str) -> None:
+        """Drop everything kept for ``path`` (it was closed)."""
+        self._answers.pop(path, None)
+        self._tokens.pop(path, None)
+
+    # -- semantic tokens: result ids and deltas ------------------------------------------------------------------
+
+    def _keep(self, path: str, data: list[int]) -> str:
+        """Keep ``data`` for a later delta; its result id (the same id when this very array is kept already:
+        an answer kept per version, sent again)."""
+        with self._lock:
+            kept = self._tokens.setdefault(path, [])
+            for rid, d in kept:
+                if d is data:
+                    return rid
+            self._seq += 1
+            rid = str(self._seq)
+            kept.append((rid, data))
+            del kept[:-KEEP_TOKEN_RESULTS]
+            return rid
+
+    def tokens_result(self, path: str, data: list[int]) -> RawResult:
+        """``data`` as a full ``SemanticTokens`` answer with its result id, kept for a later delta."""
+        rid = self._keep(path, data)
+        return RawResult('{"resultId":"%s","data":%s}' % (rid, json.dumps(data, separators=(",", ":"))))
+
+    def tokens_delta(self, path: str, previous_id: str, data: list[int]) -> RawResult:
+        """A ``SemanticTokensDelta`` from the array the editor holds (``previous_id``) to ``data``; a full
+        answer when that array is no longer kept."""
+        with self._lock:
+            old = next((d for r, d in self._tokens.get(path, []) if r == previous_id), None)
+        if old is None:
+            return self.tokens_result(path, data)
+        rid = self._keep(path, data)
+        edit = token_edits(old, data)
+        edits = [] if edit is None else [{"start": edit[0], "deleteCount": edit[1], "data": edit[2]}]
+        return RawResult(json.dumps({"resultId": rid, "edits": edits}, separators=(",", ":")))
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    """Length of the longest common prefix, compared in slices (C speed) that halve near the first mismatch."""
+    n = min(len(a), len(b))
+    i, step = 0, 4096
+    while step:
+        while i + step <= n and a[i:i + step] == b[i:i + step]:
+            i += step
+        step //= 2
+    return i
+
+
+def _common_suffix(a: list[int], b: list[int], limit: int) -> int:
+    """Length of the longest common suffix, at most ``limit``."""
+    la, lb = len(a), len(b)
+    i, step = 0, 4096
+    while step:
+        while i + step <= limit and a[la - i - step:la - i] == b[lb - i - step:lb - i]:
+            i += step
+        step //= 2
+    return i
+
+
+def token_edits(old: list[int], new: list[int]) -> tuple[int, int, list[int]] | None:
+    """One edit (start, deleteCount, data) turning ``old`` into ``new``, on whole tokens (multiples of 5
+    integers); None when they are equal."""
+    if old == new:
+        return None
+    pre = _common_prefix(old, new) // 5 * 5
+    suf = _common_suffix(old, new, min(len(old), len(new)) - pre) // 5 * 5
+    return pre, len(old) - pre - suf, new[pre:len(new) - suf]
+
+
+def apply_token_edits(old: list[int], edits: list[dict]) -> list[int]:
+    """``old`` with LSP ``SemanticTokensEdit`` records applied (as a client does; for tests and benchmarks)."""
+    out = list(old)
+    for e in sorted(edits, key=lambda e: e["start"], reverse=True):
+        out[e["start"]:e["start"] + e["deleteCount"]] = e.get("data") or []
+    return out

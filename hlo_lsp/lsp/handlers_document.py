@@ -1,0 +1,196 @@
+"""LSP handlers of the whole-document requests an editor sends on open and after every edit: outline
+(``documentSymbol``), ``foldingRange``, ``documentLink``, ``codeLens`` and ``semanticTokens/full`` (and
+``full/delta``).
+
+Each runs its `hlo_lsp.ide` function in a worker thread through `DocumentAnswers` (kept per document version,
+shared, cancellable, never sent for a stale version) and writes its answer as JSON text directly (`RawResult`):
+the outline of a large module is tens of thousands of entries, which lsprotocol's objects would take seconds to
+build and encode. The viewport requests (``semanticTokens/range``, ``inlayHint``) stay in `handlers_insight`:
+they cost time in proportion to the lines asked for and answer on the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from lsprotocol import types as lsp
+
+from hlo_lsp.core.workspace import ReadError
+from hlo_lsp.ide import lens, semantic_tokens, symbols
+from hlo_lsp.lsp.convert import col_to_wire, path_to_uri, uri_to_path
+from hlo_lsp.lsp.doc_answers import DocumentAnswers, lower_switch_interval
+from hlo_lsp.lsp.protocol import RawResult
+from hlo_lsp.lsp.server import SYMBOL_KIND, HloLanguageServer, server
+
+log = logging.getLogger("hlo_lsp")
+LEGEND = lsp.SemanticTokensLegend(token_types=semantic_tokens.TOKEN_TYPES,
+                                  token_modifiers=semantic_tokens.TOKEN_MODIFIERS)
+
+server.answers = DocumentAnswers(server.current_version)  # type: ignore[attr-defined]
+lower_switch_interval()
+
+
+class _Wire:
+    """Code-point ranges as the JSON the wire carries, in the negotiated encoding, for one document."""
+
+    def __init__(self, ls: HloLanguageServer, path: str) -> None:
+        self.encoding = ls.workspace.position_encoding or lsp.PositionEncodingKind.Utf16
+        self.lines = ls.lines_of(path) or []
+
+    def col(self, line: int, col: int) -> int:
+        lines = self.lines
+        return col_to_wire(lines[line], col, self.encoding) if 0 <= line < len(lines) else col
+
+    def range(self, r) -> dict:
+        return {"start": {"line": r.start_line, "character": self.col(r.start_line, r.start_col)},
+                "end": {"line": r.end_line, "character": self.col(r.end_line, r.end_col)}}
+
+
+def _ready(ls: HloLanguageServer, path: str, siblings: bool = False) -> bool:
+    """Wait (in the worker thread) until ``path`` is read, and with ``siblings`` its module's buffer files too
+    (read here when the background read has not got to them: an answer kept for this version must not be the
+    one made without them); False when it cannot be read."""
+    try:
+        ls.ws.analysis(path, wait=True)
+        if siblings:
+            ls.ws.bundle(path, read_large=True)
+        return True
+    except ReadError:
+        return False
+
+
+def _dumps(value) -> RawResult:
+    return RawResult(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+
+
+def _guarded(name: str, fn):
+    """``fn`` that logs a failure and answers null (one bad request never takes the server down)."""
+
+    def run():
+        try:
+            return fn()
+        except Exception:  # noqa: BLE001 - the point is to survive anything
+            log.exception("%s failed", name)
+            return RawResult("null")
+
+    return run
+
+
+# -- outline, folding, links ---------------------------------------------------------------------------------------
+
+def _symbol_json(w: _Wire, s) -> dict:
+    out = {"name": s.name, "kind": int(SYMBOL_KIND[s.kind]), "range": w.range(s.range),
+           "selectionRange": w.range(s.selection_range)}
+    if s.detail:
+        out["detail"] = s.detail
+    if s.children:
+        out["children"] = [_symbol_json(w, c) for c in s.children]
+    return out
+
+
+def document_symbols_json(ls: HloLanguageServer, path: str) -> RawResult:
+    if not _ready(ls, path):
+        return RawResult("[]")
+    w = _Wire(ls, path)
+    return _dumps([_symbol_json(w, s) for s in symbols.document_symbols(ls.ws, path)])
+
+
+def folding_json(ls: HloLanguageServer, path: str) -> RawResult:
+    if not _ready(ls, path):
+        return RawResult("[]")
+    return _dumps([{"startLine": f.start_line, "endLine": f.end_line, "kind": "region"}
+                   for f in symbols.folding_ranges(ls.ws, path)])
+
+
+def links_json(ls: HloLanguageServer, path: str) -> RawResult:
+    if not _ready(ls, path, siblings=True):
+        return RawResult("[]")
+    w = _Wire(ls, path)
+    conv = ls.conv
+    out = []
+    for link in symbols.document_links(ls.ws, path):
+        target = conv.location(link.target)
+        uri = f"{target.uri}#L{target.range.start.line + 1},{target.range.start.character + 1}"
+        out.append({"range": w.range(link.range), "target": uri, "tooltip": link.tooltip})
+    return _dumps(out)
+
+
+def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult:
+    if not _ready(ls, path, siblings=True):
+        return RawResult("[]")
+    w = _Wire(ls, path)
+    out = []
+    for x in lens.code_lenses(ls.ws, path):
+        cmd = {"title": x.title, "command": x.command}
+        if x.arguments:
+            cmd["arguments"] = [path_to_uri(a) for a in x.arguments]
+        out.append({"range": w.range(x.range), "command": cmd})
+    return _dumps(out)
+
+
+async def _answer(ls: HloLanguageServer, params, key: str, fn):
+    path = uri_to_path(params.text_document.uri)
+    return await ls.answers.answer(path, key, _guarded(key, lambda: fn(ls, path)))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+async def on_document_symbol(ls: HloLanguageServer, params: lsp.DocumentSymbolParams):
+    return await _answer(ls, params, "documentSymbol", document_symbols_json)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
+async def on_folding(ls: HloLanguageServer, params: lsp.FoldingRangeParams):
+    return await _answer(ls, params, "foldingRange", folding_json)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK)
+async def on_document_link(ls: HloLanguageServer, params: lsp.DocumentLinkParams):
+    return await _answer(ls, params, "documentLink", links_json)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+async def on_code_lens(ls: HloLanguageServer, params: lsp.CodeLensParams):
+    if not getattr(ls, "insight_settings", None) or ls.insight_settings.code_lens:
+        return await _answer(ls, params, "codeLens", code_lens_json)
+    return []
+
+
+# -- semantic tokens -----------------------------------------------------------------------------------------------
+
+def token_data(ls: HloLanguageServer, path: str) -> list[int]:
+    """The encoded ``data`` of a full request (`semantic_tokens.document_tokens`), in wire columns."""
+    if not _ready(ls, path):
+        return []
+    w = _Wire(ls, path)
+    col = w.col
+    wire = []
+    for line, start, end, typ, mods in semantic_tokens.document_tokens(ls.ws, path):
+        s = col(line, start)
+        wire.append((line, s, col(line, end) - s, typ, mods))
+    return semantic_tokens.encode(wire)
+
+
+def _token_data_guarded(ls: HloLanguageServer, path: str):
+    def run():
+        try:
+            return token_data(ls, path)
+        except Exception:  # noqa: BLE001
+            log.exception("semantic tokens failed")
+            return []
+
+    return run
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
+async def on_semantic_tokens_full(ls: HloLanguageServer, params: lsp.SemanticTokensParams):
+    path = uri_to_path(params.text_document.uri)
+    data = await ls.answers.answer(path, "semanticTokens", _token_data_guarded(ls, path))
+    return ls.answers.tokens_result(path, data)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA)
+async def on_semantic_tokens_delta(ls: HloLanguageServer, params: lsp.SemanticTokensDeltaParams):
+    path = uri_to_path(params.text_document.uri)
+    data = await ls.answers.answer(path, "semanticTokens", _token_data_guarded(ls, path))
+    return ls.answers.tokens_delta(path, params.previous_result_id, data)

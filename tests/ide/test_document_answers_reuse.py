@@ -1,0 +1,157 @@
+"""Property tests: what the whole-document requests answer after random edit sequences, where the analysis is
+patched in place rather than read again (the reuse an edit allows), equals what a fresh read of the final text
+answers; and a semantic-token delta applied to the array the editor holds gives the fresh array.
+
+Both the full tokens of a short document and the definition tokens of a long one (`LIGHT_LINES` lowered to 0)
+are checked. Expected values come from a second workspace reading the final text from scratch."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hlo_lsp.core.document import LineDocument  # noqa: F401  (the store the workspace edits)
+from hlo_lsp.core.workspace import Workspace
+from hlo_lsp.ide import semantic_tokens, symbols
+from hlo_lsp.lsp.doc_answers import apply_token_edits, token_edits
+from tests.fixtures import DATA
+
+SRC = DATA / "jax-cpu" / "cond_switch" / "module_0000.jit_piecewise.cpu_after_optimizations.txt"
+TEXT = SRC.read_text()
+LINES = TEXT.split("\n")
+
+# an edit: (line fraction, what): append a space, insert a blank line, delete the line, rename its defined name
+EDITS = st.lists(st.tuples(st.floats(0, 0.999), st.sampled_from(["space", "blank", "delete", "rename"])),
+                 min_size=1, max_size=6)
+
+
+def _apply(ws: Workspace, path: str, lines: list[str], version: int, frac: float, what: str) -> None:
+    doc = ws.document(path)
+    ln = int(frac * len(lines))
+    text = lines[ln]
+    if what == "space":
+        edit = doc.apply(ln, len(text), ln, len(text), " ")
+        lines[ln] = text + " "
+    elif what == "blank":
+        edit = doc.apply(ln, 0, ln, 0, "\n")
+        lines.insert(ln, "")
+    elif what == "delete" and ln + 1 < len(lines):
+        edit = doc.apply(ln, 0, ln + 1, 0, "")
+        del lines[ln]
+    else:
+        k = text.find("%")
+        if k < 0:
+            return
+        edit = doc.apply(ln, k + 1, ln, k + 1, "z")
+        lines[ln] = text[: k + 1] + "z" + text[k + 1:]
+    ws.edited(path, version, [edit])
+
+
+def _answers(ws: Workspace, path: str) -> tuple:
+    return (symbols.document_symbols(ws, path), symbols.folding_ranges(ws, path),
+            [tuple(t) for t in semantic_tokens.document_tokens(ws, path)])
+
+
+def _edited_and_fresh(tmp_path, edits) -> tuple[tuple, tuple, list[int], list[int], list[str]]:
+    path = str(tmp_path / SRC.name)
+    ws = Workspace()
+    ws.open(path, TEXT, 1)
+    ws.analysis(path)
+    before = _wire(semantic_tokens.document_tokens(ws, path))
+    lines = list(LINES)
+    for v, (frac, what) in enumerate(edits, start=2):
+        _apply(ws, path, lines, v, frac, what)
+        _answers(ws, path)  # asked after every edit, as an editor does
+    assert ws.document(path).lines == lines  # the harness's own copy of the text agrees with the store
+    edited = _answers(ws, path)
+    fresh_ws = Workspace()
+    fresh_ws.open(path, "\n".join(lines), 1)
+    fresh = _answers(fresh_ws, path)
+    return edited, fresh, before, _wire(fresh[2]), lines
+
+
+def _wire(tokens) -> list[int]:
+    return semantic_tokens.encode([(t[0], t[1], t[2] - t[1], t[3], t[4]) for t in tokens])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=EDITS)
+def test_answers_after_edits_equal_a_fresh_read(tmp_path, edits):
+    edited, fresh, before, after, _ = _edited_and_fresh(tmp_path, edits)
+    assert edited == fresh
+    edit = token_edits(before, after)  # the delta from the tokens held before the edits to the fresh ones
+    assert apply_token_edits(before, [] if edit is None else
+                             [{"start": edit[0], "deleteCount": edit[1], "data": edit[2]}]) == after
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=EDITS)
+def test_definition_tokens_after_edits_equal_a_fresh_read(tmp_path, monkeypatch, edits):
+    monkeypatch.setattr(semantic_tokens, "LIGHT_LINES", 0)  # every document counts as long
+    edited, fresh, _, _, lines = _edited_and_fresh(tmp_path, edits)
+    assert edited == fresh
+    names = {lines[t[0]][t[1]:t[2]] for t in fresh[2]}  # each token covers exactly a name
+    assert names and all(n and " " not in n and "%" not in n for n in names)
+
+
+@given(old=st.lists(st.integers(0, 3), max_size=60).map(lambda x: x[: len(x) // 5 * 5]),
+       new=st.lists(st.integers(0, 3), max_size=60).map(lambda x: x[: len(x) // 5 * 5]))
+def test_token_edit_turns_old_into_new(old, new):
+    edit = token_edits(old, new)
+    if old == new:
+        assert edit is None
+        return
+    start, delete, data = edit
+    assert start % 5 == 0 and delete % 5 == 0 and len(data) % 5 == 0
+    assert apply_token_edits(old, [{"start": start, "deleteCount": delete, "data": data}]) == new
+
+
+def test_outline_is_bounded_with_counts(tmp_path):
+    """A budget smaller than the module: every computation listed, the children cut at the budget, the rest
+    counted (a `… N more` entry, or the count in the detail of a block none of whose children were listed)."""
+    path = str(tmp_path / SRC.name)
+    ws = Workspace()
+    ws.open(path, TEXT, 1)
+    (mod,) = symbols.document_symbols(ws, path, total=3, per_block=2)
+    comps = [ln for ln in LINES if ln and not ln.startswith((" ", "}", "HloModule")) and ln.rstrip().endswith("{")]
+    assert [c.name for c in mod.children] == [ln.split()[1 if ln.startswith("ENTRY") else 0].lstrip("%")
+                                             for ln in comps]
+    listed = [k for c in mod.children for k in c.children if k.kind != "key"]
+    assert len(listed) == 3
+    more = [k for c in mod.children for k in c.children if k.kind == "key"]
+    assert more and all(k.name.startswith("… ") and "more instructions" in k.name for k in more)
+    assert any("instructions" in c.detail and not c.children for c in mod.children)
+
+
+def test_long_buffer_files_colour_every_recorded_name(tmp_path, monkeypatch):
+    """Definitions-only tokens of a buffer file: the values file defines nothing, so its names (each
+    `<id name ...>` value and instruction) are coloured, in document order, each token exactly a name."""
+    monkeypatch.setattr(semantic_tokens, "LIGHT_LINES", 0)
+    src = SRC.with_name(SRC.name.replace(".txt", "-buffer-assignment-values.txt"))
+    lines = src.read_text().split("\n")
+    ws = Workspace()
+    toks = semantic_tokens.document_tokens(ws, str(src))
+    assert toks == sorted(toks) and len(toks) >= sum(1 for x in lines if "<" in x)
+    for ln, s, e, _, _ in toks:
+        text = lines[ln][s:e]
+        assert text and " " not in text and not text.startswith("<"), (ln, lines[ln], text)
+
+
+def test_outline_lists_at_most_outline_blocks_computations(tmp_path, monkeypatch):
+    """Past OUTLINE_BLOCKS computations: the first ones, the entry, one `… N more computations` entry; the
+    folding ranges still cover every computation."""
+    monkeypatch.setattr(symbols, "OUTLINE_BLOCKS", 2)
+    path = str(tmp_path / SRC.name)
+    ws = Workspace()
+    ws.open(path, TEXT, 1)
+    (mod,) = symbols.document_symbols(ws, path)
+    comps = [ln for ln in LINES if ln and not ln.startswith((" ", "}", "HloModule")) and ln.rstrip().endswith("{")]
+    assert len(comps) > 3
+    names = [c.name for c in mod.children]
+    assert names[:2] == [ln.split()[0].lstrip("%") for ln in comps[:2]]
+    assert names[-1].startswith("… ") or any(ln.startswith("ENTRY") and ln.split()[1].lstrip("%") == names[-1]
+                                             for ln in comps)
+    more = [c for c in mod.children if c.kind == "key"]
+    assert len(more) == 1 and more[0].name == f"… {len(comps) - 3} more computations"
+    folds = {f.start_line for f in symbols.folding_ranges(ws, path)}
+    assert all(LINES.index(ln) in folds for ln in comps)

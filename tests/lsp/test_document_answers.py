@@ -1,0 +1,218 @@
+"""End-to-end: the whole-document requests through the real server, as an editor sends them.
+
+- After random edit sequences, each answer the server keeps or derives (the outline, folding ranges and code
+  lenses kept per version, the semantic-token delta applied to the array held) equals what the same server
+  answers for the final text opened fresh as another document.
+- A cancelled request gets ``RequestCancelled`` and a later one still answers.
+- A hover sent while whole-document requests on a large generated module are being computed is answered
+  before them (order, not time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import shutil
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcRequestCancelled
+
+from benchmarks.synth_module import synthesize
+from hlo_lsp.lsp.doc_answers import apply_token_edits
+from tests.fixtures import DATA
+from tests.lsp.util import open_doc, tdp, uri
+
+STEM = "module_0000.jit_piecewise.cpu_after_optimizations"
+SRC_DIR = DATA / "jax-cpu" / "cond_switch"
+BIG_SRC = DATA / "jax-cpu" / "loops_scan_while" / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations.txt"
+EDITS = st.lists(st.tuples(st.floats(0, 0.999), st.sampled_from(["space", "blank", "delete", "rename"])),
+                 min_size=1, max_size=5)
+_dirs = itertools.count()
+
+
+def _copy_module(root) -> None:
+    for f in SRC_DIR.glob(f"{STEM}*"):
+        shutil.copy(f, root / f.name)
+
+
+def _edit(lines: list[str], frac: float, what: str) -> lsp.TextDocumentContentChangePartial | None:
+    ln = int(frac * len(lines))
+    text = lines[ln]
+    if what == "space":
+        lines[ln] = text + " "
+        return _change(ln, len(text), ln, len(text), " ")
+    if what == "blank":
+        lines.insert(ln, "")
+        return _change(ln, 0, ln, 0, "\n")
+    if what == "delete" and ln + 1 < len(lines):
+        del lines[ln]
+        return _change(ln, 0, ln + 1, 0, "")
+    k = text.find("%")
+    if k < 0:
+        return None
+    lines[ln] = text[: k + 1] + "z" + text[k + 1:]
+    return _change(ln, k + 1, ln, k + 1, "z")
+
+
+def _change(sl, sc, el, ec, text) -> lsp.TextDocumentContentChangePartial:
+    return lsp.TextDocumentContentChangePartial(range=lsp.Range(start=lsp.Position(line=sl, character=sc),
+                                                                end=lsp.Position(line=el, character=ec)), text=text)
+
+
+async def _whole(client, u: str) -> tuple:
+    """(outline, folding, code lenses) of ``u``, as plain data with the document's own URI taken out."""
+    doc = lsp.TextDocumentIdentifier(uri=u)
+    syms = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=doc))
+    folds = await client.text_document_folding_range_async(lsp.FoldingRangeParams(text_document=doc))
+    lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=doc))
+    conv = client.protocol._converter
+    data = conv.unstructure((syms, folds, lenses))
+    return tuple(_strip(x, u) for x in data)
+
+
+def _strip(x, u: str):
+    if isinstance(x, str):
+        return x.replace(u, "<doc>")
+    if isinstance(x, list):
+        return [_strip(y, u) for y in x]
+    if isinstance(x, dict):
+        return {k: _strip(v, u) for k, v in x.items()}
+    return x
+
+
+async def _tokens(client, u: str) -> lsp.SemanticTokens:
+    return await client.text_document_semantic_tokens_full_async(
+        lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(edits=EDITS)
+async def test_kept_and_delta_answers_equal_a_fresh_document(client, tmp_path_factory, edits):
+    n = next(_dirs)
+    edited_dir, fresh_dir = tmp_path_factory.mktemp(f"edited{n}"), tmp_path_factory.mktemp(f"fresh{n}")
+    _copy_module(edited_dir)
+    _copy_module(fresh_dir)
+    path = edited_dir / f"{STEM}.txt"
+    lines = path.read_text().split("\n")
+    u = open_doc(client, path)
+    held = await _tokens(client, u)
+    data, rid = list(held.data), held.result_id
+    edited = await _whole(client, u)
+    assert rid and edited == await _whole(client, u)  # asked again: the kept answer
+    for version, (frac, what) in enumerate(edits, start=2):
+        change = _edit(lines, frac, what)
+        if change is None:
+            continue
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version), content_changes=[change]))
+        delta = await client.text_document_semantic_tokens_full_delta_async(lsp.SemanticTokensDeltaParams(
+            text_document=lsp.TextDocumentIdentifier(uri=u), previous_result_id=rid))
+        if isinstance(delta, lsp.SemanticTokensDelta):
+            data = apply_token_edits(data, [{"start": e.start, "deleteCount": e.delete_count, "data": e.data}
+                                            for e in delta.edits])
+        else:
+            data = list(delta.data)
+        rid = delta.result_id
+        edited = await _whole(client, u)
+    fresh_path = fresh_dir / f"{STEM}.txt"
+    fresh_path.write_text("\n".join(lines))
+    fu = open_doc(client, fresh_path)
+    assert data == list((await _tokens(client, fu)).data)
+    assert _strip(await _whole(client, u), u) == _strip(await _whole(client, fu), fu)
+    assert edited == await _whole(client, u)
+    for d in (u, fu):
+        client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=d)))
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    """A 5 MB module made from a real dump (read by the server in a worker thread, over a second)."""
+    path = tmp_path_factory.mktemp("big") / "module_0000.jit_big.cpu_after_optimizations.txt"
+    synthesize(BIG_SRC.read_text(), path, 5)
+    return path
+
+
+async def test_cancelled_request_gets_request_cancelled_and_a_later_one_answers(client, big, tmp_path):
+    """The pulled diagnostics of a large module just opened wait until it is read and checked (in a worker
+    thread, over a second): a cancel sent meanwhile is honoured; the same request sent again is answered,
+    about the text as opened (an operand renamed to an undefined name is reported on its line)."""
+    lines = big.read_text().split("\n")
+    ln = next(i for i, x in enumerate(lines) if " = " in x and "(%" in x)
+    k = lines[ln].index("(%") + 2
+    lines[ln] = lines[ln][:k] + "nowhere_" + lines[ln][k:]
+    path = tmp_path / big.name
+    path.write_text("\n".join(lines))
+    u = open_doc(client, path)
+    doc = lsp.TextDocumentIdentifier(uri=u)
+    fut = asyncio.wrap_future(client.protocol.send_request(  # written now (send_request_async writes when awaited)
+        lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DocumentDiagnosticParams(text_document=doc), msg_id="cancel-me"))
+    client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="cancel-me"))
+    with pytest.raises(JsonRpcRequestCancelled):
+        await fut
+    later = await client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(text_document=doc))
+    assert isinstance(later, lsp.RelatedFullDocumentDiagnosticReport)
+    assert any(d.range.start.line == ln for d in later.items), later.items[:5]
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=doc))
+
+
+async def test_cancelled_tokens_are_computed_once_and_answer_the_next_request(client, big):
+    """Cancelling a whole-document request leaves its computation running (shielded) and kept: the request
+    the editor sends next at the same version gets it, with every instruction definition coloured."""
+    u = open_doc(client, big)
+    params = lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    fut = asyncio.wrap_future(client.protocol.send_request(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, params,
+                                                           msg_id="cancel-tokens"))
+    client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="cancel-tokens"))
+    try:
+        first = await fut
+    except JsonRpcRequestCancelled:
+        first = None
+    later = await _tokens(client, u)
+    assert later.data and later.result_id
+    if first is not None:
+        assert list(first.data) == list(later.data) and first.result_id == later.result_id
+    defs = sum(1 for ln in big.read_text().split("\n") if re.match(r"\s*(ROOT )?%[\w.\-]+ = ", ln))
+    assert len(later.data) // 5 >= defs  # every instruction's definition is coloured
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
+
+
+async def test_hover_answers_while_whole_document_requests_are_computed(client, big, tmp_path):
+    path = tmp_path / big.name
+    shutil.copy(big, path)
+    lines = path.read_text().split("\n")
+    u = open_doc(client, path)
+    await client.text_document_folding_range_async(  # waits until the document is read
+        lsp.FoldingRangeParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
+    ln = max(i for i, x in enumerate(lines) if re.match(r"\s*(ROOT )?%[\w.\-]+ = ", x))
+    col = lines[ln].index("%") + 1
+    order: list[str] = []
+    doc = lsp.TextDocumentIdentifier(uri=u)
+    edit_ln = next(i for i, x in enumerate(lines) if re.match(r"\s*%[\w.\-]+ = ", x))
+    for version in (2, 3):  # a new version each time (an instruction line edited): nothing kept, all computed
+        lines[edit_ln] += " "
+        end = len(lines[edit_ln]) - 1
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version),
+            content_changes=[_change(edit_ln, end, edit_ln, end, " ")]))
+        order.clear()
+
+        def done(name):
+            return lambda _: order.append(name)
+
+        slow = [client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(text_document=doc)),
+                client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=doc)),
+                client.text_document_folding_range_async(lsp.FoldingRangeParams(text_document=doc))]
+        slow = [asyncio.ensure_future(f) for f in slow]  # written in this order, before the hover
+        for name, f in zip(("tokens", "outline", "folding"), slow):
+            f.add_done_callback(done(name))
+        h = asyncio.ensure_future(client.text_document_hover_async(lsp.HoverParams(**tdp(u, ln, col))))
+        h.add_done_callback(done("hover"))
+        await asyncio.gather(h, *slow)
+        assert h.result() is not None and lines[ln].split(" = ")[0].strip().split()[-1][1:] in h.result().contents.value
+        assert order[0] == "hover", order  # answered before every whole-document request sent before it
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=doc))
+    assert uri(path) == u
