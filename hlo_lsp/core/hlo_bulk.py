@@ -11,7 +11,7 @@ parentheses, a hand-written oddity) matches nothing, and the computation falls b
 `read_rows` is `read_hlo`'s path for a module whose every computation reads as rows: in one pass it builds the
 instruction table, checks each computation (`is_clean`; a computation that is not clean is left to the
 per-line checks, which place its errors), and makes each computation's verifier summary
-(`rules.hlo_facts.summarize`). A module past `SPLIT_MIN_CHARS` is read in two parts at once, the later
+(`rules.summary.summarize`). A module past `SPLIT_MIN_CHARS` is read in two parts at once, the later
 computations in a forked child (`forked`) whose result is appended to the parent's: the server's read of the
 23 MB benchmark module takes 0.6 s where one process took 0.95 s. The users/callers maps are made later
 (`users_and_callers`), the users as a `UsesTable` of two int arrays.
@@ -332,7 +332,7 @@ def read_rows(mod: HloModule, scan: str) -> bool:
     A large module is read in two parts at once: the later computations (from a closing line past
     1 - `SPLIT_SHARE` of the text) in a forked child (`forked`), the rest here, the child's part then appended
     (the same objects as read here, in the same order; computed here instead when the child fails)."""
-    import hlo_lsp.core.rules.hlo_facts  # noqa: F401 - imported before the fork, not in the child (it reads rows)
+    import hlo_lsp.core.rules.summary  # noqa: F401 - imported before the fork, not in the child (it reads rows)
 
     cut = _split_point(scan) if len(scan) >= SPLIT_MIN_CHARS and forked.ENABLED else None
     child = forked.start(_read_later_part, (scan, mod.lines, cut)) if cut is not None else None
@@ -375,7 +375,7 @@ def _read_later_part(arg: tuple[str, list[str], int]) -> _Part | None:
 def _read_part(mod: HloModule, scan: str, start: int, end: int | None, base: int) -> _Part | None:
     """The rows pass over the computations in ``scan[start:end]``, made and added to ``mod``; None unless
     every line of every computation there is a row."""
-    from hlo_lsp.core.rules.hlo_facts import summarize  # the rules import this module
+    from hlo_lsp.core.rules.summary import summarize  # the rules import this module
 
     offsets = bulk_computations(mod, scan, start, end)
     if offsets is None:

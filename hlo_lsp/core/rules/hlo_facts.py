@@ -1,41 +1,28 @@
 """The facts the verifier-level rules read from an HLO module, found without touching every instruction.
 
-`summarize` reads a computation's rows (`hlo_bulk`) and keeps, for the rules, only what they must look at;
-`ModuleFacts` joins the summaries into each rule's candidates, resolves operand names per computation lazily,
-and caches each line's details and each distinct shape text's parse. The shape comparisons here are the lax verifier's: layouts,
-dynamic-dimension markers and floating-point precision are ignored (`same_shape`); `exact_types` is for copies of
-a shape (written operand shapes) where precision counts.
+`ModuleFacts` joins the computations' summaries (`rules.summary`) into each rule's candidates, resolves operand
+names per computation lazily, and caches each line's details and each distinct shape text's parse. The shape
+comparisons here are the lax verifier's: layouts, dynamic-dimension markers and floating-point precision are
+ignored (`same_shape`); `exact_types` is for copies of a shape (written operand shapes) where precision counts.
 """
 
 from __future__ import annotations
 
 import re
-import sys
-from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction
-from hlo_lsp.core.hlo_bulk import (
-    NAME, OPCODE, OPERANDS, PARAM, SHAPE, columns, computation_rows, operand_names, row_calls,
-)
+from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction, find_close_paren
 from hlo_lsp.core.hlo_line import InstructionLine, parse_instruction_line
+from hlo_lsp.core.rules.inference import Site, mismatch
+from hlo_lsp.core.rules.inference.attrs import attr_text
+from hlo_lsp.core.rules.summary import Summary, call_ok, fp_type, root_ok, summarize
 from hlo_lsp.core.shapes import Shape, parse_shape, shape_text
 
-FLOATS = frozenset("f16 bf16 f32 f64 f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 "
-                   "f8e8m0fnu f4e2m1fn".split())
-# Elementwise opcodes whose operands and result share one element type (HloInstruction::IsElementwise).
-SAME_TYPE_UNARY = frozenset("abs ceil cbrt cosine exponential exponential-minus-one floor log log-plus-one "
-                            "logistic negate not popcnt round-nearest-afz round-nearest-even rsqrt sign sine "
-                            "sqrt tan tanh count-leading-zeros erf copy".split())
-SAME_TYPE_BINARY = frozenset("add subtract multiply divide maximum minimum power remainder and or xor "
-                             "shift-left shift-right-arithmetic shift-right-logical atan2".split())
-OTHER_ELEMENTWISE = frozenset("compare convert select clamp is-finite real imag complex "
-                              "reduce-precision".split())
-ELEMENTWISE = SAME_TYPE_UNARY | SAME_TYPE_BINARY | OTHER_ELEMENTWISE
-_SAME_TYPE = SAME_TYPE_UNARY | SAME_TYPE_BINARY | {"clamp"}
-CALLING = frozenset(("fusion", "call", "while", "reduce", "map"))
-PER_LINE = frozenset(("bitcast-convert", "reshape", "bitcast", "get-tuple-element"))  # always read per line
-_LOOKED_AT = ELEMENTWISE | CALLING | PER_LINE | {"parameter"}
+# `tuple(x, (f32[2]) tuple(x))`: an instruction written as an operand; `tuple(a,, b)`: an empty one
+_ODD_OPERANDS = re.compile(r"[a-z0-9]\(|,\s*,|\(\s*,|,\s*\)")
+#: Opcodes whose inferred shape needs a called computation's root (`inference.Site.callee_root`).
+NEEDS_ROOTS = frozenset(("fusion", "call", "while", "conditional", "map", "async-start"))
+
 
 
 class ModuleFacts:
@@ -56,6 +43,7 @@ class ModuleFacts:
         self._line_of: list[int] = getattr(table, "line_of", None) or [i.line for i in table]
         self._ins: dict[int, Instruction] = {}
         self._candidates: dict[str, list[int]] | None = None
+        self._verdicts: dict[tuple, tuple[str, str] | None] = {}
         self._slow: list[Computation] = []  # computations the rows could not read: every rule reads them per line
 
     def ins(self, i: int) -> Instruction:
@@ -73,7 +61,8 @@ class ModuleFacts:
         mod = self.mod
         cand: dict[str, list[int]] = {}
         sigs: dict[str, tuple[str, ...] | None] = {}
-        calls: list[tuple[int, str, tuple[str, ...], tuple[str | None, ...]]] = []
+        roots: dict[str, str | None] = {}
+        calls: list = []
         for k, c in enumerate(mod.computations):
             sm = self._summaries[k] if self._summaries is not None else summarize(mod, c)
             if sm is None or c.name in sigs:
@@ -81,11 +70,12 @@ class ModuleFacts:
                 sigs[c.name] = None  # unknown, or a repeated computation name: callers are read per line
                 continue
             sigs[c.name] = sm.sig
+            roots[c.name] = sm.root
             for op, i in sm.cand:
                 cand.setdefault(op, []).append(i)
             calls.extend(sm.calls)
-        for i, op, callees, shapes in calls:
-            if not all(_call_ok(op, sigs, callee, shapes) for callee in callees):
+        for i, op, callees, shapes, result in calls:
+            if not all(call_ok(op, sigs, callee, shapes) for callee in callees) or not root_ok(op, roots, callees, result):
                 cand.setdefault(op, []).append(i)
         self._candidates = cand
         return cand
@@ -99,9 +89,9 @@ class ModuleFacts:
         """The instructions with one of ``opcodes`` a rule must look at, in document order: those the rows pass
         could not clear, and every one of those opcodes in a computation it could not read."""
         cand = self._candidates if self._candidates is not None else self._scan()
-        idx = [i for op in opcodes for i in cand.get(op, ())]
-        idx.extend(i for c in self._slow for i in c.instructions if self.ins(i).opcode in opcodes)
-        idx.sort()
+        idx = {i for op in opcodes for i in cand.get(op, ())}
+        idx.update(i for c in self._slow for i in c.instructions if self.ins(i).opcode in opcodes)
+        idx = sorted(idx)
         return [self.ins(i) for i in idx]
 
     def slow_lines_matching(self, pattern: re.Pattern) -> list[int]:
@@ -173,6 +163,45 @@ class ModuleFacts:
             return None
         return sorted(params, key=lambda p: p.parameter_number)
 
+    def root_shape(self, comp_name: str) -> Shape | None:
+        """The shape of a computation's root instruction; None when unknown."""
+        ci = self.mod.computation_by_name.get(comp_name)
+        comp = self.mod.computations[ci] if ci is not None else None
+        return self.shape(self.ins(comp.root)) if comp is not None and comp.root is not None else None
+
+    def site(self, ins: Instruction) -> Site | None:
+        """What `rules.inference` reads of ``ins``: its shape, its operands' definitions' shapes, its attribute
+        text and its callees' roots; None when a shape is unreadable, an operand does not resolve, or one is
+        written inline (a nested instruction) or left empty."""
+        out = self.shape(ins)
+        line = self.mod.lines[ins.line]
+        head = _INSTR.match(line)
+        if out is None or head is None:
+            return None
+        ops = []
+        for op in self.operands(ins):
+            s = self.shape(op) if op is not None else None
+            if s is None:
+                return None
+            ops.append(s)
+        close = find_close_paren(line, head.end() - 1)
+        if close < 0 or _ODD_OPERANDS.search(line, head.end() - 1, close + 1):
+            return None
+        return Site(ins.opcode, out, tuple(ops), attr_text(line[close + 1:]), tuple(ins.called), self.root_shape)
+
+    def inferred_mismatch(self, ins: Instruction) -> tuple[str, str] | None:
+        """`inference.mismatch` of ``ins``'s site, memoized for this run by opcode, shapes and attribute text
+        (an opcode whose answer needs a callee's root is never memoized)."""
+        site = self.site(ins)
+        if site is None:
+            return None
+        if site.opcode in NEEDS_ROOTS:
+            return mismatch(site)
+        key = (site.opcode, id(site.shape), tuple(map(id, site.operands)), site.attrs)  # shapes: one per text
+        if key not in self._verdicts:
+            self._verdicts[key] = mismatch(site)
+        return self._verdicts[key]
+
     def opcode_range(self, ins: Instruction) -> Range:
         d = self.detail(ins)
         if d is None:
@@ -193,162 +222,6 @@ class ModuleFacts:
             return ins.name_range
         sp = d.operands[k]
         return Range(ins.line, sp.start, ins.line, sp.end)
-
-
-class Summary(NamedTuple):
-    """What the verifier rules need of one computation, read from its rows (`summarize`)."""
-
-    cand: tuple[tuple[str, int], ...]  # (opcode, instruction index) a rule must read per line
-    sig: tuple[str, ...] | None  # parameter shape texts by number; None when not plainly numbered 0..n-1
-    calls: tuple[tuple[int, str, tuple[str, ...], tuple[str | None, ...]], ...]  # (index, opcode, callees, operand shapes)
-
-
-def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None | bool = True,
-              calls: dict[int, list[str]] | None = None, cols: list[tuple[str, ...]] | None = None) -> Summary | None:
-    """The `Summary` of ``c`` from its rows (read here unless given); None when the rows cannot be read or a
-    name repeats (the rules then read the computation per line). An elementwise instruction whose shapes
-    plainly agree (`_elementwise_ok`) is no candidate; a calling one is kept with its callees and operand shape
-    texts for the module-wide comparison (`_call_ok`)."""
-    if rows is True:
-        rows = computation_rows(mod, c)
-    if rows is None:
-        return None
-    if cols is None:
-        cols = columns(rows)
-    shape_of = dict(zip(cols[NAME], cols[SHAPE]))
-    if len(shape_of) != len(rows):
-        return None  # a repeated name
-    a = c.instructions.start
-    if calls is None:
-        calls = row_calls(rows, a, mod.lines, mod.instructions.line_of)
-    get = shape_of.get
-    intern = sys.intern
-    cand: list[tuple[str, int]] = []
-    calling = []
-    params: dict[int, str] = {}
-    sig_ok = True
-    for k, op in enumerate(cols[OPCODE]):
-        if op not in _LOOKED_AT:
-            continue  # broadcast, constant, tuple...: no rule reads them from the rows
-        r = rows[k]
-        if op in _SAME_TYPE:  # the common case, `_elementwise_ok` inlined: every operand's text is the result's
-            s = r[SHAPE]
-            ops = r[OPERANDS]
-            if s and s[0] != "(" and ops:
-                head = None
-                for n in (ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)):
-                    t = get(n)
-                    if t != s:  # the same type and dimensions in another layout is the same to the rules
-                        if head is None:
-                            head = s[: s.find("]") + 1] or s
-                        if t is None or t[: t.find("]") + 1] != head:
-                            cand.append((op, a + k))
-                            break
-        elif op == "parameter":
-            p = r[PARAM]
-            if not p or len(p) >= 10 or not r[SHAPE] or (ip := int(p)) in params:
-                sig_ok = False
-            else:
-                params[ip] = intern(r[SHAPE])  # kept: one copy of each parameter shape text
-        elif op in ELEMENTWISE:
-            if not _elementwise_ok(op, r[SHAPE], [get(n) for n in operand_names(r[OPERANDS])]):
-                cand.append((op, a + k))
-        elif op in CALLING:
-            callees = calls.get(k)
-            if callees:
-                calling.append((a + k, op, tuple(callees),
-                                tuple([intern(t) if t else t for t in map(get, operand_names(r[OPERANDS]))])))
-        elif op == "reshape" or op == "bitcast":
-            ops = operand_names(r[OPERANDS])
-            n_out = _count(r[SHAPE])
-            if n_out is None or len(ops) != 1 or _count(get(ops[0])) != n_out:
-                cand.append((op, a + k))  # equal element counts: `element_count_kept` has nothing to say
-        elif op in PER_LINE:
-            cand.append((op, a + k))
-    sig = None
-    if sig_ok and sorted(params) == list(range(len(params))):
-        sig = tuple(params[j] for j in range(len(params)))
-        if len(_SIGS) > 100_000:
-            _SIGS.clear()
-        sig = _SIGS.setdefault(sig, sig)
-    return Summary(tuple(cand), sig, tuple(calling))
-
-
-_PLAIN_ARRAY = re.compile(r"[a-z][a-z0-9]*\[([0-9,]*)\](?:\{[^{}]*\})?")
-_COUNTS: dict[str, int | None] = {}
-
-
-def _count(t: str | None) -> int | None:
-    """Element count of a plain static array shape text (``f32[4,8]{1,0}`` -> 32), memoized per text; None
-    for anything else (tuples, dynamic dimensions, unreadable)."""
-    if not t:
-        return None
-    n = _COUNTS.get(t, -1)
-    if n != -1:
-        return n
-    m = _PLAIN_ARRAY.fullmatch(t)
-    n = None
-    if m is not None:
-        n = 1
-        for d in m.group(1).split(","):
-            if d:
-                n *= int(d[:30])
-    if len(_COUNTS) > 65536:
-        _COUNTS.clear()
-    _COUNTS[t] = n
-    return n
-
-
-_SIGS: dict[tuple[str, ...], tuple[str, ...]] = {}  # one copy of each parameter signature (fusions repeat them)
-
-
-def _tail(t: str | None) -> str | None:
-    """``[dims]{layout}`` of an array shape text (``f32[2,3]{1,0}`` -> ``[2,3]{1,0}``); None for anything else."""
-    if not t or t[0] == "(":
-        return None
-    k = t.find("[")
-    return t[k:] if k > 0 else None
-
-
-def _elementwise_ok(op: str, s: str, shapes: list[str | None]) -> bool:
-    """True when neither elementwise rule can fire on an instruction of ``op`` with result shape text ``s`` and
-    operand shape texts ``shapes``: equal texts parse to equal shapes, and equal ``[dims]{layout}`` tails to
-    equal dimensions."""
-    if not s or s[0] == "(":
-        return True  # no result shape, or a tuple: both rules skip it
-    if any(t is None for t in shapes):
-        return False
-    if op in _SAME_TYPE:
-        return all(t == s for t in shapes)
-    tail = _tail(s)
-    if tail is None:
-        return False
-    if op == "compare":
-        return not shapes or (s.startswith("pred[") and _tail(shapes[0]) == tail
-                              and all(t == shapes[0] for t in shapes))
-    if op == "select":
-        return (len(shapes) == 3 and shapes[0].startswith("pred[") and _tail(shapes[0]) == tail
-                and shapes[1] == s and shapes[2] == s)
-    return all(_tail(t) == tail for t in shapes)  # convert, complex...: only the dimensions are compared
-
-
-def _call_ok(op: str, sigs: dict[str, tuple[str, ...] | None], callee: str, shapes: list[str | None]) -> bool:
-    """True when `called_parameters` cannot fire for ``callee`` of an instruction of ``op`` with operand shape
-    texts ``shapes``: the callee's parameters are known from its rows and agree in number and text."""
-    if callee not in sigs:
-        return True  # not a computation of the module: the rule has nothing to compare
-    sig = sigs[callee]
-    if sig is None:
-        return False
-    if len(sig) != (1 if op == "while" else len(shapes)):
-        return False
-    if op in ("reduce", "map"):
-        return True
-    return all(t is not None and t == p for p, t in zip(sig, shapes))
-
-
-def fp_type(t: str) -> str:
-    return "<float>" if t in FLOATS else t
 
 
 def same_shape(a: Shape, b: Shape) -> bool:

@@ -8,9 +8,11 @@ with): layouts, dynamic-dimension markers and floating-point precision are ignor
 something some XLA pipeline accepts.
 
 Algorithm: each rule asks `hlo_facts.ModuleFacts` for the instructions of its opcodes it must look at: one regex
-pass per computation (`hlo_bulk`) reads every machine-written line and clears the instructions whose shapes
-plainly agree (the same shape text where a rule compares shapes), so a rule reads per line only the rest, with
-dict lookups and cached parses. Instructions whose shapes cannot be read are skipped, never guessed.
+pass per computation (`hlo_bulk`, `summary`) reads every machine-written line and clears the instructions whose
+shapes plainly agree (the same shape text where a rule compares shapes; for `inferred_shapes`, XLA's shape
+inference of `rules.inference` answered once per distinct combination of shape and attribute texts, and a
+calling instruction's result text equal to its callee's root text), so a rule reads per line only the rest,
+with dict lookups and cached parses. Instructions whose shapes cannot be read are skipped, never guessed.
 """
 
 from __future__ import annotations
@@ -21,17 +23,20 @@ import re
 from collections.abc import Callable, Iterator
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, info, warning
-from hlo_lsp.core.hlo import _INDEX_NUMBER, _INDEX_NUMBER_TEXT, _INSTR, Computation, HloModule, Instruction
-from hlo_lsp.core.rules.hlo_facts import (
-    ELEMENTWISE, SAME_TYPE_BINARY, SAME_TYPE_UNARY, ModuleFacts, Summary, exact_types, fp_type, same_shape, text_of,
-)
+from hlo_lsp.core.hlo import _INSTR, Computation, HloModule, Instruction
+from hlo_lsp.core.rules.entry_layout import entry_layout
+from hlo_lsp.core.rules.hlo_facts import ModuleFacts, Summary, exact_types, fp_type, same_shape, text_of
+from hlo_lsp.core.rules.summary import ELEMENTWISE, SAME_TYPE_BINARY, SAME_TYPE_UNARY
+from hlo_lsp.core.rules.inference import NEEDS_CALLEE, REGISTRY
 from hlo_lsp.core.shapes import ELEMENT_BITS, byte_size, element_count, padded_byte_size, parse_shape
 
 _log = logging.getLogger(__name__)
-_LAYOUT_ATTR = re.compile(r"entry_computation_layout=\{")
 _DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() accepts '²', on which int() raises
 # `f32[4]{0} %x` / `f32[4] x`: an operand written with its shape (searched after the opcode's parenthesis)
 _OLD_STYLE_OPERAND = re.compile(r"[\]})] %?[^\s,()%=]+\s*[,)]")
+
+
+INFERRED_OPCODES = frozenset(REGISTRY)
 
 
 def _instrs(m: ModuleFacts, opcodes) -> list[Instruction]:
@@ -203,6 +208,21 @@ def tuple_index(m: ModuleFacts) -> Iterator[Diagnostic]:
                           f"element {k} of `{ops[0].name}` is {text_of(s.tuple_shapes[k])}, but this is {text_of(out)}")
 
 
+def inferred_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
+    """``verifier.shape-inference``: a result shape that is not the one XLA's shape inference gives for the
+    instruction's operands and attributes (dimensions, and the element type where XLA fixes it). XLA:
+    ``ShapeVerifier::CheckShape`` against ``ShapeInference::Infer*Shape`` (or the verifier's own check),
+    one function per opcode family in `rules.inference`, each naming the one it follows; compared without
+    layouts and with floating types as one class (the laxest verifier)."""
+    for ins in _instrs(m, INFERRED_OPCODES):
+        found = m.inferred_mismatch(ins)
+        if found is None or found[0] == NEEDS_CALLEE:
+            continue
+        d = m.detail(ins)
+        rng = Range(ins.line, d.shape.start, ins.line, d.shape.end) if d is not None and d.shape else ins.name_range
+        yield warning(rng, "verifier.shape-inference", f"{found[0]} (XLA: {found[1]})")
+
+
 def called_parameters(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``verifier.called-parameters``: a ``fusion``/``call``/``while`` whose called computation's parameters
     disagree with its operands in count or shape, or a ``reduce``/``map`` whose ``to_apply`` takes a different
@@ -233,108 +253,6 @@ def called_parameters(m: ModuleFacts) -> Iterator[Diagnostic]:
                     yield warning(m.operand_range(ins, k), "verifier.called-parameters",
                                   f"operand {k} is {text_of(os_)}, but parameter {k} of `{callee}` is {text_of(ps)}",
                                   related=(Related(p.name_range, f"parameter {k} of {callee}"),))
-
-
-def entry_layout(m: ModuleFacts) -> Iterator[Diagnostic]:
-    """``verifier.entry-layout``: ``entry_computation_layout`` whose parameter count or shapes (ignoring
-    layout) differ from the ENTRY computation's parameters, or whose result differs from its root. XLA:
-    ``HloVerifier`` ``VerifyEntryComputationLayout`` ("Number of parameters in entry computation layout (%d)
-    must be same as number of parameters of entry computation (%d)", ``ShapeUtil::Compatible`` checks)."""
-    mod = m.mod
-    entry = mod.entry
-    if mod.header_line is None or entry is None:
-        return
-    line = mod.lines[mod.header_line]
-    mm = _LAYOUT_ATTR.search(line)
-    if mm is None or _layout_plainly_agrees(m, entry, line, mm.start()):
-        return
-    start = mm.end()
-    end = _matching_brace(line, start - 1)
-    if end < 0:
-        return
-    body = line[start:end]
-    arrow = _top_level_arrow(body)
-    if arrow < 0:
-        return
-    params_shape = parse_shape(body[:arrow])
-    result_shape = parse_shape(body[arrow + 2:])
-    if params_shape is None or not params_shape.is_tuple:
-        return
-    rng = Range(mod.header_line, start, mod.header_line, end)
-    params = m.parameters(entry.name)
-    if params is None:
-        return
-    layout_params = params_shape.tuple_shapes
-    if len(layout_params) != len(params):
-        yield warning(rng, "verifier.entry-layout",
-                      f"entry_computation_layout has {len(layout_params)} parameters, but ENTRY `{entry.name}` "
-                      f"has {len(params)}", related=(Related(entry.name_range, "the ENTRY computation"),))
-        return
-    for k, (p, ls) in enumerate(zip(params, layout_params)):
-        ps = m.shape(p)
-        if ps is not None and not same_shape(ps, ls):
-            yield warning(rng, "verifier.entry-layout",
-                          f"entry_computation_layout gives parameter {k} as {text_of(ls)}, but `{p.name}` is "
-                          f"{text_of(ps)}", related=(Related(p.name_range, f"parameter {k}"),))
-    root = m.ins(entry.root) if entry.root is not None else None
-    rs = m.shape(root) if root is not None else None
-    if rs is not None and result_shape is not None and not same_shape(rs, result_shape):
-        yield warning(rng, "verifier.entry-layout",
-                      f"entry_computation_layout gives the result as {text_of(result_shape)}, but the ENTRY root "
-                      f"`{root.name}` is {text_of(rs)}", related=(Related(root.name_range, "the ENTRY root"),))
-
-
-_ARRAY_TEXT = r"(?:%s)?[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?" % _INDEX_NUMBER_TEXT  # long tuples numbered
-# a layout of plain arrays: `entry_computation_layout={(f32[4]{0}, s32[])->(f32[4]{0})}`; groups: parameters, result
-# `entry_computation_layout={(f32[4]{0}, s32[])->(f32[4]{0})}` with plain array parameters; groups: the
-# parameters, the result text (any shape: braces only as layouts, read possessively so a failure is linear)
-_PLAIN_LAYOUT = re.compile(r"entry_computation_layout=\{\((%s(?:, %s)*)?\)->((?:[^{}\n]++|\{[^{}\n]*+\})*+)\}"
-                           % (_ARRAY_TEXT, _ARRAY_TEXT))
-
-
-def _layout_plainly_agrees(m: ModuleFacts, entry: Computation, line: str, at: int) -> bool:
-    """True when the layout is of plain arrays written exactly as the ENTRY parameters (from its rows summary)
-    and its root are: equal texts parse to equal shapes, so `entry_layout` has nothing to report (its checks
-    then need no parse of a 9,000-element tuple)."""
-    k = m.mod.computation_by_name.get(entry.name)
-    summaries = m._summaries
-    sm = summaries[k] if summaries is not None and k is not None and k < len(summaries) else None
-    if sm is None or sm.sig is None or entry.root is None:
-        return False
-    lm = _PLAIN_LAYOUT.match(line, at)
-    if lm is None:
-        return False
-    params = _INDEX_NUMBER.sub("", lm.group(1)).split(", ") if lm.group(1) else []
-    if tuple(params) != sm.sig:
-        return False
-    head = _INSTR.match(m.mod.lines[m.ins(entry.root).line])
-    return head is not None and head.group(4) is not None and (
-        head.group(4) == lm.group(2) or _INDEX_NUMBER.sub("", head.group(4)) == _INDEX_NUMBER.sub("", lm.group(2)))
-
-
-def _matching_brace(line: str, open_pos: int) -> int:
-    depth = 0
-    for i in range(open_pos, len(line)):
-        ch = line[i]
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
-def _top_level_arrow(body: str) -> int:
-    depth = 0
-    for i, ch in enumerate(body):
-        if ch in "({[":
-            depth += 1
-        elif ch in ")}]":
-            depth -= 1
-        elif ch == "-" and depth == 0 and body.startswith("->", i):
-            return i
-    return -1
 
 
 def name_reused(m: ModuleFacts) -> Iterator[Diagnostic]:
@@ -371,6 +289,7 @@ VERIFIER_RULES: tuple[tuple[Callable[[ModuleFacts], Iterator[Diagnostic]], tuple
     (written_operand_shapes, ("operand-shape-mismatch",)),
     (tuple_index, ("verifier.tuple-index",)),
     (called_parameters, ("verifier.called-parameters",)),
+    (inferred_shapes, ("verifier.shape-inference",)),
     (entry_layout, ("verifier.entry-layout",)),
     (name_reused, ("verifier.name-reused",)),
 )
