@@ -213,6 +213,8 @@ async def test_hover_answers_while_whole_document_requests_are_computed(client, 
         h.add_done_callback(done("hover"))
         await asyncio.gather(h, *slow)
         assert h.result() is not None and lines[ln].split(" = ")[0].strip().split()[-1][1:] in h.result().contents.value
-        assert order[0] == "hover", order  # answered before every whole-document request sent before it
+        # Answered before the slow whole-document requests sent before it (tokens, outline: hundreds of ms of
+        # work here). Folding is sent too but is a few ms of work: on a loaded machine it can rightly finish first.
+        assert order.index("hover") < min(order.index("tokens"), order.index("outline")), order
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=doc))
     assert uri(path) == u
