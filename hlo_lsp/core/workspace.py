@@ -180,6 +180,29 @@ class ModuleBundle:
         return out + [a for a in self.buffer_docs.values() if a is not self.hlo]
 
 
+def _share_lines(a: Analysis, lines: list[str]) -> None:
+    """Make ``a``'s module read the editor's line store ``lines`` (equal text), so edits patch it in place."""
+    a.hlo.lines = lines
+    if hasattr(a.hlo.instructions, "_lines"):
+        a.hlo.instructions._lines = lines
+
+
+def _patch_in_place(a: Analysis, edits: list[Edit], src: Source) -> bool:
+    """Patch ``a``'s module for each of ``edits`` (already applied to ``src``'s line store), mark the edited
+    lines for re-checking, and make ``a`` the analysis of ``src``. False when an edit does not allow patching:
+    ``a`` is then partly patched and must not be kept."""
+    for e in edits:
+        if not patch_module(a.hlo, e):
+            return False
+        for ln in range(e.first, e.first + e.new_count):
+            a.edited_lines.add(ln)
+            if a.checker is not None:
+                a.checker.invalidate_line(ln)
+    a.source = src
+    a.index = HloIndex(a.hlo)
+    return True
+
+
 class Workspace:
     """Open documents plus files read on demand; thread-safe for one writer and many readers."""
 
@@ -230,16 +253,9 @@ class Workspace:
                 if log is not None:
                     log.extend(edits)
                 return False
-            for e in edits:
-                if not patch_module(a.hlo, e):
-                    self._analyses.pop(path, None)
-                    return False
-                for ln in range(e.first, e.first + e.new_count):
-                    a.edited_lines.add(ln)
-                    if a.checker is not None:
-                        a.checker.invalidate_line(ln)
-            a.source = src
-            a.index = HloIndex(a.hlo)
+            if not _patch_in_place(a, edits, src):
+                self._analyses.pop(path, None)
+                return False
             return True
 
     def close(self, path: str) -> None:
@@ -323,9 +339,7 @@ class Workspace:
                 log = self._edits_during_read.pop(path, None)
                 if src.doc.generation == generation and self._current(path) is src:
                     if a.hlo is not None and lines is not None and a.hlo.lines == src.doc.lines:
-                        a.hlo.lines = src.doc.lines  # share the editor's line store: edits can patch in place
-                        if hasattr(a.hlo.instructions, "_lines"):
-                            a.hlo.instructions._lines = src.doc.lines
+                        _share_lines(a, src.doc.lines)  # edits can then patch in place
                     self._analyses[path] = a
                 elif log is not None:
                     self._hand_over(path, a, src, lines, log)
@@ -347,19 +361,9 @@ class Workspace:
         if (cur is None or cur.doc is not src.doc or a.hlo is None or not log
                 or len(lines) != len(cur.doc.lines) or any(e.old_count != e.new_count for e in log)):
             return
-        a.hlo.lines = cur.doc.lines
-        if hasattr(a.hlo.instructions, "_lines"):
-            a.hlo.instructions._lines = cur.doc.lines
-        for e in log:
-            if not patch_module(a.hlo, e):
-                return
-            for ln in range(e.first, e.first + e.new_count):
-                a.edited_lines.add(ln)
-                if a.checker is not None:
-                    a.checker.invalidate_line(ln)
-        a.source = cur
-        a.index = HloIndex(a.hlo)
-        self._analyses[path] = a
+        _share_lines(a, cur.doc.lines)
+        if _patch_in_place(a, log, cur):
+            self._analyses[path] = a
 
     def _current(self, path: str) -> Source | None:
         return self._open.get(path) or self._disk.get(path)
