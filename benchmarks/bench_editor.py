@@ -75,25 +75,9 @@ class SizedClient(Client):
         self.answer_bytes: dict[int, int] = {}
         super().__init__(proc)
 
-    async def _read_loop(self) -> None:
-        out = self.proc.stdout
-        try:
-            while True:
-                header = await out.readuntil(b"\r\n\r\n")
-                length = next(int(h.split(b":")[1]) for h in header.split(b"\r\n")
-                              if h.lower().startswith(b"content-length"))
-                body = await out.readexactly(length)
-                self.last_message = time.monotonic()
-                msg = json.loads(body)
-                if "method" not in msg and "id" in msg:
-                    self.answer_bytes[msg["id"]] = length
-                self._dispatch(msg, self.last_message)
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            for fut in self._waiting.values():
-                if not fut.done():
-                    fut.set_exception(RequestFailed("server closed its output"))
+    def _received(self, msg: dict, length: int) -> None:
+        if "method" not in msg and "id" in msg:
+            self.answer_bytes[msg["id"]] = length
 
 
 class Session:

@@ -257,13 +257,18 @@ class Client:
                               if h.lower().startswith(b"content-length"))
                 body = await out.readexactly(length)
                 self.last_message = time.monotonic()
-                self._dispatch(json.loads(body), self.last_message)
+                msg = json.loads(body)
+                self._received(msg, length)
+                self._dispatch(msg, self.last_message)
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass
         finally:
             for fut in self._waiting.values():
                 if not fut.done():
                     fut.set_exception(RequestFailed("server closed its output"))
+
+    def _received(self, msg: dict, length: int) -> None:
+        """Called with each message as read and its body's length in bytes; a subclass records what it needs."""
 
     def _dispatch(self, msg: dict, now: float) -> None:
         method = msg.get("method")
