@@ -171,7 +171,7 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
     text = path.read_text()
     client = await start(editor, path.parent, log_dir / f"{path.name}.{editor}.stderr")
     s = Session(client, path, text)
-    rec: dict = {"file": path.name, "editor": editor, "mb": round(len(text.encode()) / 1e6, 1), "xla_s": xla}
+    rec: dict = {"file": path.name, "editor": editor, "mb": len(text.encode()) / 1e6, "xla_s": xla}
     try:
         mid = len(s.lines) // 2
         t0 = time.monotonic()
@@ -211,7 +211,7 @@ def table(results: list[dict]) -> str:
     out = []
     for r in results:
         xla = r.get("xla_s")
-        out.append(f"\n**{r['file']}** ({r['mb']} MB, {r['editor']}), X = {xla:.2f} s; first diagnostics "
+        out.append(f"\n**{r['file']}** ({r['mb']:.1f} MB, {r['editor']}), X = {xla:.2f} s; first diagnostics "
                    f"{r.get('first_diagnostics_s')} s; hover during requests p95 {fmt(r.get('hover_during_p95'), None)}"
                    f" (max {fmt(r.get('hover_during_max'), None)}, n={r.get('hover_during_n')}), idle p95 "
                    f"{fmt(r.get('hover_idle_p95'), None)}; RSS {r.get('rss_mb')} MB "
