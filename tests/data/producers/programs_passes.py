@@ -19,6 +19,21 @@ described in ``../shared/corpus/jax-cpu-passes/README.md``).
 
 The dump folder is passed to XLA as a path relative to the program's working folder. Prints the number of
 files and bytes written.
+
+What one run wrote (jax/jaxlib 0.10.2, Python 3.11, 2 cores; one module each, ``module_0000``; the dumps are not
+in the repo, ``../shared/corpus/jax-cpu-passes`` holds two small ones):
+
+| folder | files (all) | bytes (all) | pass files (``SSSS``) | pass files' bytes | final module | compile |
+|---|---:|---:|---:|---:|---:|---:|
+| ``passes-transformer`` (``jit_train_step``) | 360 | 22,525,287 | 59 (0000-0058), 14 pipelines | 18,900,865 | 558,129 B | 5 s |
+| ``passes-adam3000`` (``jit_adam_update``, N=3000) | 157 | 505,221,436 | 27 (0000-0026), 14 pipelines | 412,449,073 | 23,330,124 B | 225 s (with the run) |
+
+The rest are the before/after-optimizations files, the four buffer files, LLVM IR and object files. In both,
+file 0000 is byte-identical to ``before_optimizations.txt`` and the last numbered file to
+``cpu_after_optimizations.txt``, as in the shared corpus. An Adam run at N=300 wrote 48.8 MB, so size grows about
+linearly with N. XLA's parser (``jaxlib._hlo.hlo_module_from_text``, jaxlib 0.10.2, load about 3): the final Adam
+module in 1.54 s (best of 3), all 27 Adam pass files in 39.8 s, the final transformer module in 0.053 s and its 59
+pass files in 1.0 s.
 """
 
 from __future__ import annotations
