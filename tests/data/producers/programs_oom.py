@@ -2,6 +2,7 @@
 
     cd tests/data/producers
     nice -n 10 python programs_oom.py --python VENV/bin/python --out DUMPS/oom-tpu-0.10.2 [PROGRAM ...]
+    (more XLA flags: --flags=--xla_dump_hlo_pass_re=.* ; another batch to search the size: --batch B)
 
 VENV is a scratch venv with ``jax[tpu]==0.10.2`` (no TPU needed: the programs are compiled for the topology
 ``v5e:2x2`` from ``jax.experimental.topologies.get_topology_desc``, 15.75 GiB of HBM per chip, and never run).
