@@ -2,7 +2,7 @@
 
     cd tests/data/producers
     nice -n 10 python programs_oom.py --python VENV/bin/python --out DUMPS/oom-tpu-0.10.2 [PROGRAM ...]
-    (more XLA flags: --flags=--xla_dump_hlo_pass_re=.* ; another batch to search the size: --batch B)
+    (more XLA flags: --flags=--xla_dump_hlo_pass_re=.* ; other table rows, to search the size: --rows R)
 
 VENV is a scratch venv with ``jax[tpu]==0.10.2`` (no TPU needed: the programs are compiled for the topology
 ``v5e:2x2`` from ``jax.experimental.topologies.get_topology_desc``, 15.75 GiB of HBM per chip, and never run).
@@ -11,14 +11,17 @@ Each program compiles in its own process with
 error the compile raises is written to ``OUT/<program>.log`` as a user would paste it: the exception's type
 and message (jax's traceback is left out: it names the venv's absolute paths).
 
-The programs: one train step of an MLP (``loss``, ``grad``, SGD update; batch B x width 8192, 6 layers, f32)
-whose saved activations make it overflow HBM.
+The programs: one train step of an MLP (``loss``, ``grad``, SGD update, nothing donated, f32) whose layers are
+16384x16384 weights (1 GiB each), preceded by a table f32[rows, 16384] whose mean is added to the input; the
+non-donated parameters and their new values fill HBM, and the table's rows tune the total (128 KiB a row on one
+device).
 
-* ``long_1dev``: on one device, B chosen so that the program is a few MB over 15.75 GiB: XLA's long form
-  (``Ran out of memory in memory space hbm`` ... ``Largest program allocations in hbm``).
-* ``long_mesh``: the same step on the 2x2 mesh, batch sharded over all 4 chips, weights replicated, B four
-  times as large: the long form again, per device.
-* ``short``: B far larger on one device: the short form (``HLO temporaries (...) exceeds available HBM``).
+* ``long_1dev``: one device, 7 layers, batch 1024, 11984 rows: a few MB over 15.75 GiB, XLA's long form
+  (``Ran out of memory in memory space hbm`` ... ``Largest program allocations in hbm``). The window is narrow:
+  11944 rows compile, 12024 rows give the short form (see ``../oom/README.md``).
+* ``long_mesh``: the 2x2 mesh (``data`` x ``model``), batch 2048 over ``data``, weights and table split over
+  ``model`` (half a weight a device), 14 layers, 16776 rows: the long form again, per device.
+* ``short``: one device, 2 layers, batch 65536: the short form (``HLO temporaries (...) exceeds available HBM``).
 
 Run from this folder under a relative name, so the dumps' FileNames tables hold ``programs_oom.py``.
 """
@@ -27,7 +30,6 @@ from __future__ import annotations
 
 import sys
 
-# program -> (devices, batch); batches found by compiling and reading "Exceeded hbm capacity by" (see README)
 # program -> (mesh shape, layers, batch, rows of the table, weights sharded over "model");
 # width 16384 (1 GiB an f32 weight); the rows tune the total to a few MB over 15.75 GiB
 PROGRAMS = {
@@ -38,7 +40,7 @@ PROGRAMS = {
 WIDTH = 16384
 
 
-def main(program: str, batch: str | None = None) -> None:
+def main(program: str, table_rows: str | None = None) -> None:
     import numpy as np
     import jax
     import jax.numpy as jnp
@@ -46,8 +48,8 @@ def main(program: str, batch: str | None = None) -> None:
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
     shape, layers, b, rows, shard_w = PROGRAMS[program]
-    if batch:
-        b = int(batch)
+    if table_rows:
+        rows = int(table_rows)
     devices = topologies.get_topology_desc(topology_name="v5e:2x2", platform="tpu").devices
     mesh = Mesh(np.array(devices[:shape[0] * shape[1]]).reshape(shape), ("data", "model"))
 
@@ -89,7 +91,7 @@ def drive() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--python", required=True)
     ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--batch", help="override the batch (to search for the size that just overflows)")
+    ap.add_argument("--rows", help="override the table's rows (to search for the size that just overflows)")
     ap.add_argument("--flags", default="", help="more XLA_FLAGS")
     ap.add_argument("programs", nargs="*", default=list(PROGRAMS))
     a = ap.parse_args()
@@ -99,7 +101,7 @@ def drive() -> int:
         dump = out / program
         flags = f"--xla_dump_to={os.path.relpath(dump, here)} --xla_dump_hlo_as_text {a.flags}".strip()
         env = dict(os.environ, XLA_FLAGS=flags, TF_CPP_MIN_LOG_LEVEL="2")
-        args = [program] + ([a.batch] if a.batch else [])
+        args = [program] + ([a.rows] if a.rows else [])
         code = f"import runpy, sys; sys.argv[1:] = {args!r}; runpy.run_path('programs_oom.py', run_name='__main__')"
         proc = subprocess.run([a.python, "-c", code], cwd=here, env=env, capture_output=True, text=True)
         err = proc.stderr
