@@ -23,10 +23,12 @@ files and bytes written.
 What one run wrote (jax/jaxlib 0.10.2, Python 3.11, 2 cores; one module each, ``module_0000``; the dumps are not
 in the repo, ``../shared/corpus/jax-cpu-passes`` holds two small ones):
 
-| folder | files (all) | bytes (all) | pass files (``SSSS``) | pass files' bytes | final module | compile |
+| folder (module) | files | bytes | pass files | their bytes | final module | compile |
 |---|---:|---:|---:|---:|---:|---:|
-| ``passes-transformer`` (``jit_train_step``) | 360 | 22,525,287 | 59 (0000-0058), 14 pipelines | 18,900,865 | 558,129 B | 5 s |
-| ``passes-adam3000`` (``jit_adam_update``, N=3000) | 157 | 505,221,436 | 27 (0000-0026), 14 pipelines | 412,449,073 | 23,330,124 B | 225 s (with the run) |
+| ``passes-transformer`` (``jit_train_step``) | 360 | 22,525,287 | 59 (0000-0058) | 18,900,865 | 558,129 | 5 s |
+| ``passes-adam3000`` (``jit_adam_update``) | 157 | 505,221,436 | 27 (0000-0026) | 412,449,073 | 23,330,124 | 225 s |
+
+(14 pipelines each; the Adam time includes its one run.)
 
 The rest are the before/after-optimizations files, the four buffer files, LLVM IR and object files. In both,
 file 0000 is byte-identical to ``before_optimizations.txt`` and the last numbered file to
@@ -115,7 +117,8 @@ def drive() -> int:
                 "runpy.run_path('large_adam_many_params.py', run_name='__main__')" % a.n)
     else:
         cwd = here
-        code = "import runpy, sys; sys.argv[1:] = ['transformer']; runpy.run_path('programs_passes.py', run_name='__main__')"
+        code = ("import runpy, sys; sys.argv[1:] = ['transformer']; "
+                "runpy.run_path('programs_passes.py', run_name='__main__')")
     flags = f"--xla_dump_to={os.path.relpath(out, cwd)} --xla_dump_hlo_as_text --xla_dump_hlo_pass_re=.*"
     env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2")
     proc = subprocess.run([a.python, "-c", code], cwd=cwd, env=env)
