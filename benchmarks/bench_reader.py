@@ -8,7 +8,7 @@ Without FILES it measures the largest corpus files in ``tests/data/jax-cpu`` (th
 the three largest buffer-assignment files), the synthetic 20 MB module ``<bench-dir>/synth/synth_20mb.txt``
 (generated with ``synth_module.py`` when missing) and the adam N=3000 dump files when ``make_inputs.py`` made them.
 
-For each file the text is read once, then the reader (``hlo_lsp.core.hlo.read_hlo(text, check=False)``, the
+For each file the text is read once, then the reader (``hlo_lsp.core.hlo.model.read_hlo(text, check=False)``, the
 index alone, for module text,
 ``hlo_lsp.core.buffers.read_buffers`` for buffer-assignment files, chosen by ``kinds.detect_kind``) is timed
 ``--repeat`` times after a ``gc.collect()``; the best run is kept (file read excluded). Beside it:
@@ -44,7 +44,7 @@ import line_scan  # noqa: E402  (sibling script)
 from hlo_lsp.core import kinds  # noqa: E402
 from hlo_lsp.core.buffers import read_buffers  # noqa: E402
 from hlo_lsp.core.diagnostics import Severity  # noqa: E402
-from hlo_lsp.core.hlo import read_hlo  # noqa: E402
+from hlo_lsp.core.hlo.model import read_hlo  # noqa: E402
 
 JAX_PYTHON = Path("/tmp/jaxenv/bin/python")
 TARGET_MB_S = 60.0

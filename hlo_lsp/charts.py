@@ -3,7 +3,7 @@ buffers at the peak listed.
 
 Interactive HTML comes from plotly, SVG and PNG from matplotlib (plotly's PNG export needs a browser). Both are
 optional (the ``charts`` extra) and imported only when a chart is written, so the server and the CLI start
-without them. The data is the allocated view of `hlo_lsp.core.peak` (what the allocations really hold at each
+without them. The data is the allocated view of `hlo_lsp.core.memory.peak` (what the allocations really hold at each
 step); XLA's own peak step is marked too, since it is the step XLA prints.
 """
 
@@ -14,7 +14,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 
-from hlo_lsp.core.peak import CATEGORIES, PeakReport
+from hlo_lsp.core.memory.peak import CATEGORIES, PeakReport
 from hlo_lsp.core.shapes import human_size
 
 FORMATS = ("html", "svg", "png")

@@ -12,8 +12,8 @@ import json
 import os
 import sys
 
-from hlo_lsp.core.peak import CATEGORIES, LiveValue, PeakReport, peak_of_bundle
-from hlo_lsp.core.peak_diff import diff_peaks
+from hlo_lsp.core.memory.peak import CATEGORIES, LiveValue, PeakReport, peak_of_bundle
+from hlo_lsp.core.memory.diff import diff_peaks
 from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import ReadError, Workspace
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error, info
 from hlo_lsp.core.document import DiskDocument, Edit, LineDocument, TextLines
-from hlo_lsp.core.hlo import HloModule, read_hlo, warm_module
-from hlo_lsp.core.hlo_checks import StructuralChecker
-from hlo_lsp.core.hlo_index import HloIndex
-from hlo_lsp.core.incremental import patch_module
+from hlo_lsp.core.hlo.model import HloModule, read_hlo, warm_module
+from hlo_lsp.core.hlo.checks import StructuralChecker
+from hlo_lsp.core.hlo.index import HloIndex
+from hlo_lsp.core.hlo.incremental import patch_module
 from hlo_lsp.core.occurrences import OccurrenceIndex
 
 MAX_FILE_BYTES = 1 << 30
@@ -168,7 +168,7 @@ class ModuleBundle:
 
     hlo: Analysis | None
     buffer_docs: dict[str, Analysis]
-    buffers: object | None  # hlo_lsp.core.bufferset.BufferSet, None without buffer files
+    buffers: object | None  # hlo_lsp.core.buffers.bufferset.BufferSet, None without buffer files
     partial: bool = False  # a large sibling is still to be read (see `Workspace.bundle`)
     # results derived from exactly these files (e.g. the peak report), kept with the bundle and released with
     # it: a newer version of any member makes a new bundle, and closing its documents drops it
@@ -459,7 +459,7 @@ class Workspace:
     def _joined_buffers(self, docs: dict[str, Analysis]):
         """The BufferSet joining ``docs`` (kind -> analysis), made once per set of buffer texts: an edit of the
         module's HLO text makes a new bundle but never changes its buffer files, whose join takes seconds."""
-        from hlo_lsp.core.bufferset import BufferSet
+        from hlo_lsp.core.buffers.bufferset import BufferSet
 
         kinds_sources = tuple(sorted(((k, v.source) for k, v in docs.items()), key=lambda t: t[0]))
         with self._lock:

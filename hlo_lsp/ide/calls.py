@@ -4,8 +4,8 @@ and which computations it calls."""
 from __future__ import annotations
 
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo import Computation, HloModule
-from hlo_lsp.core.hlo_line import parse_instruction_line
+from hlo_lsp.core.hlo.model import Computation, HloModule
+from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide.context import cursor
 from hlo_lsp.ide.types import Call, CallItem, Location

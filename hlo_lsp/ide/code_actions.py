@@ -16,8 +16,8 @@ import difflib
 from dataclasses import dataclass, field
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, TextEdit
-from hlo_lsp.core.hlo import HloModule
-from hlo_lsp.core.hlo_line import parse_instruction_line
+from hlo_lsp.core.hlo.model import HloModule
+from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide.diagnostics import document_diagnostics
 

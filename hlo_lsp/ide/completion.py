@@ -2,7 +2,7 @@
 
 The context is read from the text before the cursor on its line only (linear, no regex that can backtrack):
 - after ``name = <shape> `` (the shape read with a bracket-depth scan): opcodes from the one opcode table
-  (`hlo_lsp.core.opcodes.OPCODES`), with their family as detail;
+  (`hlo_lsp.core.hlo.opcodes.OPCODES`), with their family as detail;
 - inside the operand list of ``opcode(``: instructions defined earlier in the same computation, and the
   computation's parameters, with their shapes;
 - after ``calls=``, ``to_apply=``, ``body=``, ``condition=`` and the other computation attributes (also inside
@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.hlo_line import CALL_ATTRS, parse_instruction_line
-from hlo_lsp.core.opcodes import COMMON_ATTRIBUTES, OPCODES, lookup
+from hlo_lsp.core.hlo.line import CALL_ATTRS, parse_instruction_line
+from hlo_lsp.core.hlo.opcodes import COMMON_ATTRIBUTES, OPCODES, lookup
 from hlo_lsp.core.workspace import ReadError, Workspace
 
 

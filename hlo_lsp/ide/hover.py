@@ -12,10 +12,10 @@ import re
 
 from hlo_lsp.core import kinds, shapes
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo import HloModule, Instruction
-from hlo_lsp.core.hlo_line import parse_instruction_line
-from hlo_lsp.core.peak import union_bytes
-from hlo_lsp.core.source import file_location, instruction_source, stack
+from hlo_lsp.core.hlo.model import HloModule, Instruction
+from hlo_lsp.core.hlo.line import parse_instruction_line
+from hlo_lsp.core.memory.peak import union_bytes
+from hlo_lsp.core.hlo.source import file_location, instruction_source, stack
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.context import Cursor, cursor
 from hlo_lsp.ide.types import HoverResult

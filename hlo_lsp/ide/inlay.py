@@ -16,7 +16,7 @@ import bisect
 from dataclasses import dataclass
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.hlo_line import parse_instruction_line
+from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.shapes import SizeError, byte_size, human_size, is_tiled, padded_byte_size, parse_shape
 from hlo_lsp.core.workspace import Workspace
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.peak import PeakReport, allocation_in_use, peak_of_bundle
+from hlo_lsp.core.memory.peak import PeakReport, allocation_in_use, peak_of_bundle
 from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import ModuleBundle, Workspace
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo import HloModule
-from hlo_lsp.core.hlo_line import parse_instruction_line
-from hlo_lsp.core.source import SourceFrame, allowed_source_file, instruction_source, stack
+from hlo_lsp.core.hlo.model import HloModule
+from hlo_lsp.core.hlo.line import parse_instruction_line
+from hlo_lsp.core.hlo.source import SourceFrame, allowed_source_file, instruction_source, stack
 from hlo_lsp.core.workspace import ModuleBundle, Workspace
 from hlo_lsp.ide.context import (
     Cursor,

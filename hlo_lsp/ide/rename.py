@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo_line import parse_instruction_line
-from hlo_lsp.core.opcodes import KEYWORDS, PRIMITIVE_TYPES
+from hlo_lsp.core.hlo.line import parse_instruction_line
+from hlo_lsp.core.hlo.opcodes import KEYWORDS, PRIMITIVE_TYPES
 from hlo_lsp.core.workspace import ReadError, Workspace
 
 _VALID = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")

@@ -26,8 +26,8 @@ import re
 from typing import NamedTuple
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.hlo import InstructionTable
-from hlo_lsp.core.hlo_line import parse_instruction_line
+from hlo_lsp.core.hlo.model import InstructionTable
+from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.workspace import ReadError, Workspace
 
 TOKEN_TYPES = ["namespace", "function", "variable", "parameter", "type", "keyword", "macro", "property", "string",

@@ -17,7 +17,7 @@ computations met first in the file; not 200,000 entries (57 MB of JSON, 20 s) th
 from __future__ import annotations
 
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo import HloModule
+from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.workspace import Analysis, ReadError, Workspace
 from hlo_lsp.ide.context import instruction_definition, value_definition
 from hlo_lsp.ide.types import DocumentLink, FoldingRange, Location, Symbol, WorkspaceSymbol

@@ -22,7 +22,7 @@ from pygls.protocol.language_server import lsp_method
 from hlo_lsp import __version__
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity
 from hlo_lsp.core.folder_index import FolderIndex
-from hlo_lsp.core.memory import release_free_memory
+from hlo_lsp.core.process.heap import release_free_memory
 from hlo_lsp.core.workspace import NotReady, ReadError, Workspace
 from hlo_lsp.ide import calls, code_actions, hover, navigation, symbols
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier

@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from hlo_lsp.core.hlo import _INSTR, read_hlo
-from hlo_lsp.core.hlo_bulk import ATTRS, NAME, OPCODE, OPERANDS, PARAM, ROOT, SHAPE, called_names, computation_rows, operand_names
-from hlo_lsp.core.hlo_checks import _check_lines, check_computation
-from hlo_lsp.core.rules.verifier import verify
+from hlo_lsp.core.hlo.model import _INSTR, read_hlo
+from hlo_lsp.core.hlo.bulk import ATTRS, NAME, OPCODE, OPERANDS, PARAM, ROOT, SHAPE, called_names, computation_rows, operand_names
+from hlo_lsp.core.hlo.checks import _check_lines, check_computation
+from hlo_lsp.core.hlo.rules.verifier import verify
 from tests.fixtures import DATA
 from tests.rules.hlo_faults import BEFORE_FAULTS, HLO_FAULTS, read
 
@@ -163,7 +163,7 @@ def test_users_and_callers_from_rows_equal_the_per_line_maps(path):
 def test_users_and_callers_after_edits_in_place():
     """Edited lines patched in place are judged again on each use; the maps are not rebuilt."""
     from hlo_lsp.core.document import LineDocument
-    from hlo_lsp.core.incremental import patch_module
+    from hlo_lsp.core.hlo.incremental import patch_module
 
     rng = random.Random(3)
     path = sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt"))[0]
@@ -195,7 +195,7 @@ def test_users_after_renames_in_place(seed):
     """Definitions renamed (and uses edited) after the maps were built: every name's users, old and new names
     alike, are those of the module read again."""
     from hlo_lsp.core.document import LineDocument
-    from hlo_lsp.core.incremental import patch_module
+    from hlo_lsp.core.hlo.incremental import patch_module
 
     rng = random.Random(seed)
     paths = sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt")) + sorted(DATA.glob("seeds/001_*.txt"))
@@ -258,8 +258,8 @@ def test_local_names_only_when_operands_are_local():
 def test_checks_in_forked_children_equal_the_checks_here(monkeypatch):
     """`StructuralChecker.check_forked` (children on the other cores, for computations the read could not
     check) gives exactly the in-process result, and without fork the in-process path does it all."""
-    from hlo_lsp.core import forked
-    from hlo_lsp.core.hlo_checks import StructuralChecker
+    from hlo_lsp.core.process import fork as forked
+    from hlo_lsp.core.hlo.checks import StructuralChecker
 
     path = sorted(DATA.glob("seeds/001_*.txt"))[0]  # old-style operands: the rows cannot read it
     text = path.read_text()
@@ -282,7 +282,7 @@ def test_checks_in_forked_children_equal_the_checks_here(monkeypatch):
 
 
 def test_a_failing_child_leaves_the_work_to_the_parent():
-    from hlo_lsp.core import forked
+    from hlo_lsp.core.process import fork as forked
 
     if not forked.ENABLED:
         pytest.skip("fork is Linux-only")
@@ -297,7 +297,7 @@ def test_a_failing_child_leaves_the_work_to_the_parent():
 def test_a_stuck_child_is_killed_at_its_deadline(monkeypatch):
     import time
 
-    from hlo_lsp.core import forked
+    from hlo_lsp.core.process import fork as forked
 
     if not forked.ENABLED:
         pytest.skip("fork is Linux-only")
@@ -321,7 +321,8 @@ def _read_snapshot(mod):
 
 def _read_in_parts(text, monkeypatch, share, **patches):
     """`read_hlo` of ``text`` with every size split, the later ``share`` of it the second part."""
-    from hlo_lsp.core import forked, hlo_bulk
+    from hlo_lsp.core.hlo import bulk as hlo_bulk
+    from hlo_lsp.core.process import fork as forked
 
     with monkeypatch.context() as m:
         m.setattr(forked, "ENABLED", True)
@@ -333,7 +334,7 @@ def _read_in_parts(text, monkeypatch, share, **patches):
 
 
 def _read_whole(text, monkeypatch):
-    from hlo_lsp.core import forked
+    from hlo_lsp.core.process import fork as forked
 
     with monkeypatch.context() as m:
         m.setattr(forked, "ENABLED", False)
@@ -345,9 +346,9 @@ def _read_whole(text, monkeypatch):
 def test_a_module_read_in_two_parts_is_the_module_read_whole(path, monkeypatch):
     """A large module is read in two parts at once, the later one in a forked child: the same module, whatever
     the cut, whether the child answers or the parent reads that part itself."""
-    from hlo_lsp.core import forked
+    from hlo_lsp.core.process import fork as forked
 
-    from hlo_lsp.core import hlo_bulk
+    from hlo_lsp.core.hlo import bulk as hlo_bulk
 
     text = path.read_text()
     whole = _read_whole(text, monkeypatch)
@@ -368,7 +369,7 @@ def test_a_child_numbering_its_part_wrongly_is_not_believed(monkeypatch):
     """The child numbers its instructions after the indented lines before its part (machine-written
     instruction lines are the only ones); a child whose numbering differs from the parent's count is not
     believed, and the parent reads that part itself."""
-    from hlo_lsp.core import hlo_bulk
+    from hlo_lsp.core.hlo import bulk as hlo_bulk
 
     path = max(HLO, key=lambda p: p.stat().st_size)
     text = path.read_text()
@@ -413,7 +414,7 @@ def test_an_unreadable_line_in_either_part_gives_the_whole_read(where, monkeypat
 def test_a_discarded_child_is_gone():
     import time
 
-    from hlo_lsp.core import forked
+    from hlo_lsp.core.process import fork as forked
 
     child = forked.start(lambda p: time.sleep(30), None)
     assert child is not None

@@ -8,10 +8,10 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hlo_lsp.core import incremental
-from hlo_lsp.core.hlo import read_hlo
-from hlo_lsp.core.hlo_checks import structural_diagnostics
-from hlo_lsp.core.rules.verifier import verify
+from hlo_lsp.core.hlo import incremental
+from hlo_lsp.core.hlo.model import read_hlo
+from hlo_lsp.core.hlo.checks import structural_diagnostics
+from hlo_lsp.core.hlo.rules.verifier import verify
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.diagnostics import analysis_diagnostics
 from tests.fixtures import DATA

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hlo_lsp.core.hlo_grammar import caret_view, validate_module
+from hlo_lsp.core.hlo.grammar import caret_view, validate_module
 
 
 def first_error_view(text: str) -> str:

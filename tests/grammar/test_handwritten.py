@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hlo_lsp.core.diagnostics import Severity
-from hlo_lsp.core.hlo_grammar import validate_module
+from hlo_lsp.core.hlo.grammar import validate_module
 
 from .helpers import HANDWRITTEN, expectation
 

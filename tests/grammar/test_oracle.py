@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from hlo_lsp.core.diagnostics import Severity
-from hlo_lsp.core.hlo_grammar import validate_module
+from hlo_lsp.core.hlo.grammar import validate_module
 
 from .helpers import DATA, HANDWRITTEN, SHARED, hlo_files
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from hlo_lsp.core.diagnostics import Severity
-from hlo_lsp.core.hlo_grammar import validate_module
+from hlo_lsp.core.hlo.grammar import validate_module
 
 from .helpers import DATA, SHARED, hlo_files, require_found
 

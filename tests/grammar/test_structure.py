@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from hlo_lsp.core.diagnostics import Severity
-from hlo_lsp.core.hlo_grammar import split_blocks, validate_block, validate_module
+from hlo_lsp.core.hlo.grammar import split_blocks, validate_block, validate_module
 from hlo_lsp.core.occurrences import OccurrenceIndex
 
 MODULE = """HloModule m
@@ -123,7 +123,7 @@ def test_missing_brace_recovers_at_next_header():
 
 
 def test_parser_is_built_lazily():
-    code = ("import hlo_lsp.core.hlo_grammar as g, hlo_lsp.core.hlo_grammar.parser as p; "
+    code = ("import hlo_lsp.core.hlo.grammar as g, hlo_lsp.core.hlo.grammar.parser as p; "
             "print(p.is_built()); g.validate_module('c {\\n x = f32[] parameter(0)\\n}'); print(p.is_built())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.split()
     assert out == ["False", "True"]
@@ -195,7 +195,7 @@ def test_mutated_inputs_never_hit_an_internal_error():
 
 
 def test_parser_cache_goes_to_the_user_cache_dir(tmp_path):
-    code = "import hlo_lsp.core.hlo_grammar as g; print(len(g.validate_module('c {\\n x = f32[] parameter(0)\\n}').diagnostics))"
+    code = "import hlo_lsp.core.hlo.grammar as g; print(len(g.validate_module('c {\\n x = f32[] parameter(0)\\n}').diagnostics))"
     env = {"XDG_CACHE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.stdout.strip() == "0", out.stderr

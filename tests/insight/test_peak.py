@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hlo_lsp.core.peak import analyse_peak, peak_of_bundle, xla_peak_step
+from hlo_lsp.core.memory.peak import analyse_peak, peak_of_bundle, xla_peak_step
 from hlo_lsp.core.workspace import Workspace
 from tests.fixtures import DATA, IN_CI, SHARED, parse_assignment_listing, parse_live_ranges
 
@@ -218,7 +218,7 @@ def test_old_dump_source_from_metadata():
 
 
 def test_hlo_text_without_buffers_gives_no_report():
-    from hlo_lsp.core.bufferset import BufferSet
+    from hlo_lsp.core.buffers.bufferset import BufferSet
 
     r = analyse_peak(BufferSet())
     assert r.xla.step is None and r.xla.live == [] and r.allocated.peak_step is None

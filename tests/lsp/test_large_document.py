@@ -48,7 +48,7 @@ def big(tmp_path_factory):
 
 def _expected(path, text, monkeypatch) -> list[tuple]:
     """The in-process diagnostics, read in one part (no fork)."""
-    from hlo_lsp.core import forked
+    from hlo_lsp.core.process import fork as forked
     from hlo_lsp.core.workspace import Workspace
     from hlo_lsp.ide.diagnostics import document_diagnostics
 

@@ -81,7 +81,7 @@ def _literal_patterns() -> dict[tuple[str, int], str]:
 def _lark_patterns() -> dict[tuple[str, int], str]:
     out: dict[tuple[str, int], str] = {}
     try:
-        from hlo_lsp.core.hlo_grammar import parser as gp
+        from hlo_lsp.core.hlo.grammar import parser as gp
     except Exception:  # noqa: BLE001
         return out
     for name in dir(gp):
@@ -128,7 +128,7 @@ def test_patterns_are_found():
     found = all_patterns()
     sources = {v.split(":")[0].split(" ")[0] for v in found.values()}
     # the readers that scan file text must be among those found (a guard against this test finding nothing)
-    for must in ("hlo_lsp.core.buffers_reader", "hlo_lsp.ide.hover", "hlo_lsp.core.hlo_line"):
+    for must in ("hlo_lsp.core.buffers.reader", "hlo_lsp.ide.hover", "hlo_lsp.core.hlo.line"):
         assert any(s.startswith(must + ".") for s in sources), must
     assert len(found) >= 20, len(found)
 

@@ -7,8 +7,8 @@ import time
 from hlo_lsp.core.diagnostics import Severity
 
 from hlo_lsp.core.buffers import read_buffers
-from hlo_lsp.core.bufferset import BufferSet
-from hlo_lsp.core.rules.buffer_rules import buffer_findings
+from hlo_lsp.core.buffers.bufferset import BufferSet
+from hlo_lsp.core.buffers.rules import buffer_findings
 
 
 def _single(n_values: int, same_offset: bool) -> str:

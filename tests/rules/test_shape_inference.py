@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hlo_lsp.core.diagnostics import Severity
-from hlo_lsp.core.hlo import read_hlo
-from hlo_lsp.core.rules.verifier import verify
+from hlo_lsp.core.hlo.model import read_hlo
+from hlo_lsp.core.hlo.rules.verifier import verify
 
 # (name, parameters and helper lines, the instruction with {R} for its result shape, result XLA infers, a wrong one)
 CASES = [

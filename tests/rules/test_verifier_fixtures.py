@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from hlo_lsp.core.hlo import read_hlo
-from hlo_lsp.core.rules.verifier import verify
+from hlo_lsp.core.hlo.model import read_hlo
+from hlo_lsp.core.hlo.rules.verifier import verify
 
 ADD = """HloModule m
 

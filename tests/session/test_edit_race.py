@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from hlo_lsp.core.hlo_checks import StructuralChecker
-from hlo_lsp.core.rules.hlo_facts import Summary
+from hlo_lsp.core.hlo.checks import StructuralChecker
+from hlo_lsp.core.hlo.rules.facts import Summary
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.diagnostics import run_verifier
 from tests.session.synth import large_module

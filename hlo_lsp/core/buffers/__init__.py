@@ -1,0 +1,37 @@
+"""Buffer-assignment dumps, read one way: text primitives -> records -> columns -> model -> section readers -> join.
+
+- `text`: line primitives of the dump (value names, ``from instruction:`` spans, used-value blocks).
+- `records`: one record class per kind of line (allocation, value, live range, peak entry, report row).
+- `columns`: the record lists kept by column (compact for 10 MB files), read back as records.
+- `model`: `BufferDoc`, one file's model.
+- `reader` dispatches each line to the reader of its section: `read_allocations`, `read_values`,
+  `read_live_range` (live ranges, the peak list and its stack-trace breakdown), `read_report` (memory-usage report).
+- `bufferset`: the join of a module's files; `rules`: the buffer invariants XLA guarantees.
+
+This package is the public face of the model and the reader:
+
+``read_buffers(text, kind_hint=None) -> BufferDoc`` reads the old single-file dump or any file of the split set;
+see `hlo_lsp.core.buffers.reader` for the algorithm and `hlo_lsp.core.buffers.bufferset` for joining a module's files.
+"""
+
+from hlo_lsp.core.buffers.model import (  # noqa: F401
+    KINDS,
+    Allocation,
+    Assignment,
+    BufferDoc,
+    LiveRange,
+    MemoryRow,
+    MemoryTable,
+    PeakEntry,
+    Position,
+    SequenceStep,
+    StackNode,
+    Use,
+    UsedValue,
+)
+from hlo_lsp.core.buffers.reader import SUFFIX_KINDS, kind_from_path, read_buffers  # noqa: F401
+
+__all__ = [
+    "KINDS", "Allocation", "Assignment", "BufferDoc", "LiveRange", "MemoryRow", "MemoryTable", "PeakEntry",
+    "Position", "SequenceStep", "StackNode", "Use", "UsedValue", "SUFFIX_KINDS", "kind_from_path", "read_buffers",
+]

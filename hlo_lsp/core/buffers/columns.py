@@ -1,0 +1,331 @@
+"""The record lists of a `BufferDoc`, kept by column.
+
+A large module's buffer files hold about 200,000 records (value lines, used values, live ranges, schedule steps,
+peak entries). As objects they cost 250 bytes or more each (the object, its `Range`, an int object per number);
+by column they cost 40 to 80: numbers in `array`s, names as interned strings shared with every other file of the
+module. Each list reads like the list of records it stands for (``len``, ``[i]``, slices, iteration, ``==``):
+an access makes the record object afresh (a microsecond), so the IDE, which looks at a few records at a time,
+sees the same model, and the join (`BufferSet`) reads the columns directly.
+
+An absent optional number (a color not printed, a cumulative size an old dump does not give) is NONE in its
+column; a number too large for 64 bits (a hostile dump) is WIDE there and kept exactly in the list's ``wide``.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+from hlo_lsp.core.buffers import model as _model  # the record classes (the model imports this module too)
+from hlo_lsp.core.diagnostics import Range
+
+NONE = -(1 << 63)
+WIDE = NONE + 1
+_LO, _HI = WIDE + 1, (1 << 63) - 1
+_new = tuple.__new__
+_INDEX: dict[str | None, tuple[int, ...] | None] = {None: None}
+
+
+def shape_index(text: str | None) -> tuple[int, ...] | None:
+    """``{1,0}`` -> (1, 0), ``{}`` -> (), None -> None; one shared tuple per distinct text. Raises ValueError
+    for a malformed index (``{,}``), as the reader's own parse does."""
+    got = _INDEX.get(text)
+    if got is None and text is not None:
+        inner = text[1:-1]
+        got = tuple(int(p) for p in inner.split(",")) if inner else ()
+        if len(_INDEX) > 4096:
+            _INDEX.clear()
+            _INDEX[None] = None
+        _INDEX[text] = got
+    return got
+
+
+class _RecordSequence:
+    """What reads like the list of records it stands for: ``bool``, ``[i]`` (negative too), slices and ``==``,
+    over ``len`` records made by ``_at``."""
+
+    __slots__ = ()
+    _WHAT = "record"  # in the IndexError
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __getitem__(self, i):
+        n = len(self)
+        if isinstance(i, slice):
+            return [self._at(j) for j in range(*i.indices(n))]
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"{self._WHAT} index out of range")
+        return self._at(i)
+
+    def __eq__(self, other) -> bool:
+        try:
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        except TypeError:
+            return NotImplemented
+
+    __hash__ = None
+
+
+class Records(_RecordSequence):
+    """Base of the column lists: subclasses name their columns in ``__slots__`` (with ``wide``) and define
+    `_make`."""
+
+    __slots__ = ()
+
+    def put(self, column: array, name: str, value: int | None) -> None:
+        """Append ``value`` (None -> NONE) to an int column."""
+        if value is None:
+            column.append(NONE)
+        elif _LO <= value <= _HI:
+            column.append(value)
+        else:
+            self.wide[(name, len(column))] = value
+            column.append(WIDE)
+
+    def num(self, column: array, name: str, i: int) -> int | None:
+        """Entry ``i`` of an int column (None for NONE)."""
+        v = column[i]
+        if v <= WIDE:
+            return None if v == NONE else self.wide[(name, i)]
+        return v
+
+    def __len__(self) -> int:
+        return len(self.line)
+
+    def _at(self, i: int):
+        return self._make(i)
+
+    def __iter__(self):
+        return map(self._make, range(len(self.line)))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {len(self)}>"
+
+    def _make(self, i: int):  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+
+class SequenceSteps(Records):
+    """`SequenceStep`s of ``InstructionSequence:``."""
+
+    __slots__ = ("step", "name", "line", "start", "end", "wide")
+
+    def __init__(self):
+        self.step = array("q")
+        self.name: list[str] = []
+        self.line = array("I")
+        self.start = array("I")
+        self.end = array("I")
+        self.wide: dict = {}
+
+    def add(self, step: int, name: str, line: int, start: int, end: int) -> None:
+        if _LO <= step <= _HI:
+            self.step.append(step)
+        else:
+            self.put(self.step, "step", step)
+        self.name.append(name)
+        self.line.append(line)
+        self.start.append(start)
+        self.end.append(end)
+
+    def _make(self, i: int):
+        ln = self.line[i]
+        return _new(_model.SequenceStep, (self.num(self.step, "step", i), self.name[i], ln,
+                                   _new(Range, (ln, self.start[i], ln, self.end[i]))))
+
+
+class LiveRanges(Records):
+    """`LiveRange`s of ``BufferLiveRange:`` (name at column 4)."""
+
+    __slots__ = ("key", "instruction", "index_text", "first", "last", "line", "end", "wide")
+
+    def __init__(self):
+        self.key: list[str] = []
+        self.instruction: list[str] = []
+        self.index_text: list[str | None] = []
+        self.first = array("q")
+        self.last = array("q")
+        self.line = array("I")
+        self.end = array("I")
+        self.wide: dict = {}
+
+    def add(self, key: str, instruction: str, index_text: str | None, first: int, last: int, line: int,
+            end: int) -> None:
+        self.key.append(key)
+        self.instruction.append(instruction)
+        self.index_text.append(index_text)
+        if _LO <= first <= _HI and _LO <= last <= _HI:
+            self.first.append(first)
+            self.last.append(last)
+        else:
+            self.put(self.first, "first", first)
+            self.put(self.last, "last", last)
+        self.line.append(line)
+        self.end.append(end)
+
+    def _make(self, i: int):
+        instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
+        return _model.LiveRange(self.key[i], instr if itext is None else instr + itext, instr, shape_index(itext),
+                         self.num(self.first, "first", i), self.num(self.last, "last", i), ln,
+                         _new(Range, (ln, 4, ln, self.end[i])))
+
+
+class PeakEntries(Records):
+    """`PeakEntry`s of ``Live ranges at N (peak):`` (name at column 4; no key when printed without an index)."""
+
+    __slots__ = ("instruction", "index_text", "bytes", "cumulative", "line", "end", "wide")
+
+    def __init__(self):
+        self.instruction: list[str] = []
+        self.index_text: list[str | None] = []
+        self.bytes = array("q")
+        self.cumulative = array("q")
+        self.line = array("I")
+        self.end = array("I")
+        self.wide: dict = {}
+
+    def add(self, instruction: str, index_text: str | None, nbytes: int, cumulative: int | None, line: int,
+            end: int) -> None:
+        self.instruction.append(instruction)
+        self.index_text.append(index_text)
+        self.put(self.bytes, "bytes", nbytes)
+        self.put(self.cumulative, "cumulative", cumulative)
+        self.line.append(line)
+        self.end.append(end)
+
+    def key(self, i: int) -> str | None:
+        itext = self.index_text[i]
+        return None if itext is None else self.instruction[i] + itext
+
+    def _make(self, i: int):
+        instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
+        name = instr if itext is None else instr + itext
+        return _model.PeakEntry(name, None if itext is None else name, instr, self.num(self.bytes, "bytes", i),
+                         self.num(self.cumulative, "cumulative", i), ln, _new(Range, (ln, 4, ln, self.end[i])))
+
+
+class _ValueLines(Records):
+    """The columns of a value's line in both listings (``Used values:`` and the allocations' value lines): id,
+    key, instruction name, index text, phi flag, color, and where the name stands."""
+
+    __slots__ = ("value_id", "key", "instruction", "index_text", "phi", "color", "line", "start", "end", "wide")
+
+    def __init__(self):
+        self.value_id = array("q")
+        self.key: list[str] = []
+        self.instruction: list[str] = []
+        self.index_text: list[str | None] = []
+        self.phi = bytearray()
+        self.color = array("q")
+        self.line = array("I")
+        self.start = array("I")
+        self.end = array("I")
+        self.wide: dict = {}
+
+    def _add_value(self, value_id: int, key: str, instruction: str, index_text: str | None, phi: bool,
+                   color: int | None, line: int, start: int, end: int) -> None:
+        if _LO <= value_id <= _HI:
+            self.value_id.append(value_id)
+        else:
+            self.put(self.value_id, "value_id", value_id)
+        self.key.append(key)
+        self.instruction.append(instruction)
+        self.index_text.append(index_text)
+        self.phi.append(phi)
+        if color is not None and _LO <= color <= _HI:
+            self.color.append(color)
+        else:
+            self.put(self.color, "color", color)
+        self.line.append(line)
+        self.start.append(start)
+        self.end.append(end)
+
+
+class UsedValues(_ValueLines):
+    """`UsedValue`s of ``Used values:``; their positions, uses and instruction text stay in ``text``."""
+
+    __slots__ = ("from_line", "text")
+
+    def __init__(self, text=None):
+        super().__init__()
+        self.from_line = array("q")  # NONE until the value's `` from instruction:`` line is read
+        self.text = text
+
+    def add(self, value_id: int, key: str, instruction: str, index_text: str | None, phi: bool,
+            color: int | None, line: int, start: int, end: int) -> None:
+        self._add_value(value_id, key, instruction, index_text, phi, color, line, start, end)
+        self.from_line.append(NONE)
+
+    def _make(self, i: int):
+        instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
+        fl = self.from_line[i]
+        return _model.UsedValue(self.num(self.value_id, "value_id", i), instr if itext is None else instr + itext,
+                         self.key[i], instr, shape_index(itext), bool(self.phi[i]), self.num(self.color, "color", i),
+                         ln, _new(Range, (ln, self.start[i], ln, self.end[i])), None if fl == NONE else fl,
+                         self.text)
+
+
+class Assignments(_ValueLines):
+    """Every allocation's value lines (`Assignment`s), in document order; an `Allocation` sees its own run of
+    them through `AssignmentRun`."""
+
+    __slots__ = ("size", "offset", "shape", "allocation")
+
+    def __init__(self):
+        super().__init__()
+        self.size = array("q")
+        self.offset = array("q")
+        self.shape: list[str] = []
+        self.allocation = array("q")
+
+    def add(self, value_id: int, key: str, instruction: str, index_text: str | None, phi: bool,
+            color: int | None, size: int, offset: int, shape: str, allocation: int, line: int, start: int,
+            end: int) -> None:
+        self._add_value(value_id, key, instruction, index_text, phi, color, line, start, end)
+        if _LO <= size <= _HI and _LO <= offset <= _HI and _LO <= allocation <= _HI:
+            self.size.append(size)  # the usual case, without `put`'s checks one by one
+            self.offset.append(offset)
+            self.allocation.append(allocation)
+        else:
+            put = self.put
+            put(self.size, "size", size)
+            put(self.offset, "offset", offset)
+            put(self.allocation, "allocation", allocation)
+        self.shape.append(shape)
+
+    def _make(self, i: int):
+        instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
+        num = self.num
+        return _model.Assignment(num(self.value_id, "value_id", i), instr if itext is None else instr + itext, self.key[i],
+                          instr, shape_index(itext), bool(self.phi[i]), num(self.color, "color", i),
+                          num(self.size, "size", i), num(self.offset, "offset", i), self.shape[i],
+                          num(self.allocation, "allocation", i), ln, _new(Range, (ln, self.start[i], ln, self.end[i])))
+
+
+class AssignmentRun(_RecordSequence):
+    """The value lines of one allocation: records ``first .. first + count - 1`` of the document's `Assignments`
+    (a list-like view; ``count`` grows while the reader reads the allocation)."""
+
+    __slots__ = ("_all", "_first", "_count")
+
+    def __init__(self, records: Assignments, first: int, count: int = 0):
+        self._all = records
+        self._first = first
+        self._count = count
+
+    _WHAT = "assignment"
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _at(self, i: int):
+        return self._all._make(self._first + i)
+
+    def __iter__(self):
+        return map(self._all._make, range(self._first, self._first + self._count))
+
+    def numbers(self) -> range:
+        """The record numbers of this run in the document's `Assignments`."""
+        return range(self._first, self._first + self._count)
