@@ -44,7 +44,7 @@ import line_scan  # noqa: E402  (sibling script)
 from hlo_lsp.core import kinds  # noqa: E402
 from hlo_lsp.core.buffers import read_buffers  # noqa: E402
 from hlo_lsp.core.diagnostics import Severity  # noqa: E402
-from hlo_lsp.core.hlo.model import read_hlo  # noqa: E402
+from hlo_lsp.core.hlo.read import read_hlo
 
 JAX_PYTHON = Path("/tmp/jaxenv/bin/python")
 TARGET_MB_S = 60.0

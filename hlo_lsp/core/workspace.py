@@ -18,7 +18,8 @@ from pathlib import Path
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error, info
 from hlo_lsp.core.document import DiskDocument, Edit, LineDocument, TextLines
-from hlo_lsp.core.hlo.model import HloModule, read_hlo, warm_module
+from hlo_lsp.core.hlo.model import HloModule, warm_module
+from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.checks import StructuralChecker
 from hlo_lsp.core.hlo.index import HloIndex
 from hlo_lsp.core.hlo.incremental import patch_module

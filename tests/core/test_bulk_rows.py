@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from hlo_lsp.core.hlo.model import _INSTR, read_hlo
+from hlo_lsp.core.hlo.read import read_hlo
+from hlo_lsp.core.hlo.text import INSTR
 from hlo_lsp.core.hlo.bulk import ATTRS, NAME, OPCODE, OPERANDS, PARAM, ROOT, SHAPE, called_names, computation_rows, operand_names
 from hlo_lsp.core.hlo.checks import _check_lines, check_computation
 from hlo_lsp.core.hlo.rules.verifier import verify
@@ -42,7 +43,7 @@ def _assert_rows_match_reader(mod):
         read_any += 1
         for i, row in zip(c.instructions, rows):
             ins = _ins(mod, i)
-            m = _INSTR.match(mod.lines[ins.line])
+            m = INSTR.match(mod.lines[ins.line])
             assert (row[NAME], bool(row[ROOT])) == (ins.name, ins.is_root)
             assert row[SHAPE] == (m.group(4) or "")
             assert row[OPCODE] == ins.opcode and ins.unreadable is None

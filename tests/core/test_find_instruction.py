@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from hlo_lsp.core.hlo.model import read_hlo
+from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.index import HloIndex
 from tests.fixtures import DATA
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from hlo_lsp.core.hlo.model import read_hlo
+from hlo_lsp.core.hlo.read import read_hlo
 from tests.fixtures import DATA, IN_CI, SHARED
 
 

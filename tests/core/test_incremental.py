@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hlo_lsp.core.hlo import incremental
-from hlo_lsp.core.hlo.model import read_hlo
+from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.checks import structural_diagnostics
 from hlo_lsp.core.hlo.rules.verifier import verify
 from hlo_lsp.core.workspace import Workspace

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from hlo_lsp.core.diagnostics import Severity
-from hlo_lsp.core.hlo.model import read_hlo
+from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.rules.verifier import verify
 
 # (name, parameters and helper lines, the instruction with {R} for its result shape, result XLA infers, a wrong one)

@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from hlo_lsp.core.diagnostics import Severity
-from hlo_lsp.core.hlo.model import read_hlo
+from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.rules.verifier import verify
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.diagnostics import document_diagnostics

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from hlo_lsp.core.diagnostics import Severity
-from hlo_lsp.core.hlo.model import read_hlo
+from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.rules.verifier import VERIFIER_RULES, verify
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.diagnostics import document_diagnostics

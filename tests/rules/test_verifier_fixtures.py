@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hlo_lsp.core.hlo.model import read_hlo
+from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.rules.verifier import verify
 
 ADD = """HloModule m

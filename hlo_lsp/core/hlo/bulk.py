@@ -45,10 +45,9 @@ from typing import NamedTuple
 
 from hlo_lsp.core.process import fork as forked
 
-from hlo_lsp.core.hlo.model import (
-    _CALL_ATTR_PCT, _CALLED_NAME, CALL_ATTRS, OPERAND_LIST_TEXT, Computation, HloModule, InstructionTable,
-    bulk_computations, plain_operand_names,
-)
+from hlo_lsp.core.hlo.model import Computation, HloModule, InstructionTable
+from hlo_lsp.core.hlo.structure import bulk_computations
+from hlo_lsp.core.hlo.text import CALL_ATTR_PCT, CALLED_NAME, CALL_ATTRS, OPERAND_LIST_TEXT, plain_operand_names
 
 _ROW = re.compile(
     r"(?>\n([ \t]*(ROOT[ \t]+)?%)([\w.\-]+)[ \t]*=[^\S\n]*(?:([^ \n%]*(?: [^ \n%]*)*?) )??([a-z][a-z0-9_\-]*)\()"
@@ -56,7 +55,7 @@ _ROW = re.compile(
     r"([^\n]*)"
 )
 # The reader's call-attribute pattern kept to one line, so it reads rows joined by newlines as it reads each.
-_CALL_ATTR_LINE = re.compile(_CALL_ATTR_PCT.pattern.replace("[^}]", r"[^}\n]"))
+_CALL_ATTR_LINE = re.compile(CALL_ATTR_PCT.pattern.replace("[^}]", r"[^}\n]"))
 # a call attribute with a braced list (`branch_computations={...}`): the one case the fast path leaves alone
 _CALL_BRACES = tuple(sorted(k + "={" for k in CALL_ATTRS))
 
@@ -117,7 +116,7 @@ def called_names(attrs: str) -> list[str]:
         if start > 0 and attrs[start:i] in CALL_ATTRS:
             m = _NAME_RUN.match(attrs, i + 2)
             return [m.group()] if m else []
-    return [n.group(1) for m in _CALL_ATTR_LINE.finditer(attrs) for n in _CALLED_NAME.finditer(m.group(2))]
+    return [n.group(1) for m in _CALL_ATTR_LINE.finditer(attrs) for n in CALLED_NAME.finditer(m.group(2))]
 
 
 def row_calls(rows: list[tuple[str, ...]], a: int, lines: list[str], line_of) -> dict[int, list[str]]:

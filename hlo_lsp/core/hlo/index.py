@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from hlo_lsp.core.hlo.model import _NUMBERED_OPERANDS, _INSTR, HloModule, find_close_paren
+from hlo_lsp.core.hlo.model import HloModule
+from hlo_lsp.core.hlo.text import NUMBERED_OPERANDS, INSTR, find_close_paren
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.occurrences import Occurrence
 
@@ -154,7 +155,7 @@ class HloIndex:
         name = re.compile(r"(?<![\w.\-])%?(" + re.escape(key) + r")(?![\w.\-])")
         out: list[tuple[int, int, int, str]] = []
         add = out.append
-        lines, match, plain = mod.lines, _INSTR.match, _NUMBERED_OPERANDS.fullmatch
+        lines, match, plain = mod.lines, INSTR.match, NUMBERED_OPERANDS.fullmatch
         needle = "%" + key
         for ln in self._lines_for("instruction", key, user_lines):
             row = users.get(ln)

@@ -10,16 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hlo_lsp.core.hlo.model import (
-    _ATTR_KEY,
-    _COMMENT_INDEX,
-    _INSTR,
-    CALL_ATTRS,
-    find_close_paren,
-    operand_name,
-    scan_value_end,
-    split_operands,
-)
+from hlo_lsp.core.hlo.text import ATTR_KEY, COMMENT_INDEX, INSTR, CALL_ATTRS, find_close_paren, operand_name, scan_value_end, split_operands
 
 _NAME_IN_LIST = re.compile(r"%?([^\s,{}%]+)")
 # a key starts after a non-key character: finditer stays linear on a 100 KB run of letters without '='
@@ -83,7 +74,7 @@ def parse_instruction_line(line: str) -> InstructionLine | None:
 
 
 def _parse_line(line: str) -> InstructionLine | None:
-    m = _INSTR.match(line)
+    m = INSTR.match(line)
     if m is None:
         return None
     name = Span(m.group(3), m.start(3), m.end(3))
@@ -95,7 +86,7 @@ def _parse_line(line: str) -> InstructionLine | None:
     seg_end = close if close >= 0 else len(line)
     seg = line[open_pos + 1 : seg_end]
     if opcode.text not in ("constant", "parameter") and seg.strip():
-        clean = _COMMENT_INDEX.sub(lambda mm: " " * len(mm.group()), seg)
+        clean = COMMENT_INDEX.sub(lambda mm: " " * len(mm.group()), seg)
         for a, b in split_operands(clean):
             item = clean[a:b]
             r = operand_name(item)
@@ -115,7 +106,7 @@ def _parse_line(line: str) -> InstructionLine | None:
     i = close + 1
     n = len(line)
     while i < n:
-        km = _ATTR_KEY.search(line, i)
+        km = ATTR_KEY.search(line, i)
         if km is None:
             break
         key = km.group(1)

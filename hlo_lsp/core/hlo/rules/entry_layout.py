@@ -7,7 +7,8 @@ import re
 from collections.abc import Iterator
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, warning
-from hlo_lsp.core.hlo.model import _INDEX_NUMBER, _INDEX_NUMBER_TEXT, _INSTR, Computation
+from hlo_lsp.core.hlo.model import Computation
+from hlo_lsp.core.hlo.text import INDEX_NUMBER, INDEX_NUMBER_TEXT, INSTR
 from hlo_lsp.core.hlo.rules.facts import ModuleFacts, same_shape, text_of
 from hlo_lsp.core.shapes import parse_shape
 
@@ -63,7 +64,7 @@ def entry_layout(m: ModuleFacts) -> Iterator[Diagnostic]:
                       f"`{root.name}` is {text_of(rs)}", related=(Related(root.name_range, "the ENTRY root"),))
 
 
-_ARRAY_TEXT = r"(?:%s)?[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?" % _INDEX_NUMBER_TEXT  # long tuples numbered
+_ARRAY_TEXT = r"(?:%s)?[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?" % INDEX_NUMBER_TEXT  # long tuples numbered
 # a layout of plain arrays: `entry_computation_layout={(f32[4]{0}, s32[])->(f32[4]{0})}`; groups: parameters, result
 # `entry_computation_layout={(f32[4]{0}, s32[])->(f32[4]{0})}` with plain array parameters; groups: the
 # parameters, the result text (any shape: braces only as layouts, read possessively so a failure is linear)
@@ -83,12 +84,12 @@ def _layout_plainly_agrees(m: ModuleFacts, entry: Computation, line: str, at: in
     lm = _PLAIN_LAYOUT.match(line, at)
     if lm is None:
         return False
-    params = _INDEX_NUMBER.sub("", lm.group(1)).split(", ") if lm.group(1) else []
+    params = INDEX_NUMBER.sub("", lm.group(1)).split(", ") if lm.group(1) else []
     if tuple(params) != sm.sig:
         return False
-    head = _INSTR.match(m.mod.lines[m.ins(entry.root).line])
+    head = INSTR.match(m.mod.lines[m.ins(entry.root).line])
     return head is not None and head.group(4) is not None and (
-        head.group(4) == lm.group(2) or _INDEX_NUMBER.sub("", head.group(4)) == _INDEX_NUMBER.sub("", lm.group(2)))
+        head.group(4) == lm.group(2) or INDEX_NUMBER.sub("", head.group(4)) == INDEX_NUMBER.sub("", lm.group(2)))
 
 
 def _matching_brace(line: str, open_pos: int) -> int:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo.model import _INSTR, Computation, HloModule, Instruction, find_close_paren
+from hlo_lsp.core.hlo.model import Computation, HloModule, Instruction
+from hlo_lsp.core.hlo.text import INSTR, find_close_paren
 from hlo_lsp.core.hlo.line import InstructionLine, parse_instruction_line
 from hlo_lsp.core.hlo.rules.inference import Site, mismatch
 from hlo_lsp.core.hlo.rules.inference.attrs import attr_text
@@ -127,7 +128,7 @@ class ModuleFacts:
         matched (not its attributes), and each distinct shape text is parsed once."""
         key = id(ins)
         if key not in self._shape:
-            mm = _INSTR.match(self.mod.lines[ins.line])
+            mm = INSTR.match(self.mod.lines[ins.line])
             text = mm.group(4) if mm is not None else None
             if text is None:
                 self._shape[key] = None
@@ -175,7 +176,7 @@ class ModuleFacts:
         written inline (a nested instruction) or left empty."""
         out = self.shape(ins)
         line = self.mod.lines[ins.line]
-        head = _INSTR.match(line)
+        head = INSTR.match(line)
         if out is None or head is None:
             return None
         ops = []

@@ -23,7 +23,8 @@ import re
 from collections.abc import Callable, Iterator
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, info, warning
-from hlo_lsp.core.hlo.model import _INSTR, Computation, HloModule, Instruction
+from hlo_lsp.core.hlo.model import Computation, HloModule, Instruction
+from hlo_lsp.core.hlo.text import INSTR
 from hlo_lsp.core.hlo.rules.entry_layout import entry_layout
 from hlo_lsp.core.hlo.rules.facts import ModuleFacts, Summary, exact_types, fp_type, same_shape, text_of
 from hlo_lsp.core.hlo.rules.summary import ELEMENTWISE, SAME_TYPE_BINARY, SAME_TYPE_UNARY
@@ -160,7 +161,7 @@ def written_operand_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
         if ins is None:
             continue
         line = m.mod.lines[ln]
-        head = _INSTR.match(line)
+        head = INSTR.match(line)
         if head is None or not _OLD_STYLE_OPERAND.search(line, head.end()):
             continue
         d = m.detail(ins)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from hlo_lsp.core.hlo.model import CALL_ATTRS
+from hlo_lsp.core.hlo.text import CALL_ATTRS
 
 _KEYS: dict[str, re.Pattern] = {}
 _INT = re.compile(r"-?[0-9]{1,18}")

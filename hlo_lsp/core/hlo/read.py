@@ -1,0 +1,55 @@
+"""Read HLO module text into the model (`read_hlo`): the rows pass (`bulk`) when the text is machine-written,
+else the instruction scan (`text`) and the structure from the column-0 lines (`structure`).
+"""
+
+from __future__ import annotations
+
+import gc
+
+from hlo_lsp.core.hlo.model import HloModule, InstructionTable
+from hlo_lsp.core.hlo.structure import read_structure
+from hlo_lsp.core.hlo.text import scan_instructions
+
+
+def read_hlo(text: str, lines: list[str] | None = None, check: bool = True) -> HloModule:
+    """Index HLO module text; never raises. Lines it cannot read become ``syntax-error`` diagnostics.
+
+    ``lines``, when given, must be ``text.split("\\n")`` (an editor's line store): the module then shares that
+    list, so an in-place edit of a line is seen by the module (see `incremental.patch_module`). With ``check``
+    (the default) a machine-written module is read by the rows pass, which also checks every computation and
+    summarizes it for the verifier (`HloModule.pre_checked`); without, only the index is built (the reader
+    alone, as `benchmarks/bench_reader.py` times it)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+        lines = None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = None
+    if lines is None:
+        lines = text.split("\n")
+    mod = HloModule(lines=lines)
+    scan = "\n" + text
+    enabled = gc.isenabled()
+    gc.disable()  # ~10^5 small objects: generational collections would cost a third of the time
+    try:
+        from hlo_lsp.core.hlo.bulk import read_rows  # the rows pass imports this module
+
+        if check and read_rows(mod, scan):
+            return mod  # machine-written: read and checked in one pass
+        mod = HloModule(lines=lines)
+        offsets, names, line_of, col_of, roots = scan_instructions(scan)
+        flags = bytearray(len(names))
+        for r in roots:
+            flags[r] = 1
+        instrs = InstructionTable(names, line_of, col_of, flags, lines)
+        read_structure(mod, scan, offsets, instrs, roots)
+    finally:
+        if enabled:
+            gc.enable()
+    return mod
+
+
+# over "\n" + text: a computation header line; groups: 1 ENTRY, 2 name, 3 signature (text before the final `{`)
+# (the lookaheads keep the name and the blanks after it whole, so a long line is scanned once, not once per
+# shorter name: finditer was quadratic on a long column-0 line; the signature is taken greedily to the line's
+# last `{`, the only one blanks alone can follow, which is the one the lazy form found char by char)

@@ -1,0 +1,236 @@
+"""A module's structure from its column-0 lines: computation headers, closing braces, the metadata
+tables, and which instructions each computation owns (by regex and bisection on machine-written text; line
+by line otherwise, reporting lines it cannot read).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import sys
+
+from hlo_lsp.core.diagnostics import Range, error
+from hlo_lsp.core.hlo.model import Computation, HloModule, Instruction, InstructionTable, TableRow
+from hlo_lsp.core.hlo.text import INSTR, TABLE_ROW, TABLES, TOP_LINE, computation_header
+
+_HEADER_LINE = re.compile(r"\n(ENTRY[ \t]+)?%?([^\s(%{=}/][^\s(%{=]*)(?![^\s(%{=])[ \t]*(?![ \t])([^\n]*)\{[ \t]*(?=\n|\Z)")
+_CLOSE_LINE = re.compile(r"\n\}")
+
+
+def read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable,
+                    roots: list[int]) -> None:
+    """Computations, tables and header from the column-0 lines. Machine-written text takes the bulk path
+    (`_read_structure_bulk`: headers and closing braces found by regex and paired by bisection); anything it
+    cannot vouch for takes the per-line path, which also places the errors."""
+    if not _read_structure_bulk(mod, scan, offsets, instrs, roots):
+        mod.computations.clear()
+        mod.computation_by_name.clear()
+        mod.tables.clear()
+        mod.table_lines.clear()
+        _read_structure_lines(mod, scan, offsets, instrs, roots)
+
+
+def bulk_headers(mod: HloModule, scan: str, start: int = 0, end: int | None = None) -> list[tuple[re.Match, int]] | None:
+    """(header match, offset of the closing line's newline) of every computation when the column-0 lines are
+    the module header and tables (read into ``mod`` here), then computation headers and lone closing braces
+    alternating with only blank lines between; None otherwise (``mod`` may then hold part of the prefix).
+
+    ``scan[start:end]`` alone is read when given: a part starting after the first computation (``start`` the
+    newline ending a closing line) holds only blank lines before its first header (no module header), and one
+    ending early ends with the newline after a closing brace, so the parts of a module all pass exactly when the
+    whole does."""
+    if end is None:
+        end = len(scan)
+    heads = list(_HEADER_LINE.finditer(scan, start, end))
+    closes = [m.start() for m in _CLOSE_LINE.finditer(scan, start, end)]
+    if not heads or len(heads) != len(closes):
+        return None
+    for h, c, nxt in zip(heads, closes, [m.start() for m in heads[1:]] + [end]):
+        if not h.start() < c < nxt:
+            return None
+        eol = scan.find("\n", c + 1, end)
+        if eol < 0:
+            eol = end
+        # the closing line is a lone brace, and only blank lines follow it up to the next header
+        if scan[c + 1 : eol].rstrip() != "}" or (eol < nxt and not scan[eol:nxt].isspace()):
+            return None
+    first = heads[0].start()
+    if start:  # a later part: nothing but blank lines before its first computation
+        return list(zip(heads, closes)) if first == start or scan[start:first].isspace() else None
+    # the prefix before the first computation: module header and tables, read line by line (it is small)
+    _read_structure_lines(mod, scan[: first + 1], [], [], [])
+    if mod.computations or mod.diagnostics:
+        return None
+    return list(zip(heads, closes))
+
+
+def bulk_computations(mod: HloModule, scan: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]] | None:
+    """`bulk_headers` (of ``scan[start:end]``), with each computation made and added to ``mod`` (name, lines,
+    signature; the name and signature interned: callers name the computations again, and fusion signatures
+    repeat): per computation the offsets in ``scan`` of its header line's and its closing line's newlines.
+    None as `bulk_headers`."""
+    pairs = bulk_headers(mod, scan, start, end)
+    if pairs is None:
+        return None
+    comps = mod.computations
+    by_comp = mod.computation_by_name
+    count = scan.count
+    first = pairs[0][0].start()
+    ln = count("\n", 0, first + 1) - 1
+    prev = first + 1
+    offsets = []
+    for hm, c in pairs:
+        h = hm.start()
+        ln += count("\n", prev, h + 1)
+        comp = Computation(sys.intern(hm.group(2)), ln, hm.start(2) - h - 1, hm.start(1) >= 0,
+                           sys.intern(hm.group(3).strip()))
+        comp.end_line = ln + count("\n", h + 1, c + 1)
+        prev = c + 1
+        ln = comp.end_line
+        by_comp.setdefault(comp.name, len(comps))
+        comps.append(comp)
+        offsets.append((h, c))
+    return offsets
+
+
+def _read_structure_bulk(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable,
+                         roots: list[int]) -> bool:
+    """The bulk path; returns False (having changed nothing that the per-line path does not reset) unless every
+    column-0 line is the module header, a table line, a computation header or a closing brace, and headers and
+    braces alternate."""
+    spans = bulk_computations(mod, scan)
+    if spans is None:
+        return False
+    r = 0
+    n_roots = len(roots)
+    for comp, (h, c) in zip(mod.computations, spans):
+        lo = bisect.bisect_right(offsets, h)
+        hi = bisect.bisect_left(offsets, c)
+        comp.instructions = range(lo, hi)
+        while r < n_roots and roots[r] < lo:
+            r += 1
+        while r < n_roots and roots[r] < hi:
+            comp.root = roots[r]
+            r += 1
+        if comp.root is None and hi > lo:
+            comp.root = hi - 1
+        if comp.end_line - comp.line - 1 != hi - lo:
+            return False  # blank, comment or unreadable lines inside: let the per-line path place them
+    if sum(len(c.instructions) for c in mod.computations) != len(instrs):
+        return False
+    mod.instructions = instrs
+    mod.by_name = dict(zip(reversed(instrs.names), range(len(instrs) - 1, -1, -1)))
+    return True
+
+
+def _read_structure_lines(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable | list,
+                          roots: list[int]) -> None:
+    """The per-line path: read the column-0 lines (header, tables, computation headers, braces) and give each
+    computation its contiguous slice of the instruction array, reporting whatever does not fit."""
+    lines = mod.lines
+    diags = mod.diagnostics
+    comps = mod.computations
+    spans: list[tuple[int, int]] = []  # per computation: (offset of header line, offset of its closing line)
+    cur: Computation | None = None
+    cur_off = 0
+    table: dict[int, TableRow] | None = None
+    table_next = -1  # the line a row must be on to continue the current table
+    ln = -1
+    prev = 0
+    for m in TOP_LINE.finditer(scan):
+        off = m.start()
+        ln += scan.count("\n", prev, off + 1)
+        prev = off + 1
+        line = m.group(1)
+        if line.startswith("//"):
+            continue
+        if cur is not None:
+            if line[0] == "}":
+                cur.end_line = ln
+                spans.append((cur_off, off))
+                cur = None
+                continue
+            if computation_header(line) is None:
+                continue  # an unindented instruction (scanned already) or an unreadable line (found below)
+            diags.append(error(cur.name_range, "unclosed-computation", f"computation `{cur.name}` has no closing `}}`"))
+            cur.end_line = ln - 1
+            spans.append((cur_off, off))
+            cur = None
+        if table is not None and ln == table_next:
+            t = TABLE_ROW.match(line)
+            if t:
+                rid = int(t.group(1)) if len(t.group(1)) < 19 else -1
+                table[rid] = TableRow(rid, ln, t.group(2), t.start(2))
+                table_next = ln + 1
+                continue
+        table = None
+        if line.startswith("HloModule"):
+            nm = re.match(r"\s+([^\s,]+)", line[9:])
+            mod.name = nm.group(1) if nm else None
+            mod.header_line = ln
+            continue
+        stripped = line.strip()
+        if stripped in TABLES:
+            table = mod.tables.setdefault(stripped, {})
+            mod.table_lines[stripped] = ln
+            table_next = ln + 1
+            continue
+        h = computation_header(line)
+        if h is not None:
+            cur = Computation(h[2], ln, h[1], h[0], h[3])
+            cur_off = off
+            mod.computation_by_name.setdefault(cur.name, len(comps))
+            comps.append(cur)
+            continue
+        if " = " not in line or not INSTR.match(line):
+            diags.append(error(Range(ln, 0, ln, len(line.rstrip())), "syntax-error",
+                               "unexpected text outside any computation: expected `HloModule`, a table, "
+                               "or a computation header"))
+    if cur is not None:
+        diags.append(error(cur.name_range, "unclosed-computation", f"computation `{cur.name}` has no closing `}}`"))
+        cur.end_line = len(lines) - 1
+        spans.append((cur_off, len(scan)))
+    # each computation owns the scanned instructions between its header and its closing line
+    kept: list[Instruction] = []
+    covered = 0
+    contiguous = True  # computations cover the instruction array without gaps (the normal case)
+    for c, (a, b) in zip(comps, spans):
+        lo = bisect.bisect_right(offsets, a)
+        hi = bisect.bisect_left(offsets, b)
+        if lo != covered:
+            contiguous = False
+        base = len(kept)
+        kept.extend(instrs[i] for i in range(lo, hi))
+        covered += hi - lo
+        c.instructions = range(base, len(kept))
+        r = bisect.bisect_left(roots, lo)
+        while r < len(roots) and roots[r] < hi:
+            c.root = base + roots[r] - lo  # the last ROOT wins; two are an error for the checks
+            r += 1
+        if c.root is None and c.instructions:
+            c.root = c.instructions[-1]
+        if c.end_line - c.line - 1 != len(c.instructions):
+            _report_unread_lines(mod, c, kept)
+    covered = covered if contiguous else -1
+    if covered != len(instrs):
+        inside = {id(x) for x in kept}
+        for ins in instrs:
+            if id(ins) not in inside:
+                diags.append(error(ins.name_range, "syntax-error", f"instruction `{ins.name}` is outside any computation"))
+    mod.instructions = kept
+    n = len(kept)
+    # reversed, so that the first definition of a repeated name wins
+    mod.by_name = dict(zip([x.name for x in reversed(kept)], range(n - 1, -1, -1)))
+
+
+def _report_unread_lines(mod: HloModule, comp: Computation, instrs: list[Instruction]) -> None:
+    """Report the lines of a computation that are neither instructions, blank lines nor comments."""
+    have = {instrs[i].line for i in comp.instructions}
+    for ln in range(comp.line + 1, min(comp.end_line + 1, len(mod.lines))):
+        text = mod.lines[ln]
+        s = text.strip()
+        if ln in have or not s or s.startswith("//") or s == "}" or text[:1] == "}":
+            continue
+        col = len(text) - len(text.lstrip())
+        mod.diagnostics.append(error(Range(ln, col, ln, len(text.rstrip())), "syntax-error",
+                                     "cannot read this line as an instruction: expected `name = shape opcode(operands)`"))
