@@ -12,7 +12,8 @@ import re
 
 from hlo_lsp.core import kinds, shapes
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo.model import HloModule, Instruction
+from hlo_lsp.core.hlo.instructions import Instruction
+from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.memory.peak import union_bytes
 from hlo_lsp.core.hlo.source import file_location, instruction_source, stack

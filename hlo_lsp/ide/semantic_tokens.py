@@ -26,7 +26,7 @@ import re
 from typing import NamedTuple
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.hlo.model import InstructionTable
+from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.workspace import ReadError, Workspace
 

@@ -12,7 +12,7 @@ import pytest
 
 from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.text import INSTR
-from hlo_lsp.core.hlo.bulk import ATTRS, NAME, OPCODE, OPERANDS, PARAM, ROOT, SHAPE, called_names, computation_rows, operand_names
+from hlo_lsp.core.hlo.rows import ATTRS, NAME, OPCODE, OPERANDS, PARAM, ROOT, SHAPE, called_names, computation_rows, operand_names
 from hlo_lsp.core.hlo.checks import _check_lines, check_computation
 from hlo_lsp.core.hlo.rules.verifier import verify
 from tests.fixtures import DATA

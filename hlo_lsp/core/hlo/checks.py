@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import threading
 
-from hlo_lsp.core.process import fork as forked
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error
-from hlo_lsp.core.hlo.model import Computation, HloModule, InstructionTable
-from hlo_lsp.core.hlo.bulk import NAME, OPCODE, OPERANDS, ROOT, computation_rows, is_clean, operand_names, row_calls
-from hlo_lsp.core.hlo.rules.facts import Summary, summarize
+from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.line import parse_instruction_line
+from hlo_lsp.core.hlo.model import Computation, HloModule
+from hlo_lsp.core.hlo.rows import NAME, OPCODE, OPERANDS, ROOT, computation_rows, is_clean, operand_names, row_calls
+from hlo_lsp.core.hlo.rules.facts import Summary, summarize
+from hlo_lsp.core.process import fork as forked
 
 
 def check_computation(mod: HloModule, c: Computation) -> list[Diagnostic]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 from hlo_lsp.core.document import Edit
-from hlo_lsp.core.hlo.model import HloModule, InstructionTable
+from hlo_lsp.core.hlo.instructions import InstructionTable
+from hlo_lsp.core.hlo.model import HloModule
 
 _EDIT_LINE = re.compile(r"[ \t]+(ROOT[ \t]+)?%?([\w.\-]+)[ \t]*=")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from hlo_lsp.core.hlo.model import HloModule
-from hlo_lsp.core.hlo.text import NUMBERED_OPERANDS, INSTR, find_close_paren
 from hlo_lsp.core.hlo.line import parse_instruction_line
+from hlo_lsp.core.hlo.model import HloModule
+from hlo_lsp.core.hlo.text import INSTR, NUMBERED_OPERANDS, find_close_paren
 from hlo_lsp.core.occurrences import Occurrence
 
 _SIG_PARAM = re.compile(r"[(,]\s*(?:/\*[^*]*\*/)?%?([^\s:(),%]+):")

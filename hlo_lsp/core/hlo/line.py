@@ -10,7 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hlo_lsp.core.hlo.text import ATTR_KEY, COMMENT_INDEX, INSTR, CALL_ATTRS, find_close_paren, operand_name, scan_value_end, split_operands
+from hlo_lsp.core.hlo.text import (
+    ATTR_KEY,
+    CALL_ATTRS,
+    COMMENT_INDEX,
+    INSTR,
+    find_close_paren,
+    operand_name,
+    scan_value_end,
+    split_operands,
+)
 
 _NAME_IN_LIST = re.compile(r"%?([^\s,{}%]+)")
 # a key starts after a non-key character: finditer stays linear on a 100 KB run of letters without '='

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import gc
 
-from hlo_lsp.core.hlo.model import HloModule, InstructionTable
+from hlo_lsp.core.hlo.instructions import InstructionTable
+from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.structure import read_structure
 from hlo_lsp.core.hlo.text import scan_instructions
 
@@ -32,7 +33,7 @@ def read_hlo(text: str, lines: list[str] | None = None, check: bool = True) -> H
     enabled = gc.isenabled()
     gc.disable()  # ~10^5 small objects: generational collections would cost a third of the time
     try:
-        from hlo_lsp.core.hlo.bulk import read_rows  # the rows pass imports this module
+        from hlo_lsp.core.hlo.bulk import read_rows
 
         if check and read_rows(mod, scan):
             return mod  # machine-written: read and checked in one pass

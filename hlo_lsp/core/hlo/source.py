@@ -13,8 +13,8 @@ import os
 import stat
 from dataclasses import dataclass
 
-from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.line import InstructionLine
+from hlo_lsp.core.hlo.model import HloModule
 
 MAX_STACK = 256
 MAX_PARENTS = 4  # a relative file name is looked for beside the dump and in this many folders above it

@@ -10,7 +10,8 @@ import re
 import sys
 
 from hlo_lsp.core.diagnostics import Range, error
-from hlo_lsp.core.hlo.model import Computation, HloModule, Instruction, InstructionTable, TableRow
+from hlo_lsp.core.hlo.instructions import Instruction, InstructionTable
+from hlo_lsp.core.hlo.model import Computation, HloModule, TableRow
 from hlo_lsp.core.hlo.text import INSTR, TABLE_ROW, TABLES, TOP_LINE, computation_header
 
 _HEADER_LINE = re.compile(r"\n(ENTRY[ \t]+)?%?([^\s(%{=}/][^\s(%{=]*)(?![^\s(%{=])[ \t]*(?![ \t])([^\n]*)\{[ \t]*(?=\n|\Z)")

@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, error
-from hlo_lsp.core.occurrences import Occurrence
 from hlo_lsp.core.hlo.opcodes import COMMON_ATTRIBUTES, KEYWORDS, OPCODES, PRIMITIVE_TYPES, Attr, OpcodeInfo, lookup
+from hlo_lsp.core.occurrences import Occurrence
 
 from .attributes import check_value
+from .model import Attribute, Computation, Instruction, Name, Tok
 from .rules import attribute_problems, infer, negative_dims, opcode_rules, oversized
 from .semantics import check_literal, check_sharding
-from .model import Attribute, Computation, Instruction, Name, Tok
 
 
 @dataclass(slots=True)

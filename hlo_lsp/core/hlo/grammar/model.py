@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 from lark import Token, Tree
 
-
 _INT64_MAX = (1 << 63) - 1
 
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, warning
 from hlo_lsp.core.hlo.model import Computation
-from hlo_lsp.core.hlo.text import INDEX_NUMBER, INDEX_NUMBER_TEXT, INSTR
 from hlo_lsp.core.hlo.rules.facts import ModuleFacts, same_shape, text_of
+from hlo_lsp.core.hlo.text import INDEX_NUMBER, INDEX_NUMBER_TEXT, INSTR
 from hlo_lsp.core.shapes import parse_shape
 
 _LAYOUT_ATTR = re.compile(r"entry_computation_layout=\{")

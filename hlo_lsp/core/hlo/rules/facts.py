@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo.model import Computation, HloModule, Instruction
-from hlo_lsp.core.hlo.text import INSTR, find_close_paren
+from hlo_lsp.core.hlo.instructions import Instruction
 from hlo_lsp.core.hlo.line import InstructionLine, parse_instruction_line
+from hlo_lsp.core.hlo.model import Computation, HloModule
 from hlo_lsp.core.hlo.rules.inference import Site, mismatch
 from hlo_lsp.core.hlo.rules.inference.attrs import attr_text
 from hlo_lsp.core.hlo.rules.summary import Summary, call_ok, fp_type, root_ok, summarize
+from hlo_lsp.core.hlo.text import INSTR, find_close_paren
 from hlo_lsp.core.shapes import Shape, parse_shape, shape_text
 
 # `tuple(x, (f32[2]) tuple(x))`: an instruction written as an operand; `tuple(a,, b)`: an empty one

@@ -14,8 +14,18 @@ import sys
 from typing import NamedTuple
 
 from hlo_lsp.core.hlo.model import Computation, HloModule
-from hlo_lsp.core.hlo.bulk import (
-    ATTRS, NAME, OPCODE, OPERANDS, PARAM, ROOT, SHAPE, columns, computation_rows, operand_names, row_calls,
+from hlo_lsp.core.hlo.rows import (
+    ATTRS,
+    NAME,
+    OPCODE,
+    OPERANDS,
+    PARAM,
+    ROOT,
+    SHAPE,
+    columns,
+    computation_rows,
+    operand_names,
+    row_calls,
 )
 from hlo_lsp.core.hlo.rules.inference import FLOATS, REGISTRY, Site, mismatch
 from hlo_lsp.core.hlo.rules.inference.attrs import attr_text

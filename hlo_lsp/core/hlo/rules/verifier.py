@@ -23,12 +23,13 @@ import re
 from collections.abc import Callable, Iterator
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, info, warning
-from hlo_lsp.core.hlo.model import Computation, HloModule, Instruction
-from hlo_lsp.core.hlo.text import INSTR
+from hlo_lsp.core.hlo.instructions import Instruction
+from hlo_lsp.core.hlo.model import Computation, HloModule
 from hlo_lsp.core.hlo.rules.entry_layout import entry_layout
 from hlo_lsp.core.hlo.rules.facts import ModuleFacts, Summary, exact_types, fp_type, same_shape, text_of
-from hlo_lsp.core.hlo.rules.summary import ELEMENTWISE, SAME_TYPE_BINARY, SAME_TYPE_UNARY
 from hlo_lsp.core.hlo.rules.inference import NEEDS_CALLEE, REGISTRY
+from hlo_lsp.core.hlo.rules.summary import ELEMENTWISE, SAME_TYPE_BINARY, SAME_TYPE_UNARY
+from hlo_lsp.core.hlo.text import INSTR
 from hlo_lsp.core.shapes import ELEMENT_BITS, byte_size, element_count, padded_byte_size, parse_shape
 
 _log = logging.getLogger(__name__)

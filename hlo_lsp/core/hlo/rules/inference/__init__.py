@@ -161,5 +161,8 @@ def mismatch(site: Site) -> tuple[str, str] | None:
 
 
 from hlo_lsp.core.hlo.rules.inference import (  # noqa: E402,F401  (the families register themselves)
-    arrays, collectives, contractions, control,
+    arrays,
+    collectives,
+    contractions,
+    control,
 )
