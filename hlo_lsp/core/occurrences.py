@@ -62,13 +62,13 @@ def value_key(instruction: str, index: str | tuple[int, ...] | None) -> str:
     return instruction + "{" + ",".join(str(i) for i in index) + "}"
 
 
-_COL_BITS = 24
-_COL_MAX = (1 << _COL_BITS) - 1
+COL_BITS = 24
+_COL_MAX = (1 << COL_BITS) - 1
 
 
 def _pack(line: int, col: int) -> int:
     """(line, column) as one int ordering like the pair; columns past 2**24 clamp (a hostile line)."""
-    return (max(line, 0) << _COL_BITS) | min(max(col, 0), _COL_MAX)
+    return (max(line, 0) << COL_BITS) | min(max(col, 0), _COL_MAX)
 
 
 # (kind, role) pairs are stored as one byte each; the pair table is shared by every document (a handful of pairs)
@@ -78,7 +78,7 @@ _new = tuple.__new__
 _intern = sys.intern
 
 
-def _pair_code(kind: str, role: str) -> int:
+def pair_code(kind: str, role: str) -> int:
     code = _PAIR_CODE.get((kind, role))
     if code is None:
         if len(_PAIRS) >= 256:
@@ -110,7 +110,7 @@ class OccurrenceTable:
             self._wide[len(self._keys)] = start
         self._pos.append(_pack(line, start))
         self._end.append(end)
-        self._code.append(_pair_code(kind, role))
+        self._code.append(pair_code(kind, role))
         self._keys.append(_intern(key))
 
     def append(self, o: Occurrence) -> None:
@@ -120,14 +120,14 @@ class OccurrenceTable:
         """A fast ``add(line, start, end, key)`` for one (kind, role): what the readers call per occurrence.
         It does not intern ``key``: the caller passes an interned string (or one it means to keep)."""
         pos, en, codes, keys = self._pos.append, self._end.append, self._code.append, self._keys.append
-        code = _pair_code(kind, role)
+        code = pair_code(kind, role)
         add_wide = self.add
 
         def add(line: int, start: int, end: int, key: str) -> None:
             if start >= _COL_MAX:
                 add_wide(line, start, end, kind, key, role)
                 return
-            pos((line << _COL_BITS) | start)
+            pos((line << COL_BITS) | start)
             en(end)
             codes(code)
             keys(key)
@@ -146,7 +146,7 @@ class OccurrenceTable:
         start = p & _COL_MAX
         if start == _COL_MAX and i in self._wide:
             start = self._wide[i]
-        return _new(Occurrence, (p >> _COL_BITS, start, self._end[i], kind, self._keys[i], role))
+        return _new(Occurrence, (p >> COL_BITS, start, self._end[i], kind, self._keys[i], role))
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -195,7 +195,7 @@ class OccurrenceIndex:
         i = bisect.bisect_right(occ._pos, _pack(line, col)) - 1
         if i < 0:
             return None
-        if occ._pos[i] >> _COL_BITS == line and occ._start(i) <= col <= occ._end[i]:
+        if occ._pos[i] >> COL_BITS == line and occ._start(i) <= col <= occ._end[i]:
             return occ._get(i)
         return None
 
@@ -219,7 +219,7 @@ class OccurrenceIndex:
             if start == _COL_MAX and i in wide:
                 start = wide[i]
             kind, is_def = pairs[code]
-            yield p >> _COL_BITS, start, end[i], kind, is_def
+            yield p >> COL_BITS, start, end[i], kind, is_def
 
     def find(self, kind: str, key: str) -> list[Occurrence]:
         """Every occurrence of (kind, key) in document order; [] when the key never occurs."""

@@ -14,11 +14,12 @@ This package is the public face of the model and the reader:
 see `hlo_lsp.core.buffers.reader` for the algorithm and `hlo_lsp.core.buffers.bufferset` for joining a module's files.
 """
 
-from hlo_lsp.core.buffers.model import (  # noqa: F401
+from hlo_lsp.core.buffers.model import BufferDoc  # noqa: F401
+from hlo_lsp.core.buffers.reader import SUFFIX_KINDS, kind_from_path, read_buffers  # noqa: F401
+from hlo_lsp.core.buffers.records import (  # noqa: F401
     KINDS,
     Allocation,
     Assignment,
-    BufferDoc,
     LiveRange,
     MemoryRow,
     MemoryTable,
@@ -29,7 +30,6 @@ from hlo_lsp.core.buffers.model import (  # noqa: F401
     Use,
     UsedValue,
 )
-from hlo_lsp.core.buffers.reader import SUFFIX_KINDS, kind_from_path, read_buffers  # noqa: F401
 
 __all__ = [
     "KINDS", "Allocation", "Assignment", "BufferDoc", "LiveRange", "MemoryRow", "MemoryTable", "PeakEntry",

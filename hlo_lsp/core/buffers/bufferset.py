@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from hlo_lsp.core import kinds
 from hlo_lsp.core.buffers.columns import NONE, WIDE, SequenceSteps, shape_index
-from hlo_lsp.core.buffers.model import (
+from hlo_lsp.core.buffers.model import BufferDoc
+from hlo_lsp.core.buffers.records import (
     Allocation,
     Assignment,
     LiveRange,
-    BufferDoc,
     MemoryTable,
     PeakEntry,
     Position,
@@ -33,7 +34,6 @@ from hlo_lsp.core.buffers.model import (
     Use,
     UsedValue,
 )
-from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, warning
 
 #: File-name suffix of each split-set kind (the module text itself is kind ``"module"``), from `kinds`.

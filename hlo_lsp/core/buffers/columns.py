@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from array import array
 
-from hlo_lsp.core.buffers import model as _model  # the record classes (the model imports this module too)
+from hlo_lsp.core.buffers import records as _records  # the record classes
 from hlo_lsp.core.diagnostics import Range
 
 NONE = -(1 << 63)
@@ -132,7 +132,7 @@ class SequenceSteps(Records):
 
     def _make(self, i: int):
         ln = self.line[i]
-        return _new(_model.SequenceStep, (self.num(self.step, "step", i), self.name[i], ln,
+        return _new(_records.SequenceStep, (self.num(self.step, "step", i), self.name[i], ln,
                                    _new(Range, (ln, self.start[i], ln, self.end[i]))))
 
 
@@ -167,7 +167,7 @@ class LiveRanges(Records):
 
     def _make(self, i: int):
         instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
-        return _model.LiveRange(self.key[i], instr if itext is None else instr + itext, instr, shape_index(itext),
+        return _records.LiveRange(self.key[i], instr if itext is None else instr + itext, instr, shape_index(itext),
                          self.num(self.first, "first", i), self.num(self.last, "last", i), ln,
                          _new(Range, (ln, 4, ln, self.end[i])))
 
@@ -202,7 +202,7 @@ class PeakEntries(Records):
     def _make(self, i: int):
         instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
         name = instr if itext is None else instr + itext
-        return _model.PeakEntry(name, None if itext is None else name, instr, self.num(self.bytes, "bytes", i),
+        return _records.PeakEntry(name, None if itext is None else name, instr, self.num(self.bytes, "bytes", i),
                          self.num(self.cumulative, "cumulative", i), ln, _new(Range, (ln, 4, ln, self.end[i])))
 
 
@@ -261,7 +261,7 @@ class UsedValues(_ValueLines):
     def _make(self, i: int):
         instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
         fl = self.from_line[i]
-        return _model.UsedValue(self.num(self.value_id, "value_id", i), instr if itext is None else instr + itext,
+        return _records.UsedValue(self.num(self.value_id, "value_id", i), instr if itext is None else instr + itext,
                          self.key[i], instr, shape_index(itext), bool(self.phi[i]), self.num(self.color, "color", i),
                          ln, _new(Range, (ln, self.start[i], ln, self.end[i])), None if fl == NONE else fl,
                          self.text)
@@ -295,10 +295,14 @@ class Assignments(_ValueLines):
             put(self.allocation, "allocation", allocation)
         self.shape.append(shape)
 
+    def run(self, first: int, count: int) -> AssignmentRun:
+        """The value lines ``first .. first + count - 1``: one allocation's (`Allocation.assignments`)."""
+        return AssignmentRun(self, first, count)
+
     def _make(self, i: int):
         instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
         num = self.num
-        return _model.Assignment(num(self.value_id, "value_id", i), instr if itext is None else instr + itext, self.key[i],
+        return _records.Assignment(num(self.value_id, "value_id", i), instr if itext is None else instr + itext, self.key[i],
                           instr, shape_index(itext), bool(self.phi[i]), num(self.color, "color", i),
                           num(self.size, "size", i), num(self.offset, "offset", i), self.shape[i],
                           num(self.allocation, "allocation", i), ln, _new(Range, (ln, self.start[i], ln, self.end[i])))

@@ -22,25 +22,17 @@ import gc
 import re
 import sys
 
-from hlo_lsp.core.buffers.model import (
-    Allocation,
-    BufferDoc,
-    MemoryRow,
-    MemoryTable,
-    Position,
-    StackNode,
-    Use,
-)
-from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, error, info
-from hlo_lsp.core.kinds import SPLIT_SUFFIXES
 from hlo_lsp.core.buffers.columns import NONE, shape_index
+from hlo_lsp.core.buffers.model import BufferDoc
+from hlo_lsp.core.buffers.records import Allocation, MemoryRow, MemoryTable, StackNode
+from hlo_lsp.core.buffers.text import FROM, HEADER, INDEX, NAME, POSITION, USE, parse_index
+from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, error, info
 from hlo_lsp.core.document import TextLines
-from hlo_lsp.core.occurrences import _COL_BITS
-from hlo_lsp.core.occurrences import _pair_code as occ_pair_code
+from hlo_lsp.core.kinds import SPLIT_SUFFIXES
+from hlo_lsp.core.occurrences import COL_BITS
+from hlo_lsp.core.occurrences import pair_code as occ_pair_code
 from hlo_lsp.core.shapes import human_size
 
-_NAME = r"[^\s{}<>:,=()]+"
-_INDEX = r"\{[0-9,]*\}"
 _ALLOC = re.compile(r"allocation (\d+): (?:(0x[0-9a-fA-F]+|\(nil\)), )?size (\d+)")
 # The whole header in XLA's fixed property order (BufferAllocation::ToShortString); other orders and errors
 # go through the property scanner in `_Reader.allocation`.
@@ -50,26 +42,22 @@ _ALLOC_FULL = re.compile(
     r"(?:, output shape is \|([^|]*)\|)?(, constant)?(, thread-local)?(, maybe-live-out)?(, preallocated-temp)?:\Z"
 )
 _VALUE = re.compile(
-    rf" value: <(\d+) ({_NAME})({_INDEX})?( \(phi\))?(?: @(\d+))?> \(size=(\d+),offset=(\d+)\): (\S.*)\Z"
+    rf" value: <(\d+) ({NAME})({INDEX})?( \(phi\))?(?: @(\d+))?> \(size=(\d+),offset=(\d+)\): (\S.*)\Z"
 )
 _TOTAL = re.compile(r"Total bytes used: (\d+) \(([^()]*)\)\Z")
-_HEADER = re.compile(rf"<(\d+) ({_NAME})({_INDEX})?( \(phi\))?(?: @(\d+))?>\Z")
-_POSITION = re.compile(rf"  ({_NAME})(?: ({_INDEX}))?\Z")
-_USE = re.compile(rf"  ({_NAME}), operand (\d+)(?: ({_INDEX}))?\Z")
-_FROM = re.compile(rf" from instruction: ?(%?)({_NAME})")
 # A whole used value as XLA writes it (header, positions, uses, `from instruction:`), matched in the text at the
 # header's offset: such a block is read in one step (`_Reader.used_block`); any other form goes line by line.
 _BLOCK = re.compile(
-    rf"<(\d+) ({_NAME})({_INDEX})?( \(phi\))?(?: @(\d+))?>\n"
-    rf" positions:\n((?:  {_NAME}(?: {_INDEX})?\n)+)"
-    rf" uses:\n((?:  {_NAME}, operand \d+(?: {_INDEX})?\n)+|  \(none\)\n)"
-    rf" from instruction: ?%?({_NAME})(?![^\s{{}}<>:,=()])[^\n]*\n"  # the name ends where it ends: linear
+    rf"<(\d+) ({NAME})({INDEX})?( \(phi\))?(?: @(\d+))?>\n"
+    rf" positions:\n((?:  {NAME}(?: {INDEX})?\n)+)"
+    rf" uses:\n((?:  {NAME}, operand \d+(?: {INDEX})?\n)+|  \(none\)\n)"
+    rf" from instruction: ?%?({NAME})(?![^\s{{}}<>:,=()])[^\n]*\n"  # the name ends where it ends: linear
 )
 _LR_HEADER = re.compile(r"HloLiveRange \(max (-?\d+)\):\Z")
-_SEQ = re.compile(rf"    (\d+):({_NAME})\Z")
-_LR = re.compile(rf"    ({_NAME})({_INDEX})?:(-?\d+)-(-?\d+)\Z")
+_SEQ = re.compile(rf"    (\d+):({NAME})\Z")
+_LR = re.compile(rf"    ({NAME})({INDEX})?:(-?\d+)-(-?\d+)\Z")
 _PEAK_HEADER = re.compile(r"  Live ranges at (-?\d+) \(peak\):\Z")
-_PEAK = re.compile(rf"    ({_NAME})({_INDEX})?: (\d+) bytes(?: \(cumulative: (\d+) bytes\))?\Z")
+_PEAK = re.compile(rf"    ({NAME})({INDEX})?: (\d+) bytes(?: \(cumulative: (\d+) bytes\))?\Z")
 _STACK_HEADER = re.compile(r"  Stack trace breakdown for peak usage: ([\d ]+) bytes\Z")
 _STACK_TAIL = re.compile(
     r" \((\d+(?:\.\d+)?)%, total: ([\d ]+) bytes, current: ([\d ]+) bytes, remaining: ([\d ]+) bytes\)\Z"
@@ -94,13 +82,6 @@ CODE_SYNTAX = "buffers.syntax"
 CODE_STRUCTURE = "buffers.structure"
 CODE_TOTAL = "buffers.total"
 CODE_INTERNAL = "buffers.internal"
-
-
-def _index(text: str | None) -> tuple[int, ...] | None:
-    if text is None:
-        return None
-    inner = text[1:-1]
-    return tuple(int(p) for p in inner.split(",")) if inner else ()
 
 
 def _value_names(instr: str, itext: str | None) -> tuple[str, str | None, str]:
@@ -168,14 +149,14 @@ class _Reader:
         instruction_use = self.instruction_use
         value_use = self.value_use
         intern = _intern
-        pos_match = _POSITION.match
-        use_match = _USE.match
-        header_match = _HEADER.match
+        pos_match = POSITION.match
+        use_match = USE.match
+        header_match = HEADER.match
         value_match = _VALUE.match
         seq_match = _SEQ.match
         lr_match = _LR.match
         peak_match = _PEAK.match
-        from_match = _FROM.match
+        from_match = FROM.match
         add_peak = doc.peak_entries.add
         used = doc.used_values
         add_used = used.add
@@ -186,7 +167,7 @@ class _Reader:
         occ = doc.occurrences
         occ_pos, occ_end, occ_code, occ_key = occ._pos.append, occ._end.append, occ._code.append, occ._keys.append
         use_code = occ_pair_code("instruction", "use")
-        col_bits = _COL_BITS
+        col_bits = COL_BITS
         # whole used-value blocks are read from the text itself (offsets from its line table) when it has no \r
         block_text = None if lines is not self.text_lines_list else self.text_lines.text
         cum = self.text_lines._cum
@@ -521,7 +502,7 @@ class _Reader:
                         self.err(ln, base + pos, len(line), "unterminated shape index")
                         break
                     try:
-                        alloc.parameter_shape_index = _index(rest[pos + 15 : e + 1])
+                        alloc.parameter_shape_index = parse_index(rest[pos + 15 : e + 1])
                     except ValueError:
                         self.err(ln, base + pos + 15, base + e + 1, "bad shape index")
                     pos = e + 1
@@ -589,7 +570,7 @@ class _Reader:
     # ------------------------------------------------------------------ used values
     def used_header(self, ln: int, line: str) -> None:
         self.finish_value()
-        m = _HEADER.match(line)
+        m = HEADER.match(line)
         if m is None:
             self.bad_line(ln, line, "`<id name @color>`")
             self.skipping = True
@@ -600,7 +581,7 @@ class _Reader:
         """The next value's ``<id name @color>`` header at the end of a `` from instruction:`` line, where
         jaxlib 0.4.30 and 0.4.35 write it (their values listing has no line break after an instruction's text);
         nothing when the line does not end with one. Names hold no ``<``, so the header starts at the last."""
-        m = _HEADER.match(line, line.rfind("<"))
+        m = HEADER.match(line, line.rfind("<"))
         if m is not None:
             self.finish_value()
             self.skipping = False
@@ -670,14 +651,14 @@ class _Reader:
         use_code = occ_pair_code("instruction", "use")
         k = ln + 2
         for name in positions:
-            pos((k << _COL_BITS) | 2)
+            pos((k << COL_BITS) | 2)
             end(2 + len(name))
             code(use_code)
             keys(instr if name == instr else _intern(name))
             k += 1
         k += 1  # `` uses:``
         for name in uses:
-            pos((k << _COL_BITS) | 2)
+            pos((k << COL_BITS) | 2)
             end(2 + len(name))
             code(use_code)
             keys(_intern(name))
@@ -703,7 +684,7 @@ class _Reader:
             elif line == " uses:":
                 self.sub = "uses"
             elif line.startswith(" from instruction:"):
-                m = _FROM.match(line)
+                m = FROM.match(line)
                 if m is None:
                     self.bad_line(ln, line, "` from instruction: %name = ...`")
                     return
@@ -717,7 +698,7 @@ class _Reader:
             return
         sub = self.sub
         if sub == "positions":
-            m = _POSITION.match(line)
+            m = POSITION.match(line)
             if m is None:
                 self.bad_line(ln, line, "a position `  name {index}`")
                 return
@@ -728,7 +709,7 @@ class _Reader:
         elif sub == "uses":
             if line == "  (none)":
                 return
-            m = _USE.match(line)
+            m = USE.match(line)
             if m is None:
                 self.bad_line(ln, line, "a use `  name, operand N {index}`")
                 return
@@ -965,69 +946,6 @@ class _Reader:
             ln = doc.live_range_line or 0
             doc.diagnostics.append(info(Range(ln, 0, ln, len(self.lines[ln])), "buffers.no-live-range",
                                         "XLA wrote no live ranges for this module"))
-
-
-def from_instruction_span(line: str) -> tuple[int, int]:
-    """(start, end) columns of the instruction name on a `` from instruction: %name = ...`` line; (0, 0) when
-    the line is not one."""
-    m = _FROM.match(line)
-    return (m.start(2), m.end(2)) if m is not None else (0, 0)
-
-
-def without_glued_header(line: str) -> str:
-    """A `` from instruction:`` line without the next value's header glued to its end (see
-    `_Reader.glued_header`); the line itself when it has none."""
-    if line.endswith(">"):
-        i = line.rfind("<")
-        if _HEADER.match(line, i):
-            return line[:i]
-    return line
-
-
-def used_value_block(lines, header: int) -> tuple[list[Position], list[Use]]:
-    """The positions and uses of the used value whose ``<id name @color>`` header is line ``header`` of
-    ``lines``, read from the lines below it exactly as the reader accepts them (its block ends at the next line
-    that is not indented; lines the reader rejected are left out); ([], []) when there are none."""
-    positions: list[Position] = []
-    uses: list[Use] = []
-    sub = None
-    n = len(lines)
-    ln = header + 1
-    while ln < n:
-        line = lines[ln]
-        if line.endswith("\r"):
-            line = line[:-1]
-        if not line or line.isspace():
-            ln += 1
-            continue
-        if line[0] != " ":
-            break
-        if line[1] != " ":
-            if line == " positions:":
-                sub = "positions"
-            elif line == " uses:":
-                sub = "uses"
-            elif line.startswith(" from instruction:") and _FROM.match(line):
-                break  # the value ends there (the next one's header may be glued to this line's end)
-        elif sub == "positions":
-            m = _POSITION.match(line)
-            if m is not None:
-                itext = m.group(2)
-                try:
-                    positions.append(Position(m.group(1), _index(itext) if itext else None,
-                                              Range(ln, 2, ln, m.end(1))))
-                except ValueError:
-                    pass  # reported by the reader
-        elif sub == "uses" and line != "  (none)":
-            m = _USE.match(line)
-            if m is not None:
-                name, opnd, itext = m.group(1, 2, 3)
-                try:
-                    uses.append(Use(name, int(opnd), _index(itext) if itext else None, Range(ln, 2, ln, m.end(1))))
-                except ValueError:
-                    pass
-        ln += 1
-    return positions, uses
 
 
 def read_buffers(text: str, kind_hint: str | None = None) -> BufferDoc:

@@ -23,7 +23,6 @@ from hlo_lsp.core.buffers.bufferset import BufferSet, Source
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, Severity, error, info, warning
 from hlo_lsp.core.shapes import ELEMENT_BITS, element_count, parse_shape
 
-
 _log = logging.getLogger(__name__)
 #: Pair comparisons the overlap sweep may spend on one allocation (a few seconds at most).
 OVERLAP_BUDGET = 4_000_000
