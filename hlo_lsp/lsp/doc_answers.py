@@ -89,8 +89,13 @@ class DocumentAnswers:
         self._answers: dict[str, dict[str, tuple[int | None, Any]]] = {}  # path -> key -> (version, answer)
         self._running: dict[tuple[str, str, int | None], asyncio.Future] = {}
         self._tokens: dict[str, list[tuple[str, list[int]]]] = {}  # path -> [(result id, data)], newest last
+        self.token_memo: dict[str, Any] = {}  # path -> what the next version's tokens are made from (ide.token_reuse)
         self._seq = 0
         self._lock = threading.Lock()
+
+    def version_of(self, path: str) -> int | None:
+        """The document's current version (None when it is not open)."""
+        return self._version_of(path)
 
     # -- answers kept per version --------------------------------------------------------------------------------
 
@@ -138,6 +143,7 @@ class DocumentAnswers:
         """Drop everything kept for ``path`` (it was closed)."""
         self._answers.pop(path, None)
         self._tokens.pop(path, None)
+        self.token_memo.pop(path, None)
 
     # -- semantic tokens: result ids and deltas ------------------------------------------------------------------
 

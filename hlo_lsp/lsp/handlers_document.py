@@ -17,7 +17,7 @@ import logging
 from lsprotocol import types as lsp
 
 from hlo_lsp.core.workspace import ReadError
-from hlo_lsp.ide import lens, semantic_tokens, symbols
+from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.convert import col_to_wire, path_to_uri, uri_to_path
 from hlo_lsp.lsp.doc_answers import DocumentAnswers, TokenArray, ints_json, list_json, lower_switch_interval
 from hlo_lsp.lsp.protocol import RawResult
@@ -162,8 +162,18 @@ def token_data(ls: HloLanguageServer, path: str) -> list[int]:
     """The encoded ``data`` of a full request (`semantic_tokens.document_tokens`), in wire columns."""
     if not _ready(ls, path):
         return []
+    version = ls.answers.version_of(path)
     w = _Wire(ls, path)
-    toks = semantic_tokens.document_tokens(ls.ws, path)
+    try:
+        a = ls.ws.analysis(path)
+    except ReadError:
+        return []
+    # a long module after an edit: the previous version's tokens outside the edited lines (ide.token_reuse)
+    toks = token_reuse.reuse(ls.answers.token_memo.get(path), a)
+    if toks is None:
+        toks = semantic_tokens.document_tokens(ls.ws, path)
+    if version is not None and ls.answers.version_of(path) == version:  # no edit landed meanwhile
+        ls.answers.token_memo[path] = token_reuse.memo_of(a, toks)
     lines = w.lines
     if w.encoding == lsp.PositionEncodingKind.Utf32 or all(map(str.isascii, lines)):
         # code points are wire columns (every line of a machine-written dump is ASCII): no per-token conversion
