@@ -37,12 +37,16 @@ def read(path: Path):
 def test_data_has_every_kind():
     kinds = {read(p).kind for p in FILES}
     assert kinds == {"single", "assignment", "values", "live-range", "memory-report"}
-    # the four old single files plus four files per split set (the corpus's 23 and any added since); the
-    # producers' samples mix layouts (tests/producers checks those)
+    # the old single files (four, plus old jax's in tests/data/diff, named `-buffer-assignment.txt`) plus four
+    # files per split set (the corpus's 23 and any added since); the producers' samples mix layouts
+    # (tests/producers checks those)
     files = [p for p in FILES if "producers" not in p.parts]
-    split_sets = sum(1 for p in files if p.name.endswith("-buffer-assignment.txt"))
-    assert split_sets >= 23
-    assert len(files) == 4 + 4 * split_sets
+    old_named = [p for p in files if p.name.endswith("-buffer-assignment.txt") and not p.with_name(
+        p.name.replace("-buffer-assignment.txt", "-buffer-assignment-values.txt")).exists()]
+    singles = sum(1 for p in files if read(p).kind == "single") + len(old_named)
+    split_sets = sum(1 for p in files if p.name.endswith("-buffer-assignment.txt")) - len(old_named)
+    assert singles >= 4 and split_sets >= 23
+    assert len(files) == singles + 4 * split_sets
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)

@@ -85,7 +85,8 @@ def check_xla_peak(path: Path) -> None:
 
 def test_local_copies_cover_both_layouts():
     names = [p.name for p in LOCAL]
-    assert sum(n.endswith("-live-range.txt") for n in names) == 23 + 2  # jax-cpu corpus + diff/old, diff/new
+    # jax-cpu corpus, diff/old and diff/new, and the samples for issues 19-21: oom (3), diff pairs (5), memory (2)
+    assert sum(n.endswith("-live-range.txt") for n in names) == 23 + 2 + 10
     assert sum(not n.endswith("-live-range.txt") for n in names) == 4  # seeds 000, 002, 003, 004
 
 
