@@ -2,9 +2,10 @@
 
 The server reads large documents in worker threads; glibc gives each thread its own arena (up to 8 per core),
 and the tens of MB of short-lived objects a read frees stay mapped there, fragmented between what later reads
-keep. With two arenas the same 400 edits of the 23 MB module end at 1.3x rather than 1.8x the RSS after
-opening it (benchmarks/soak.py). Called once at server start, before any thread exists; glibc on Linux only,
-and an explicit ``MALLOC_ARENA_MAX`` in the environment wins.
+keep (an earlier 2,000-edit soak ended at 1.75x the RSS after open with ``MALLOC_ARENA_MAX=2``, 2.81x
+without). The cap is set here so that no one has to remember the variable; its effect is measured by
+benchmarks/soak.py (see benchmarks/README.md). Called once at server start, before any thread exists; glibc
+on Linux only, and an explicit ``MALLOC_ARENA_MAX`` in the environment wins.
 """
 
 from __future__ import annotations
