@@ -20,7 +20,12 @@ user types. Each is a pass over the whole document (seconds on a 23 MB module), 
 
 Semantic tokens also keep the last ``data`` array per document for ``full/delta`` (`token_edits`): the new
 array against the one the editor holds, as one edit between their common prefix and suffix (compared in
-C-speed slices).
+C-speed slices). A full answer's JSON text is made once per array, in a worker thread, and kept with it
+(`TokenArray`): asked again, it is written as it is.
+
+**Short GIL turns.** A worker never makes a multi-MB JSON text in one C call (``json.dumps`` of 1.1 M integers
+holds the GIL for a quarter of a second, and a hover waits that long): `list_json` and `ints_json` encode in
+pieces, each a few ms, and join them.
 """
 
 from __future__ import annotations
@@ -42,6 +47,30 @@ SWITCH_INTERVAL = 0.001  # s: how long a worker thread may hold the GIL while th
 KEEP_TOKEN_RESULTS = 2  # semantic-token arrays kept per document for full/delta (the editor holds the last)
 
 
+def list_json(items: list) -> str:
+    """``json.dumps(items)`` (compact, UTF-8 kept) made one element at a time: the GIL is released between them."""
+    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    return "[" + ",".join([dumps(x) for x in items]) + "]"
+
+
+INT_CHUNK = 32_768  # integers per piece of `ints_json` (about 2 ms of C work each)
+
+
+def ints_json(data: list[int]) -> str:
+    """``json.dumps(data)`` of a list of ints, made in pieces of `INT_CHUNK` (see `list_json`)."""
+    return "[" + ",".join([",".join(map(str, data[i:i + INT_CHUNK])) for i in range(0, len(data), INT_CHUNK)]) + "]"
+
+
+class TokenArray:
+    """A semantic-token ``data`` array and, once a full answer needed it, its JSON text."""
+
+    __slots__ = ("data", "json")
+
+    def __init__(self, data: list[int]) -> None:
+        self.data = data
+        self.json: str | None = None
+
+
 def lower_switch_interval() -> None:
     """Make a worker thread hand the GIL back to the event loop within ~1 ms (Python's default: 5 ms), so a
     hover that arrives while a whole-document answer is computed waits for its turn only briefly."""
@@ -60,8 +89,13 @@ class DocumentAnswers:
         self._answers: dict[str, dict[str, tuple[int | None, Any]]] = {}  # path -> key -> (version, answer)
         self._running: dict[tuple[str, str, int | None], asyncio.Future] = {}
         self._tokens: dict[str, list[tuple[str, list[int]]]] = {}  # path -> [(result id, data)], newest last
+        self.token_memo: dict[str, Any] = {}  # path -> what the next version's tokens are made from (ide.token_reuse)
         self._seq = 0
         self._lock = threading.Lock()
+
+    def version_of(self, path: str) -> int | None:
+        """The document's current version (None when it is not open)."""
+        return self._version_of(path)
 
     # -- answers kept per version --------------------------------------------------------------------------------
 
@@ -109,6 +143,7 @@ class DocumentAnswers:
         """Drop everything kept for ``path`` (it was closed)."""
         self._answers.pop(path, None)
         self._tokens.pop(path, None)
+        self.token_memo.pop(path, None)
 
     # -- semantic tokens: result ids and deltas ------------------------------------------------------------------
 
@@ -126,20 +161,23 @@ class DocumentAnswers:
             del kept[:-KEEP_TOKEN_RESULTS]
             return rid
 
-    def tokens_result(self, path: str, data: list[int]) -> RawResult:
-        """``data`` as a full ``SemanticTokens`` answer with its result id, kept for a later delta."""
-        rid = self._keep(path, data)
-        return RawResult('{"resultId":"%s","data":%s}' % (rid, json.dumps(data, separators=(",", ":"))))
+    def tokens_result(self, path: str, tokens: TokenArray) -> RawResult:
+        """``tokens`` as a full ``SemanticTokens`` answer with its result id, kept for a later delta (its JSON
+        text is made here when the caller has not made it, off the loop, already)."""
+        rid = self._keep(path, tokens.data)
+        if tokens.json is None:
+            tokens.json = ints_json(tokens.data)
+        return RawResult('{"resultId":"%s","data":%s}' % (rid, tokens.json))
 
-    def tokens_delta(self, path: str, previous_id: str, data: list[int]) -> RawResult:
-        """A ``SemanticTokensDelta`` from the array the editor holds (``previous_id``) to ``data``; a full
+    def tokens_delta(self, path: str, previous_id: str, tokens: TokenArray) -> RawResult:
+        """A ``SemanticTokensDelta`` from the array the editor holds (``previous_id``) to ``tokens``; a full
         answer when that array is no longer kept."""
         with self._lock:
             old = next((d for r, d in self._tokens.get(path, []) if r == previous_id), None)
         if old is None:
-            return self.tokens_result(path, data)
-        rid = self._keep(path, data)
-        edit = token_edits(old, data)
+            return self.tokens_result(path, tokens)
+        rid = self._keep(path, tokens.data)
+        edit = token_edits(old, tokens.data)
         edits = [] if edit is None else [{"start": edit[0], "deleteCount": edit[1], "data": edit[2]}]
         return RawResult(json.dumps({"resultId": rid, "edits": edits}, separators=(",", ":")))
 

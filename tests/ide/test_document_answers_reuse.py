@@ -3,7 +3,7 @@ patched in place rather than read again (the reuse an edit allows), equals what 
 answers; and a semantic-token delta applied to the array the editor holds gives the fresh array.
 
 Both the full tokens of a short document and the definition tokens of a long one (`LIGHT_LINES` lowered to 0)
-are checked. Expected values come from a second workspace reading the final text from scratch."""
+are checked, and the definition tokens made from the previous version's after each edit (`token_reuse`). Expected values come from a second workspace reading the final text from scratch."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from hlo_lsp.core.document import LineDocument  # noqa: F401  (the store the workspace edits)
 from hlo_lsp.core.workspace import Workspace
-from hlo_lsp.ide import semantic_tokens, symbols
+from hlo_lsp.ide import semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.doc_answers import apply_token_edits, token_edits
 from tests.fixtures import DATA
 
@@ -155,3 +155,61 @@ def test_outline_lists_at_most_outline_blocks_computations(tmp_path, monkeypatch
     assert len(more) == 1 and more[0].name == f"… {len(comps) - 3} more computations"
     folds = {f.start_line for f in symbols.folding_ranges(ws, path)}
     assert all(LINES.index(ln) in folds for ln in comps)
+
+
+def _reused_after(tmp_path, edits) -> tuple[list, list, int]:
+    """Definition tokens made by `token_reuse` from the previous version's after each edit (afresh where it
+    declines), the fresh tokens of the final text, and how many edits were answered by reuse."""
+    path = str(tmp_path / SRC.name)
+    ws = Workspace()
+    ws.open(path, TEXT, 1)
+    a = ws.analysis(path)
+    tokens = semantic_tokens.definition_tokens(a)
+    memo = token_reuse.memo_of(a, tokens)
+    lines = list(LINES)
+    reused = 0
+    for v, (frac, what) in enumerate(edits, start=2):
+        _apply(ws, path, lines, v, frac, what)
+        a = ws.analysis(path)
+        got = token_reuse.reuse(memo, a)
+        if got is None:
+            got = semantic_tokens.document_tokens(ws, path)
+        else:
+            reused += 1
+        memo = token_reuse.memo_of(a, got)
+    fresh_ws = Workspace()
+    fresh_ws.open(path, "\n".join(lines), 1)
+    return [tuple(t) for t in got], [tuple(t) for t in semantic_tokens.document_tokens(fresh_ws, path)], reused
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=EDITS)
+def test_reused_tokens_after_edits_equal_a_fresh_read(tmp_path, monkeypatch, edits):
+    """Tokens made from the previous version's, edit after edit, equal the fresh tokens of the final text, and
+    the delta from the tokens held before equals the fresh array."""
+    monkeypatch.setattr(semantic_tokens, "LIGHT_LINES", 0)  # every document counts as long
+    got, fresh, _ = _reused_after(tmp_path, edits)
+    assert got == fresh
+    before = _wire(semantic_tokens.definition_tokens(_fresh_analysis(tmp_path)))
+    edit = token_edits(before, _wire(got))
+    assert apply_token_edits(before, [] if edit is None else
+                             [{"start": edit[0], "deleteCount": edit[1], "data": edit[2]}]) == _wire(fresh)
+
+
+def _fresh_analysis(tmp_path):
+    ws = Workspace()
+    path = str(tmp_path / ("orig_" + SRC.name))
+    ws.open(path, TEXT, 1)
+    return ws.analysis(path)
+
+
+def test_tokens_are_reused_after_edits_inside_instruction_lines(tmp_path, monkeypatch):
+    """A space appended to instruction lines and a blank line inserted in a computation are answered by reuse
+    (not by a fresh pass), and still equal a fresh read."""
+    monkeypatch.setattr(semantic_tokens, "LIGHT_LINES", 0)
+    rows = [i for i, x in enumerate(LINES) if x.startswith("  ") and " = " in x]
+    edits = [(rows[len(rows) // 2] / len(LINES), "space"), (rows[1] / len(LINES), "space"),
+             (rows[-2] / len(LINES), "blank")]
+    got, fresh, reused = _reused_after(tmp_path, edits)
+    assert got == fresh
+    assert reused == len(edits)

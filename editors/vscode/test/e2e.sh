@@ -9,6 +9,7 @@
 #   HLO_SERVER_COMMAND=... server command as a JSON array for hlo.server.command (default: none, the server
 #                          bundled in the .vsix, run by python3 on PATH)
 #   HLO_E2E_KEEP=1         keep the temporary workspace and logs
+#   HLO_E2E_SESSIONS="..." run only these sessions (main, python-fallback, large; default: all)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 EXT="$(dirname "$HERE")"
@@ -69,7 +70,8 @@ trap cleanup EXIT
 PASSED=0; FAILED=0
 session() {
   local name="$1" server_setting="$2" path_env="$3"; shift 3
-  local data="$WORK/$name/data" exts="$WORK/$name/extensions"
+  if [ -n "${HLO_E2E_SESSIONS:-}" ] && [[ " $HLO_E2E_SESSIONS " != *" $name "* ]]; then log "$name: skipped"; return; fi
+  local data="$WORK/$name/data" exts="$WORK/$name/extensions" ws="${SESSION_WS:-$WS}"
   mkdir -p "$data/User" "$exts"
   cat > "$data/User/settings.json" <<JSON
 {
@@ -85,6 +87,7 @@ session() {
   "extensions.autoCheckUpdates": false,
   "extensions.ignoreRecommendations": true,
   "editor.hover.delay": 300,
+  "workbench.editorLargeFileConfirmation": 100,
   "editor.minimap.enabled": false,
   "editor.fontSize": 13,
   "chat.commandCenter.enabled": false
@@ -102,7 +105,7 @@ JSON
   local home="$HOME"
   if [ "$name" != main ]; then home="$WORK/$name/home"; mkdir -p "$home"; fi
   HOME="$home" TMPDIR="$WORK/$name/tmp" PATH="$path_env" setsid "${cs[@]}" --auth none --bind-addr "127.0.0.1:$port" --disable-telemetry \
-    --disable-update-check --disable-workspace-trust --disable-getting-started-override "$WS" \
+    --disable-update-check --disable-workspace-trust --disable-getting-started-override "$ws" \
     >"$WORK/$name/code-server.log" 2>&1 &
   local pid=$!
   PIDS+=("$pid")
@@ -112,8 +115,8 @@ JSON
   done
   log "$name: code-server on port $port (pid $pid)"
   local rc=0
-  E2E_PYTHON="${E2E_PYTHON:-}" E2E_ONLY="$([ "$name" = main ] || echo "$name")" E2E_URL="http://127.0.0.1:$port/?folder=$WS" \
-    E2E_WORKSPACE="$WS" E2E_CHROMIUM="$CHROMIUM" E2E_SCREENSHOTS="$HERE/screenshots" E2E_USER_DATA="$data" \
+  E2E_PYTHON="${E2E_PYTHON:-}" E2E_ONLY="$([ "$name" = main ] || echo "$name")" E2E_URL="http://127.0.0.1:$port/?folder=$ws" \
+    E2E_WORKSPACE="$ws" E2E_CHROMIUM="$CHROMIUM" E2E_SCREENSHOTS="$HERE/screenshots" E2E_USER_DATA="$data" \
     E2E_RESULTS="$WORK/$name/results.json" node "$HERE/e2e.mjs" || rc=$?
   kill -- "-$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
@@ -147,6 +150,15 @@ echo "$PY" > "$STUB/interpreter.txt"
   --skip-license -o "$WORK/python-stub.vsix") >"$WORK/python-stub.log" 2>&1 \
   || { cat "$WORK/python-stub.log" >&2; exit 1; }
 E2E_PYTHON="$PY" session python-fallback "" "$BARE_PATH" "$VSIX" "$WORK/python-stub.vsix"
+
+# 7. Large files: a generated module over 20 MB and its values file over 10 MB (benchmarks/synth_buffers.py, from a
+#    real dump in tests/data): colouring (the server's semantic tokens), hover, F12 and the outline there. VS Code
+#    in a browser asks before it shows a file over 10 MB (F12 into the module too): the settings above raise that
+#    limit to 100 MB, as a user who opens such dumps does ("Configure Limit").
+LARGE="$WORK/large-set"
+PATH="$BARE_PATH" python3 "$REPO/benchmarks/synth_buffers.py" "$LARGE" --size-mb 21 >&2
+mkdir -p "$LARGE/.vscode" && echo '{}' > "$LARGE/.vscode/settings.json"
+SESSION_WS="$LARGE" E2E_SERVER_WAIT_MS=120000 session large "$SERVER_SETTING" "$BARE_PATH" "$VSIX"
 
 echo "e2e: $PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

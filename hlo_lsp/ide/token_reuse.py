@@ -1,0 +1,136 @@
+"""Semantic tokens of a long HLO module after an edit, made from the previous version's tokens.
+
+A full request on a module past `semantic_tokens.LIGHT_LINES` lines gets the definitions only
+(`semantic_tokens.definition_tokens`): each token is where a name is defined, and depends only on its own line's
+entry in the instruction index. So after an edit the tokens of the lines before and after the changed run of
+lines are the previous version's (those after it moved by the lines the edit added or removed), and only the
+changed lines' tokens are taken from the index. That is a few ms after a one-line edit instead of a pass over
+every instruction (0.2–0.5 s on the 23 MB module).
+
+It is used only when the edit provably left the rest alone: the computations (line, name column, name) are the
+previous ones moved by the edit, none of their header lines and not the module's header line is in the changed
+run, and the number of instructions changed by exactly the instruction tokens the changed run gained or lost.
+Otherwise (an edit that moves a brace, renames a computation, or makes the reader drop an instruction elsewhere)
+it answers None and the caller computes every token afresh.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+from hlo_lsp.core import kinds
+from hlo_lsp.core.hlo import InstructionTable
+from hlo_lsp.ide import semantic_tokens
+
+Tok = tuple[int, int, int, int, int]  # (line, start, end, type, modifiers), code-point columns
+
+
+@dataclass
+class TokenMemo:
+    """What the next version's tokens are made from: the lines they were made for (a copy: the store is edited
+    in place), the tokens, the computations' (line, name column, name) and the number of instructions."""
+
+    lines: list[str]
+    tokens: list[Tok]
+    comps: list[tuple[int, int, str]]
+    n_instructions: int
+
+
+def _long_module(a) -> bool:
+    return a.kind == kinds.HLO and a.hlo is not None and len(a.lines) > semantic_tokens.LIGHT_LINES
+
+
+def _signature(mod) -> tuple[list[tuple[int, int, str]], int]:
+    comps = mod.computations
+    return [(c.line, c.name_start, c.name) for c in comps], sum(len(c.instructions) for c in comps)
+
+
+def memo_of(a, tokens: list[Tok]) -> TokenMemo | None:
+    """The memo of ``tokens``, the full definition tokens of analysis ``a``; None when ``a`` is not a long
+    module (its tokens are not definitions only, and are not reused)."""
+    if not _long_module(a):
+        return None
+    comps, n = _signature(a.hlo)
+    return TokenMemo(list(a.lines), tokens, comps, n)
+
+
+def _common_prefix(a: list, b: list, n: int) -> int:
+    i, step = 0, 4096
+    while step:
+        while i + step <= n and a[i:i + step] == b[i:i + step]:
+            i += step
+        step //= 2
+    return i
+
+
+def _common_suffix(a: list, b: list, limit: int) -> int:
+    la, lb = len(a), len(b)
+    i, step = 0, 4096
+    while step:
+        while i + step <= limit and a[la - i - step:la - i] == b[lb - i - step:lb - i]:
+            i += step
+        step //= 2
+    return i
+
+
+def _tokens_in(a, start: int, end: int) -> list[Tok]:
+    """The instruction definition tokens of lines ``start..end-1`` (exclusive end)."""
+    mod = a.hlo
+    ins = mod.instructions
+    if isinstance(ins, InstructionTable):
+        names, line_of, col_of = ins.names, ins.line_of, ins.col_of
+    else:
+        names, line_of, col_of = [x.name for x in ins], [x.line for x in ins], [x.name_start for x in ins]
+    var, decl, max_line = semantic_tokens._T["variable"], semantic_tokens.DECL, semantic_tokens.MAX_LINE
+    out: list[Tok] = []
+    comps = mod.computations
+    k = bisect_right([c.line for c in comps], end - 1) - 1
+    while k >= 0:
+        c = comps[k]
+        if max(c.end_line, c.line) < start:
+            break
+        for i in c.instructions:
+            ln = line_of[i]
+            if start <= ln < end and col_of[i] < max_line:
+                s = col_of[i]
+                out.append((ln, s, s + len(names[i]), var, decl))
+        k -= 1
+    out.sort()
+    return out
+
+
+def reuse(memo: TokenMemo | None, a) -> list[Tok] | None:
+    """The full definition tokens of ``a`` made from ``memo`` (the previous version's), or None when they cannot
+    be (see the module docstring)."""
+    if memo is None or not _long_module(a):
+        return None
+    old, new = memo.lines, a.lines
+    pre = _common_prefix(old, new, min(len(old), len(new)))
+    suf = _common_suffix(old, new, min(len(old), len(new)) - pre)
+    old_end, new_end = len(old) - suf, len(new) - suf
+    shift = new_end - old_end
+    mod = a.hlo
+    if mod.header_line is not None and pre <= mod.header_line < max(new_end, pre + 1):
+        return None
+    comps, n_instructions = _signature(mod)
+    moved = []
+    for line, col, name in memo.comps:
+        if pre <= line < max(old_end, pre + 1):
+            return None  # a computation's header line changed
+        moved.append((line + shift if line >= old_end else line, col, name))
+    if moved != comps:
+        return None
+    tokens = memo.tokens
+    i0, i1 = bisect_left(tokens, (pre,)), bisect_left(tokens, (old_end,))
+    mid = _tokens_in(a, pre, new_end)
+    var = semantic_tokens._T["variable"]
+    gained = sum(1 for t in mid if t[3] == var) - sum(1 for t in tokens[i0:i1] if t[3] == var)
+    if n_instructions - memo.n_instructions != gained:
+        return None
+    after = tokens[i1:] if shift == 0 else [(t[0] + shift, t[1], t[2], t[3], t[4]) for t in tokens[i1:]]
+    out = tokens[:i0] + mid + after
+    if (i0 and mid and tokens[i0 - 1] > mid[0]) or (mid and after and mid[-1] > after[0]) \
+            or (not mid and i0 and after and tokens[i0 - 1] > after[0]):
+        return None
+    return out
