@@ -20,7 +20,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.hlo import InstructionTable
+from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.ide import semantic_tokens
 
 Tok = tuple[int, int, int, int, int]  # (line, start, end, type, modifiers), code-point columns
