@@ -18,10 +18,10 @@ from lsprotocol import types as lsp
 
 from hlo_lsp.core.workspace import ReadError
 from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
+from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
 from hlo_lsp.lsp.convert import col_to_wire, path_to_uri, uri_to_path
 from hlo_lsp.lsp.doc_answers import DocumentAnswers, TokenArray, ints_json, list_json, lower_switch_interval
 from hlo_lsp.lsp.protocol import RawResult
-from hlo_lsp.lsp.server import SYMBOL_KIND, HloLanguageServer, server
 
 log = logging.getLogger("hlo_lsp")
 LEGEND = lsp.SemanticTokensLegend(token_types=semantic_tokens.TOKEN_TYPES,

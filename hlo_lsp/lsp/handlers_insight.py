@@ -19,8 +19,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
 from hlo_lsp.ide import completion, inlay, lens, rename, semantic_tokens
+from hlo_lsp.lsp.app import HloLanguageServer, safe, server
 from hlo_lsp.lsp.convert import path_to_uri, uri_to_path
-from hlo_lsp.lsp.server import HloLanguageServer, safe, server
 
 log = logging.getLogger("hlo_lsp")
 REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed

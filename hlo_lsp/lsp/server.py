@@ -8,7 +8,6 @@ null, so one bad request never takes the server down.
 from __future__ import annotations
 
 import asyncio
-import functools
 import gc
 import logging
 import os
@@ -16,127 +15,27 @@ import sys
 import time
 
 from lsprotocol import types as lsp
-from pygls.lsp.server import LanguageServer
-from pygls.protocol.language_server import lsp_method
 
-from hlo_lsp import __version__
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity
 from hlo_lsp.core.folder_index import FolderIndex
 from hlo_lsp.core.process.heap import release_free_memory
 from hlo_lsp.core.workspace import NotReady, ReadError, Workspace
 from hlo_lsp.ide import calls, code_actions, hover, navigation, symbols
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
-from hlo_lsp.ide.types import CallItem, Location
+from hlo_lsp.ide.types import CallItem
+from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, log, safe, server  # noqa: F401 - the public names
 from hlo_lsp.lsp.convert import Converter, path_to_uri, uri_to_path
-from hlo_lsp.lsp.protocol import AnsweringProtocol, RawResult
+from hlo_lsp.lsp.protocol import RawResult
 
-log = logging.getLogger("hlo_lsp")
 _TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # stage timings of reading and checking on stderr
 DEBOUNCE_S = 0.05  # a burst of changes that need a full re-read waits this long for the next one
 PROGRESS_MIN_BYTES = 4_000_000
 BACKGROUND_READ_BYTES = 2_000_000  # larger documents are read in a worker thread; requests meanwhile get null
 
-SYMBOL_KIND = {
-    "module": lsp.SymbolKind.Module, "namespace": lsp.SymbolKind.Namespace, "function": lsp.SymbolKind.Function,
-    "variable": lsp.SymbolKind.Variable, "object": lsp.SymbolKind.Object, "field": lsp.SymbolKind.Field,
-    "event": lsp.SymbolKind.Event, "constant": lsp.SymbolKind.Constant, "key": lsp.SymbolKind.Key,
-}
-
-
 def _trace(stage: str, path: str) -> None:
     """With HLO_LSP_TRACE=1: one line on stderr, on the clock `benchmarks/bench_server.py` prints with it."""
     if _TRACE:
         print(f"hlo-lsp trace {time.monotonic():.3f} {stage} {os.path.basename(path)}", file=sys.stderr, flush=True)
-
-
-class HloProtocol(AnsweringProtocol):
-    """pygls' protocol without its text-document store: ours (`core.document.LineDocument`) applies an
-    incremental change in O(lines touched), where pygls rebuilds the whole string on every keystroke. Its base
-    answers the requests pygls would leave unanswered (unreadable params, requests after shutdown)."""
-
-    @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
-    def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
-        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_OPEN)) is not None:
-            yield handler, (params,), None
-
-    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams):
-        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
-            yield handler, (params,), None
-
-    @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams):
-        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CLOSE)) is not None:
-            yield handler, (params,), None
-
-
-class HloLanguageServer(LanguageServer):
-    def __init__(self) -> None:
-        super().__init__("hlo-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
-                         protocol_cls=HloProtocol)
-        self.ws = Workspace()
-        self.ws.defer_large_siblings = True  # requests never read a large sibling; the worker thread does
-        self.plain_hover = False
-        self.client_progress = False
-        self._pending: dict[str, asyncio.Task] = {}
-        self.closing = False  # after shutdown: background work publishes and reports nothing more
-        self._progress_seq = 0
-        self.folder_indexes: dict[str, FolderIndex] = {}
-
-    # -- helpers ---------------------------------------------------------------------------------------------
-
-    def lines_of(self, path: str) -> list[str] | None:
-        try:
-            return self.ws.analysis(path).lines
-        except ReadError:
-            return None
-
-    @property
-    def conv(self) -> Converter:
-        enc = self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16
-        return Converter(enc, self.lines_of)
-
-    def at(self, params) -> tuple[str, int, int]:
-        """(path, line, code-point column) of a text-document-position request."""
-        path = uri_to_path(params.text_document.uri)
-        line, col = self.conv.from_position(self.lines_of(path), params.position)
-        return path, line, col
-
-    def locations(self, locs: list[Location]) -> list[lsp.Location] | None:
-        conv = self.conv
-        return [conv.location(x) for x in locs] or None
-
-    def publish(self, path: str, version: int | None, complete: bool = True, diags=None) -> None:
-        """Publish ``diags`` (computed here when None) for ``path`` at ``version``; nothing after shutdown."""
-        if self.closing:
-            return
-        if diags is None:
-            diags = document_diagnostics(self.ws, path, complete)
-        lines = self.lines_of(path)
-        conv = self.conv
-        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=path_to_uri(path), version=version, diagnostics=[conv.diagnostic(path, lines, d) for d in diags]))
-
-    def current_version(self, path: str) -> int | None:
-        src = self.ws._open.get(path)
-        return src.version if src is not None else None
-
-
-server = HloLanguageServer()
-
-
-def safe(fn):
-    """Log and answer null instead of raising: a failing feature never takes the server down."""
-
-    @functools.wraps(fn)
-    def wrapper(ls, params):
-        try:
-            return fn(ls, params)
-        except Exception:  # noqa: BLE001 - the point is to survive anything
-            log.exception("%s failed", fn.__name__)
-            return None
-
-    return wrapper
 
 
 # -- lifecycle -------------------------------------------------------------------------------------------------
