@@ -41,16 +41,38 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from benchmarks.bench_server import (  # noqa: E402
-    REPO, Client, RequestFailed, encode, pct, tree_rss_mb, uri, wait_idle, xla_parse_seconds)
+    REPO,
+    Client,
+    RequestFailed,
+    encode,
+    pct,
+    tree_rss_mb,
+    uri,
+    wait_idle,
+    xla_parse_seconds,
+)
 
 ADAM = Path("/tmp/bench/adam3000/module_0000.jit_adam_update.cpu_after_optimizations")
-DEFAULT_FILES = [f"{ADAM}.txt", f"{ADAM}-buffer-assignment.txt", f"{ADAM}-buffer-assignment-values.txt",
-                 f"{ADAM}-live-range.txt", "/tmp/bench/synth/synth_100mb.txt"]
+DEFAULT_FILES = [
+    f"{ADAM}.txt",
+    f"{ADAM}-buffer-assignment.txt",
+    f"{ADAM}-buffer-assignment-values.txt",
+    f"{ADAM}-live-range.txt",
+    "/tmp/bench/synth/synth_100mb.txt",
+]
 PROFILES = {"vscode": "visual-studio-code", "neovim": "neovim"}
 VIEW = 80  # lines in the viewport
 ON_OPEN = {
-    "vscode": ["documentSymbol", "foldingRange", "semanticTokens/full", "semanticTokens/range", "codeLens",
-               "documentLink", "inlayHint", "diagnostic"],
+    "vscode": [
+        "documentSymbol",
+        "foldingRange",
+        "semanticTokens/full",
+        "semanticTokens/range",
+        "codeLens",
+        "documentLink",
+        "inlayHint",
+        "diagnostic",
+    ],
     "neovim": ["semanticTokens/full", "inlayHint", "diagnostic"],
 }
 AFTER_EDIT = {
@@ -91,8 +113,9 @@ class Session:
         self.result_id: str | None = None
         self.sizes: dict[str, int] = {}
         self.delta_ok: bool | None = None
-        self.names = [(i, m.start(1)) for i, x in enumerate(self.lines) if (m := NAME_LINE.match(x))] or \
-            [(i, 0) for i in range(0, len(self.lines), max(1, len(self.lines) // 1000))]
+        self.names = [(i, m.start(1)) for i, x in enumerate(self.lines) if (m := NAME_LINE.match(x))] or [
+            (i, 0) for i in range(0, len(self.lines), max(1, len(self.lines) // 1000))
+        ]
 
     def params(self, method: str, mid: int) -> dict:
         td = {"textDocument": {"uri": self.doc}}
@@ -126,8 +149,11 @@ class Session:
     async def hover(self) -> float | None:
         ln, col = random.choice(self.names)
         try:
-            _, secs = await self.client.request("textDocument/hover", {
-                "textDocument": {"uri": self.doc}, "position": {"line": ln, "character": col + 1}}, timeout=120)
+            _, secs = await self.client.request(
+                "textDocument/hover",
+                {"textDocument": {"uri": self.doc}, "position": {"line": ln, "character": col + 1}},
+                timeout=120,
+            )
         except RequestFailed:
             return None
         return secs
@@ -153,16 +179,32 @@ class Session:
         self.version += 1
         col = len(self.lines[line])
         self.lines[line] += " "
-        await self.client.notify("textDocument/didChange", {
-            "textDocument": {"uri": self.doc, "version": self.version},
-            "contentChanges": [{"range": {"start": {"line": line, "character": col},
-                                          "end": {"line": line, "character": col}}, "text": " "}]})
+        await self.client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": self.doc, "version": self.version},
+                "contentChanges": [
+                    {
+                        "range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col}},
+                        "text": " ",
+                    }
+                ],
+            },
+        )
 
 
 async def start(editor: str, root: Path, log: Path) -> Client:
     client = await SizedClient.start([sys.executable, "-m", "hlo_lsp"], log, str(REPO))
-    await client.request("initialize", {"processId": None, "rootUri": uri(root), "capabilities": capabilities(editor),
-                                        "workspaceFolders": [{"uri": uri(root), "name": root.name}]}, timeout=60)
+    await client.request(
+        "initialize",
+        {
+            "processId": None,
+            "rootUri": uri(root),
+            "capabilities": capabilities(editor),
+            "workspaceFolders": [{"uri": uri(root), "name": root.name}],
+        },
+        timeout=60,
+    )
     await client.notify("initialized", {})
     return client
 
@@ -176,8 +218,15 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
         mid = len(s.lines) // 2
         t0 = time.monotonic()
         first_diag = client.wait_diagnostics(lambda r: r[1] == s.doc)
-        await client._send(encode({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-            "textDocument": {"uri": s.doc, "languageId": "hlo", "version": 1, "text": text}}}))
+        await client._send(
+            encode(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "textDocument/didOpen",
+                    "params": {"textDocument": {"uri": s.doc, "languageId": "hlo", "version": 1, "text": text}},
+                }
+            )
+        )
         await asyncio.wait_for(first_diag, 300)
         rec["first_diagnostics_s"] = round(client.diagnostics[0][0] - t0, 2)
         first, hovers_open = await s.requests_with_hovers(ON_OPEN[editor], mid)
@@ -191,11 +240,19 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
             await s.ask("semanticTokens/full", mid)
             s.delta_ok = held == s.tokens
         await wait_idle(client, max_wait=120)
-        rec.update(first=first, again=again, after_edit=after, sizes=s.sizes, delta_ok=s.delta_ok,
-                   hover_during_p95=pct(hovers_open + hovers_edit, 95),
-                   hover_during_max=max(hovers_open + hovers_edit, default=None),
-                   hover_during_n=len(hovers_open + hovers_edit), hover_idle_p95=pct(idle_hovers, 95),
-                   rss_mb=round(tree_rss_mb(client.pid), 0), failures=list(client.failures))
+        rec.update(
+            first=first,
+            again=again,
+            after_edit=after,
+            sizes=s.sizes,
+            delta_ok=s.delta_ok,
+            hover_during_p95=pct(hovers_open + hovers_edit, 95),
+            hover_during_max=max(hovers_open + hovers_edit, default=None),
+            hover_during_n=len(hovers_open + hovers_edit),
+            hover_idle_p95=pct(idle_hovers, 95),
+            rss_mb=round(tree_rss_mb(client.pid), 0),
+            failures=list(client.failures),
+        )
     finally:
         await client.shutdown()
     return rec
@@ -211,19 +268,23 @@ def table(results: list[dict]) -> str:
     out = []
     for r in results:
         xla = r.get("xla_s")
-        out.append(f"\n**{r['file']}** ({r['mb']:.1f} MB, {r['editor']}), X = {xla:.2f} s; first diagnostics "
-                   f"{r.get('first_diagnostics_s')} s; hover during requests p95 {fmt(r.get('hover_during_p95'), None)}"
-                   f" (max {fmt(r.get('hover_during_max'), None)}, n={r.get('hover_during_n')}), idle p95 "
-                   f"{fmt(r.get('hover_idle_p95'), None)}; RSS {r.get('rss_mb')} MB "
-                   f"({(r.get('rss_mb') or 0) / r['mb']:.1f}× file); delta = fresh full: {r.get('delta_ok')}\n")
+        out.append(
+            f"\n**{r['file']}** ({r['mb']:.1f} MB, {r['editor']}), X = {xla:.2f} s; first diagnostics "
+            f"{r.get('first_diagnostics_s')} s; hover during requests p95 {fmt(r.get('hover_during_p95'), None)}"
+            f" (max {fmt(r.get('hover_during_max'), None)}, n={r.get('hover_during_n')}), idle p95 "
+            f"{fmt(r.get('hover_idle_p95'), None)}; RSS {r.get('rss_mb')} MB "
+            f"({(r.get('rss_mb') or 0) / r['mb']:.1f}× file); delta = fresh full: {r.get('delta_ok')}\n"
+        )
         out.append("| request | first | again | after edit | answer size |")
         out.append("|---|---|---|---|---|")
         methods = list(dict.fromkeys(list(r.get("first", {})) + list(r.get("after_edit", {}))))
         for m in methods:
             size = r.get("sizes", {}).get(m)
-            out.append(f"| {m} | {fmt(r.get('first', {}).get(m), xla)} | {fmt(r.get('again', {}).get(m), xla)} | "
-                       f"{fmt(r.get('after_edit', {}).get(m), xla)} | "
-                       f"{'—' if size is None else f'{size / 1e3:,.0f} kB'} |")
+            out.append(
+                f"| {m} | {fmt(r.get('first', {}).get(m), xla)} | {fmt(r.get('again', {}).get(m), xla)} | "
+                f"{fmt(r.get('after_edit', {}).get(m), xla)} | "
+                f"{'—' if size is None else f'{size / 1e3:,.0f} kB'} |"
+            )
         if r.get("failures"):
             out.append(f"\nfailures: {r['failures']}")
     return "\n".join(out)
@@ -242,8 +303,11 @@ async def main() -> None:
     xla_cache: dict[Path, float | None] = {}
     results = []
     for path in files:
-        module = path if not re.search(r"-(buffer-assignment(-values)?|live-range)\.txt$", path.name) else \
-            path.with_name(re.sub(r"-(buffer-assignment(-values)?|live-range)\.txt$", ".txt", path.name))
+        module = (
+            path
+            if not re.search(r"-(buffer-assignment(-values)?|live-range)\.txt$", path.name)
+            else path.with_name(re.sub(r"-(buffer-assignment(-values)?|live-range)\.txt$", ".txt", path.name))
+        )
         if module not in xla_cache:
             xla_cache[module] = xla_parse_seconds(module, args.xla_repeat).get("seconds")
         for editor in args.editor or ["vscode", "neovim"]:

@@ -49,10 +49,14 @@ from hlo_lsp.core.hlo.read import read_hlo
 JAX_PYTHON = Path("/tmp/jaxenv/bin/python")
 TARGET_MB_S = 60.0
 ADAM_STEM = "module_0000.jit_adam_update."
-ADAM_SUFFIXES = ("before_optimizations.txt", "cpu_after_optimizations.txt",
-                 "cpu_after_optimizations-buffer-assignment.txt",
-                 "cpu_after_optimizations-buffer-assignment-values.txt",
-                 "cpu_after_optimizations-live-range.txt", "cpu_after_optimizations-memory-usage-report.txt")
+ADAM_SUFFIXES = (
+    "before_optimizations.txt",
+    "cpu_after_optimizations.txt",
+    "cpu_after_optimizations-buffer-assignment.txt",
+    "cpu_after_optimizations-buffer-assignment-values.txt",
+    "cpu_after_optimizations-live-range.txt",
+    "cpu_after_optimizations-memory-usage-report.txt",
+)
 
 
 def default_files(bench_dir: Path) -> list[Path]:
@@ -90,8 +94,9 @@ def time_reader(path: Path, text: str, repeat: int) -> dict:
         record["checked_s"] = round(checked, 4)
         record.update(instructions=len(result.instructions), computations=len(result.computations))
     else:
-        record.update(allocations=len(result.allocations), values=len(result.used_values),
-                      live_ranges=len(result.live_ranges))
+        record.update(
+            allocations=len(result.allocations), values=len(result.used_values), live_ranges=len(result.live_ranges)
+        )
     record["reader_errors"] = sum(1 for d in result.diagnostics if d.severity == Severity.ERROR)
     return record
 
@@ -146,14 +151,18 @@ def short(path: str) -> str:
 
 
 def table(records: list[dict]) -> str:
-    rows = ["| file | kind | MB | reader s | reader MB/s | read + checks MB/s | XLA MB/s | reader / XLA | "
-            "line-scan MB/s | errors |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = [
+        "| file | kind | MB | reader s | reader MB/s | read + checks MB/s | XLA MB/s | reader / XLA | "
+        "line-scan MB/s | errors |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in records:
         xla = r.get("xla_mb_s", "rejected" if "xla_error" in r else "n/a")
-        rows.append(f"| {short(r['file'])} | {r['kind']} | {r['mb']:.2f} | {r['reader_s']:.3f} | {r['reader_mb_s']} "
-                    f"| {r.get('checked_mb_s') or 'n/a'} | {xla} | {r.get('reader_vs_xla', 'n/a')} | {r['scan_mb_s']} "
-                    f"| {r['reader_errors']} |")
+        rows.append(
+            f"| {short(r['file'])} | {r['kind']} | {r['mb']:.2f} | {r['reader_s']:.3f} | {r['reader_mb_s']} "
+            f"| {r.get('checked_mb_s') or 'n/a'} | {xla} | {r.get('reader_vs_xla', 'n/a')} | {r['scan_mb_s']} "
+            f"| {r['reader_errors']} |"
+        )
     return "\n".join(rows)
 
 
@@ -167,16 +176,20 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     files = args.files or default_files(args.bench_dir)
     records = measure(files, max(1, args.repeat), not args.no_xla)
-    print(f"Reader throughput, best of {max(1, args.repeat)} (MB = 10^6 bytes; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)\n")
+    print(
+        f"Reader throughput, best of {max(1, args.repeat)} (MB = 10^6 bytes; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)\n"
+    )
     print(table(records))
     synth = [r for r in records if Path(r["file"]).name == "synth_20mb.txt"]
     status = 0
     if synth:
         ok = synth[0]["reader_mb_s"] >= TARGET_MB_S
         status = 0 if ok else 1
-        print(f"\nTarget (issue 2): read_hlo >= {TARGET_MB_S:.0f} MB/s on synth_20mb.txt: "
-              f"{synth[0]['reader_mb_s']} MB/s -> {'met' if ok else 'MISSED'}")
+        print(
+            f"\nTarget (issue 2): read_hlo >= {TARGET_MB_S:.0f} MB/s on synth_20mb.txt: "
+            f"{synth[0]['reader_mb_s']} MB/s -> {'met' if ok else 'MISSED'}"
+        )
     if args.json:
         args.json.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
     return status

@@ -76,8 +76,12 @@ PROBE_LIMIT_MS = 1000.0  # "hovers answered throughout" an open: no hover waits 
 CASE_DEADLINE = 900.0
 ADAM = "adam3000/module_0000.jit_adam_update.cpu_after_optimizations.txt"
 SYNTH = "synth/synth_100mb.txt"
-SPLIT_SUFFIXES = ("-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt",
-                  "-memory-usage-report.txt")
+SPLIT_SUFFIXES = (
+    "-buffer-assignment.txt",
+    "-buffer-assignment-values.txt",
+    "-live-range.txt",
+    "-memory-usage-report.txt",
+)
 
 INSTRUCTION = re.compile(r"[ \t]*(?:ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*\S")
 NAME_USE = re.compile(r"%([A-Za-z_][\w.\-]*)")
@@ -155,6 +159,7 @@ def utf16_col(line: str, col: int) -> int:
 
 # -- /proc: the server's process tree ----------------------------------------------------------------------------
 
+
 def tree_pids(pid: int) -> list[int]:
     """``pid`` and its live descendants (from /proc/*/stat parent ids); [] once it is gone."""
     parents: dict[int, list[int]] = {}
@@ -166,7 +171,7 @@ def tree_pids(pid: int) -> list[int]:
                 stat = f.read()
         except OSError:
             continue
-        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
         parents.setdefault(ppid, []).append(int(entry))
     out, todo = [], [pid] if os.path.exists(f"/proc/{pid}") else []
     while todo:
@@ -216,6 +221,7 @@ def tree_rchar(pid: int) -> int:
 
 # -- the JSON-RPC client -----------------------------------------------------------------------------------------
 
+
 class RequestFailed(Exception):
     pass
 
@@ -241,11 +247,11 @@ class Client:
         self._reader = asyncio.ensure_future(self._read_loop())
 
     @classmethod
-    async def start(cls, cmd: list[str], stderr_path: Path, cwd: str) -> "Client":
+    async def start(cls, cmd: list[str], stderr_path: Path, cwd: str) -> Client:
         err = open(stderr_path, "wb")  # noqa: SIM115 - lives as long as the process
-        proc = await asyncio.create_subprocess_exec(*cmd, stdin=asyncio.subprocess.PIPE,
-                                                    stdout=asyncio.subprocess.PIPE, stderr=err, cwd=cwd,
-                                                    limit=1 << 24)
+        proc = await asyncio.create_subprocess_exec(
+            *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=err, cwd=cwd, limit=1 << 24
+        )
         return cls(proc)
 
     async def _read_loop(self) -> None:
@@ -253,8 +259,9 @@ class Client:
         try:
             while True:
                 header = await out.readuntil(b"\r\n\r\n")
-                length = next(int(h.split(b":")[1]) for h in header.split(b"\r\n")
-                              if h.lower().startswith(b"content-length"))
+                length = next(
+                    int(h.split(b":")[1]) for h in header.split(b"\r\n") if h.lower().startswith(b"content-length")
+                )
                 body = await out.readexactly(length)
                 self.last_message = time.monotonic()
                 msg = json.loads(body)
@@ -285,8 +292,9 @@ class Client:
             self.server_requests[method] = self.server_requests.get(method, 0) + 1
             if method == "window/workDoneProgress/create":
                 self.progress_creates += 1
-            result = [None] * len(msg.get("params", {}).get("items", [])) if method == "workspace/configuration" \
-                else None
+            result = (
+                [None] * len(msg.get("params", {}).get("items", [])) if method == "workspace/configuration" else None
+            )
             asyncio.ensure_future(self._send({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
             return
         params = msg.get("params") or {}
@@ -375,14 +383,23 @@ async def start_server(cmd: list[str], root: Path, log_dir: Path, name: str) -> 
         "textDocument": {
             "synchronization": {"didSave": True, "dynamicRegistration": False},
             "hover": {"contentFormat": ["markdown", "plaintext"]},
-            "definition": {"linkSupport": False}, "references": {},
+            "definition": {"linkSupport": False},
+            "references": {},
             "publishDiagnostics": {"versionSupport": True, "relatedInformation": True},
         },
     }
     try:
-        await client.request("initialize", {
-            "processId": os.getpid(), "rootUri": uri(root), "rootPath": str(root), "capabilities": caps,
-            "workspaceFolders": [{"uri": uri(root), "name": root.name}], "clientInfo": {"name": "bench_server"}})
+        await client.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": uri(root),
+                "rootPath": str(root),
+                "capabilities": caps,
+                "workspaceFolders": [{"uri": uri(root), "name": root.name}],
+                "clientInfo": {"name": "bench_server"},
+            },
+        )
     except BaseException:
         await client.shutdown()
         raise
@@ -408,7 +425,7 @@ class RssSampler:
     def __init__(self, pid: int) -> None:
         self.pid, self.peak, self._task = pid, 0.0, None
 
-    def start(self) -> "RssSampler":
+    def start(self) -> RssSampler:
         self._task = asyncio.ensure_future(self._run())
         return self
 
@@ -422,6 +439,7 @@ class RssSampler:
 
 
 # -- the harness's own reading of the file ----------------------------------------------------------------------
+
 
 class FileFacts:
     """Instruction definitions and ``%name`` uses found by a line scan independent of hlo_lsp."""
@@ -471,8 +489,12 @@ def xla_parse_seconds(path: Path, repeat: int) -> dict:
     if not JAX_PYTHON.exists():
         return {"error": f"{JAX_PYTHON} missing"}
     try:
-        out = subprocess.run([str(JAX_PYTHON), str(HERE / "xla_parse_time.py"), str(path), "--repeat", str(repeat),
-                              "--json"], capture_output=True, text=True, timeout=600)
+        out = subprocess.run(
+            [str(JAX_PYTHON), str(HERE / "xla_parse_time.py"), str(path), "--repeat", str(repeat), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         rec = json.loads(out.stdout)[0]
     except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError) as exc:
         return {"error": f"XLA timing failed: {exc}"}
@@ -481,8 +503,10 @@ def xla_parse_seconds(path: Path, repeat: int) -> dict:
 
 # -- the HLO cases -----------------------------------------------------------------------------------------------
 
-async def timed_requests(client: Client, doc: str, facts: FileFacts, positions: list[tuple[int, int]],
-                         budget: float) -> dict:
+
+async def timed_requests(
+    client: Client, doc: str, facts: FileFacts, positions: list[tuple[int, int]], budget: float
+) -> dict:
     """p50/p95 (ms) of hover, definition and references at ``positions``, with null and failure counts; each
     method stops after ``budget`` seconds (``n`` says how many were timed)."""
     out = {}
@@ -492,8 +516,10 @@ async def timed_requests(client: Client, doc: str, facts: FileFacts, positions: 
         for ln, col in positions:
             if time.monotonic() > stop:
                 break
-            params = {"textDocument": {"uri": doc},
-                      "position": {"line": ln, "character": utf16_col(facts.lines[ln], col)}}
+            params = {
+                "textDocument": {"uri": doc},
+                "position": {"line": ln, "character": utf16_col(facts.lines[ln], col)},
+            }
             if method.endswith("references"):
                 params["context"] = {"includeDeclaration": True}
             try:
@@ -504,10 +530,16 @@ async def timed_requests(client: Client, doc: str, facts: FileFacts, positions: 
             times.append(seconds * 1000)
             decoded.append(client.last_decoded_s * 1000)
             nulls += not result
-        out[method.split("/")[1]] = {"n": len(times) + fails, "p50_ms": pct(times, 50), "p95_ms": pct(times, 95),
-                                     "p95_decoded_ms": pct(decoded, 95),
-                                     "max_ms": max(times, default=None), "null": nulls, "failed": fails,
-                                     "ms": [round(t, 2) for t in times]}
+        out[method.split("/")[1]] = {
+            "n": len(times) + fails,
+            "p50_ms": pct(times, 50),
+            "p95_ms": pct(times, 95),
+            "p95_decoded_ms": pct(decoded, 95),
+            "max_ms": max(times, default=None),
+            "null": nulls,
+            "failed": fails,
+            "ms": [round(t, 2) for t in times],
+        }
     return out
 
 
@@ -515,10 +547,17 @@ async def open_until_ready(client: Client, path: Path, text: str, facts: FileFac
     doc = uri(path)
     last_ln = facts.instruction_lines[-1]
     last_col = facts.tokens(last_ln)[0][0]
-    hover_last = {"textDocument": {"uri": doc},
-                  "position": {"line": last_ln, "character": utf16_col(facts.lines[last_ln], last_col)}}
-    message = encode({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-        "uri": doc, "languageId": "hlo", "version": 1, "text": text}}})
+    hover_last = {
+        "textDocument": {"uri": doc},
+        "position": {"line": last_ln, "character": utf16_col(facts.lines[last_ln], last_col)},
+    }
+    message = encode(
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didOpen",
+            "params": {"textDocument": {"uri": doc, "languageId": "hlo", "version": 1, "text": text}},
+        }
+    )
     first_diag = client.wait_diagnostics(lambda r: r[1] == doc and r[2] in (1, None))
     ready_evt = asyncio.Event()
     probes: list[float] = []
@@ -528,8 +567,13 @@ async def open_until_ready(client: Client, path: Path, text: str, facts: FileFac
         while not ready_evt.is_set():
             ln = rng.choice(facts.instruction_lines)
             try:
-                result, s = await client.request("textDocument/hover", {"textDocument": {"uri": doc}, "position": {
-                    "line": ln, "character": utf16_col(facts.lines[ln], facts.tokens(ln)[0][0])}})
+                result, s = await client.request(
+                    "textDocument/hover",
+                    {
+                        "textDocument": {"uri": doc},
+                        "position": {"line": ln, "character": utf16_col(facts.lines[ln], facts.tokens(ln)[0][0])},
+                    },
+                )
                 probes.append(s * 1000)
                 probe_nulls[0] += not result
             except RequestFailed:
@@ -567,30 +611,40 @@ async def open_until_ready(client: Client, path: Path, text: str, facts: FileFac
     parts = [x for x in (hover_at, diag_last) if x is not None]
     complete = hover_ok and bool(mine) and len(ends) >= len(begun)
     return {
-        "doc": doc, "send_s": round(sent, 3),
+        "doc": doc,
+        "send_s": round(sent, 3),
         "ready_s": round(max(parts) - t0, 3) if complete else None,
         "background_done_s": round(max(parts + ends) - t0, 3) if complete else None,
         "first_diagnostics_s": round(mine[0][0] - t0, 3) if mine else None,
         "last_diagnostics_s": round(diag_last - t0, 3) if mine else None,
-        "publishes_for_version": len(mine), "diagnostics": len(mine[-1][3]) if mine else None,
-        "hover_last_s": round(hover_at - t0, 3) if hover_at else None, "hover_last_tries": hover_tries,
-        "progress_tokens_begun": len(begun), "progress_ended": len(ends),
+        "publishes_for_version": len(mine),
+        "diagnostics": len(mine[-1][3]) if mine else None,
+        "hover_last_s": round(hover_at - t0, 3) if hover_at else None,
+        "hover_last_tries": hover_tries,
+        "progress_tokens_begun": len(begun),
+        "progress_ended": len(ends),
         "idle_after_ready_s": round(settle, 2),
-        "probe_hovers": len(probes), "probe_null": probe_nulls[0], "probe_p95_ms": pct(probes, 95),
+        "probe_hovers": len(probes),
+        "probe_null": probe_nulls[0],
+        "probe_p95_ms": pct(probes, 95),
         "probe_max_ms": max(probes, default=None),
     }
 
 
-async def keystrokes(client: Client, doc: str, facts: FileFacts, baseline: list, n: int, rng: random.Random,
-                     budget: float) -> dict:
+async def keystrokes(
+    client: Client, doc: str, facts: FileFacts, baseline: list, n: int, rng: random.Random, budget: float
+) -> dict:
     """Break and mend operand names at random lines; times (ms) from didChange to that version's diagnostics.
     No new pair starts after ``budget`` seconds."""
     per_line: dict[int, int] = {}
     for d in baseline:
         ln = d["range"]["start"]["line"]
         per_line[ln] = per_line.get(ln, 0) + 1
-    candidates = [ln for ln in rng.sample(facts.instruction_lines, min(len(facts.instruction_lines), 50 * n))
-                  if facts.operand_uses(ln)]
+    candidates = [
+        ln
+        for ln in rng.sample(facts.instruction_lines, min(len(facts.instruction_lines), 50 * n))
+        if facts.operand_uses(ln)
+    ]
     if not candidates:
         return {"edits": 0, "error": "no instruction with operands found"}
     version, times, flagged, mended, fails = 1, [], 0, 0, 0
@@ -604,12 +658,16 @@ async def keystrokes(client: Client, doc: str, facts: FileFacts, baseline: list,
         col = utf16_col(line, start)
         for edit, text in (("break", "zz"), ("mend", "")):
             version += 1
-            rng_ = {"start": {"line": ln, "character": col},
-                    "end": {"line": ln, "character": col + (2 if edit == "mend" else 0)}}
+            rng_ = {
+                "start": {"line": ln, "character": col},
+                "end": {"line": ln, "character": col + (2 if edit == "mend" else 0)},
+            }
             fut = client.wait_diagnostics(lambda r, v=version: r[1] == doc and r[2] == v)
             t0 = time.monotonic()
-            await client.notify("textDocument/didChange", {"textDocument": {"uri": doc, "version": version},
-                                                           "contentChanges": [{"range": rng_, "text": text}]})
+            await client.notify(
+                "textDocument/didChange",
+                {"textDocument": {"uri": doc, "version": version}, "contentChanges": [{"range": rng_, "text": text}]},
+            )
             try:
                 rec = await asyncio.wait_for(fut, REQUEST_TIMEOUT)
             except asyncio.TimeoutError:
@@ -623,9 +681,17 @@ async def keystrokes(client: Client, doc: str, facts: FileFacts, baseline: list,
             else:
                 mended += on_line == per_line.get(ln, 0)
             await asyncio.sleep(0.1)
-    return {"edits": len(times) + fails, "p50_ms": pct(times, 50), "p95_ms": pct(times, 95),
-            "max_ms": max(times, default=None), "ms": [round(t, 1) for t in times], "breaks_flagged": flagged,
-            "mends_clean": mended, "failed": fails, "final_version": version}
+    return {
+        "edits": len(times) + fails,
+        "p50_ms": pct(times, 50),
+        "p95_ms": pct(times, 95),
+        "max_ms": max(times, default=None),
+        "ms": [round(t, 1) for t in times],
+        "breaks_flagged": flagged,
+        "mends_clean": mended,
+        "failed": fails,
+        "final_version": version,
+    }
 
 
 def say(name: str, what: str) -> None:
@@ -664,20 +730,27 @@ async def hlo_case(name: str, path: Path, args, log_dir: Path, rec: dict) -> dic
         top = sorted(facts.use_counts, key=lambda k: -facts.use_counts[k])[:20]
         rec["top_names_uses"] = [facts.use_counts[k] for k in top]
         top_pos = [(facts.defs[k][0], facts.defs[k][1] + 1) for k in top]
-        say(name, f"ready in {rec['open']['ready_s']} s; requests at {len(random_pos)} random lines and "
-                  f"{len(top_pos)} top names")
+        say(
+            name,
+            f"ready in {rec['open']['ready_s']} s; requests at {len(random_pos)} random lines and "
+            f"{len(top_pos)} top names",
+        )
         rec["random_lines"] = await timed_requests(client, doc, facts, random_pos, args.phase_budget / 3)
         rec["top_names"] = await timed_requests(client, doc, facts, top_pos, args.phase_budget / 3)
         say(name, f"{args.edits} edits")
         baseline = [r for r in client.diagnostics if r[1] == doc]
-        rec["edits"] = await keystrokes(client, doc, facts, baseline[-1][3] if baseline else [], args.edits, rng,
-                                        args.phase_budget)
+        rec["edits"] = await keystrokes(
+            client, doc, facts, baseline[-1][3] if baseline else [], args.edits, rng, args.phase_budget
+        )
         say(name, "done")
     finally:
         rss.stop()
         rec["rss_peak_mb"] = round(rss.peak, 1)
-        rec["progress"] = {"creates": client.progress_creates, "notifications": len(client.progress),
-                           "kinds": sorted({k for _, _, k in client.progress})}
+        rec["progress"] = {
+            "creates": client.progress_creates,
+            "notifications": len(client.progress),
+            "kinds": sorted({k for _, _, k in client.progress}),
+        }
         rec["server_requests"] = client.server_requests
         rec["failures"] = client.failures
         await client.shutdown()
@@ -685,6 +758,7 @@ async def hlo_case(name: str, path: Path, args, log_dir: Path, rec: dict) -> dic
 
 
 # -- the many-files case ------------------------------------------------------------------------------------------
+
 
 def siblings(path: Path) -> set[str]:
     stem = path.name[: -len(".txt")]
@@ -723,17 +797,26 @@ async def manyfiles_case(folder: Path, args, log_dir: Path, rec: dict) -> dict:
     reads: until it is ready and idle (only the file's siblings allowed), then during the background indexing
     that the first workspace/symbol query may start; then time workspace/symbol queries."""
     rng = random.Random(args.seed)
-    candidates = [p for p in folder.glob("*after_optimizations.txt")
-                  if (folder / (p.name[:-4] + "-buffer-assignment.txt")).exists()]
+    candidates = [
+        p
+        for p in folder.glob("*after_optimizations.txt")
+        if (folder / (p.name[:-4] + "-buffer-assignment.txt")).exists()
+    ]
     path = max(candidates, key=lambda p: p.stat().st_size)
     allowed = siblings(path)
     files = [p for p in folder.rglob("*") if p.is_file()]
-    rec.update(case="manyfiles", folder=str(folder), files_in_folder=len(files),
-               folder_mb=round(sum(p.stat().st_size for p in files) / 1e6, 1), file=str(path),
-               siblings_bytes=sum(os.path.getsize(p) for p in allowed if os.path.exists(p)))
+    rec.update(
+        case="manyfiles",
+        folder=str(folder),
+        files_in_folder=len(files),
+        folder_mb=round(sum(p.stat().st_size for p in files) / 1e6, 1),
+        file=str(path),
+        siblings_bytes=sum(os.path.getsize(p) for p in allowed if os.path.exists(p)),
+    )
     # HLO text: every .txt of the dump that is not a split buffer-assignment file (pass dumps included)
-    others = [p for p in files if p.name.endswith(".txt") and not p.name.endswith(SPLIT_SUFFIXES)
-              and str(p) not in allowed]
+    others = [
+        p for p in files if p.name.endswith(".txt") and not p.name.endswith(SPLIT_SUFFIXES) and str(p) not in allowed
+    ]
     probes = [(p, computation_name(p)) for p in rng.sample(others, min(10, len(others)))]
     probes = [(p, n) for p, n in probes if n]
     audit_log = log_dir / "manyfiles.opens.tsv"
@@ -751,8 +834,10 @@ async def manyfiles_case(folder: Path, args, log_dir: Path, rec: dict) -> dict:
         rec["open"] = await open_until_ready(client, path, text, facts, rng)
         marks["idle"] = time.monotonic()
         rec["read_until_idle_bytes"] = tree_rchar(client.pid) - rchar0 - (client.bytes_sent - sent0)
-        say("manyfiles", f"ready in {rec['open']['ready_s']} s; first workspace/symbol query, then waiting for "
-                         "background indexing")
+        say(
+            "manyfiles",
+            f"ready in {rec['open']['ready_s']} s; first workspace/symbol query, then waiting for background indexing",
+        )
         first, _, _ = await symbol_queries(client, [""])
         rec["first_query_ms"] = first[0] if first else None
         rec["indexing_s"] = round(await wait_idle(client, max_wait=180), 2)
@@ -763,15 +848,21 @@ async def manyfiles_case(folder: Path, args, log_dir: Path, rec: dict) -> dict:
         queries += [n[: max(3, len(n) - 2)] for n in names[:5]] + [n for _, n in probes]
         times, answers, fails = await symbol_queries(client, queries)
         found = 0
-        for p, name in probes:
+        for _, name in probes:
             hits = await symbol_queries(client, [name])
             # names repeat across pass dumps and answers are capped, so the check is the name, not the file
             found += any(s.get("name") == name for s in (hits[1][0] if hits[1] else []))
-        rec["workspace_symbol"] = {"queries": len(queries), "p50_ms": pct(times, 50), "p95_ms": pct(times, 95),
-                                   "max_ms": max(times, default=None),
-                                   "results_min": min(map(len, answers), default=None),
-                                   "results_max": max(map(len, answers), default=None), "failed": fails,
-                                   "unopened_files_found": found, "unopened_files_probed": len(probes)}
+        rec["workspace_symbol"] = {
+            "queries": len(queries),
+            "p50_ms": pct(times, 50),
+            "p95_ms": pct(times, 95),
+            "max_ms": max(times, default=None),
+            "results_min": min(map(len, answers), default=None),
+            "results_max": max(map(len, answers), default=None),
+            "failed": fails,
+            "unopened_files_found": found,
+            "unopened_files_probed": len(probes),
+        }
         rec["read_total_bytes"] = tree_rchar(client.pid) - rchar0 - (client.bytes_sent - sent0)
     finally:
         rec["failures"] = client.failures
@@ -795,6 +886,7 @@ async def manyfiles_case(folder: Path, args, log_dir: Path, rec: dict) -> dict:
 
 # -- report ------------------------------------------------------------------------------------------------------
 
+
 def fmt(x, unit: str = "", digits: int = 0) -> str:
     if x is None:
         return "—"
@@ -812,8 +904,9 @@ def table(results: dict) -> str:
 
     def row(label: str, cells: list[str], target: str, ok: list[bool | None]) -> None:
         known = [o for o in ok if o is not None]
-        rows.append(f"| {label} | " + " | ".join(cells) + f" | {target} | "
-                    + verdict(all(known) if known else None) + " |")
+        rows.append(
+            f"| {label} | " + " | ".join(cells) + f" | {target} | " + verdict(all(known) if known else None) + " |"
+        )
 
     def g(r: dict, *keys):
         for k in keys:
@@ -824,84 +917,137 @@ def table(results: dict) -> str:
     xla = [g(r, "xla", "seconds") for r in hlo]
     ratio = [round(a / b, 2) if a and b else None for a, b in zip(ready, xla)]
     row("XLA `hlo_module_from_text` (s)", [fmt(x, " s", 2) for x in xla], "reference", [None])
-    row("open → ready (s)", [fmt(x, " s", 2) for x in ready], "≤ XLA; 100 MB ≤ 6 s",
-        [x is not None and x <= 6 if r["case"] == "synth100" else None for r, x in zip(hlo, ready)])
+    row(
+        "open → ready (s)",
+        [fmt(x, " s", 2) for x in ready],
+        "≤ XLA; 100 MB ≤ 6 s",
+        [x is not None and x <= 6 if r["case"] == "synth100" else None for r, x in zip(hlo, ready)],
+    )
     row("open → ready / XLA", [fmt(x, "", 2) for x in ratio], "≤ 1.0", [x is not None and x <= 1.0 for x in ratio])
-    row("  open → idle: background work done, every `$/progress` ended (s)",
-        [fmt(g(r, "open", "background_done_s"), " s", 2) for r in hlo], "", [None])
-    row("  first diagnostics published (s)", [fmt(g(r, "open", "first_diagnostics_s"), " s", 2) for r in hlo], "",
-        [None])
-    row("  hover on last instruction answered (s)", [fmt(g(r, "open", "hover_last_s"), " s", 2) for r in hlo], "",
-        [None])
-    row("  hovers during open: n (null) / worst (ms)",
-        [f"{g(r, 'open', 'probe_hovers')} ({g(r, 'open', 'probe_null')}) / {fmt(g(r, 'open', 'probe_max_ms'))}"
-         for r in hlo], f"answered throughout (100 MB; worst ≤ {PROBE_LIMIT_MS:,.0f} ms)",
-        [(g(r, "open", "probe_max_ms") or 0) <= PROBE_LIMIT_MS if r["case"] == "synth100" else None for r in hlo])
+    row(
+        "  open → idle: background work done, every `$/progress` ended (s)",
+        [fmt(g(r, "open", "background_done_s"), " s", 2) for r in hlo],
+        "",
+        [None],
+    )
+    row(
+        "  first diagnostics published (s)",
+        [fmt(g(r, "open", "first_diagnostics_s"), " s", 2) for r in hlo],
+        "",
+        [None],
+    )
+    row(
+        "  hover on last instruction answered (s)",
+        [fmt(g(r, "open", "hover_last_s"), " s", 2) for r in hlo],
+        "",
+        [None],
+    )
+    row(
+        "  hovers during open: n (null) / worst (ms)",
+        [
+            f"{g(r, 'open', 'probe_hovers')} ({g(r, 'open', 'probe_null')}) / {fmt(g(r, 'open', 'probe_max_ms'))}"
+            for r in hlo
+        ],
+        f"answered throughout (100 MB; worst ≤ {PROBE_LIMIT_MS:,.0f} ms)",
+        [(g(r, "open", "probe_max_ms") or 0) <= PROBE_LIMIT_MS if r["case"] == "synth100" else None for r in hlo],
+    )
     for kind, label in (("random_lines", "random lines"), ("top_names", "20 most-referenced names")):
         for m in ("hover", "definition", "references"):
             p95 = [g(r, kind, m, "p95_ms") for r in hlo]
-            row(f"{m} p50 / p95, {label} (ms)",
+            row(
+                f"{m} p50 / p95, {label} (ms)",
                 [f"{fmt(g(r, kind, m, 'p50_ms'), '', 1)} / {fmt(p, '', 1)}" for r, p in zip(hlo, p95)],
-                "p95 ≤ 20 ms", [p is not None and p <= 20 and not g(r, kind, m, "failed") for r, p in zip(hlo, p95)])
-        row(f"  p95 with this harness's JSON decoding: hover / definition / references, {label} (ms)",
-            [" / ".join(fmt(g(r, kind, m, "p95_decoded_ms"), "", 1) for m in ("hover", "definition", "references"))
-             for r in hlo], "", [None])
+                "p95 ≤ 20 ms",
+                [p is not None and p <= 20 and not g(r, kind, m, "failed") for r, p in zip(hlo, p95)],
+            )
+        row(
+            f"  p95 with this harness's JSON decoding: hover / definition / references, {label} (ms)",
+            [
+                " / ".join(fmt(g(r, kind, m, "p95_decoded_ms"), "", 1) for m in ("hover", "definition", "references"))
+                for r in hlo
+            ],
+            "",
+            [None],
+        )
     e95 = [g(r, "edits", "p95_ms") for r in hlo]
-    row("keystroke → diagnostics p50 / p95 (ms)",
-        [f"{fmt(g(r, 'edits', 'p50_ms'))} / {fmt(p)}" for r, p in zip(hlo, e95)], "p95 ≤ 100 ms (23 MB module)",
-        [p is not None and p <= 100 if r["case"] == "adam" else None for r, p in zip(hlo, e95)])
-    row("  breaks flagged / mends clean / edits",
+    row(
+        "keystroke → diagnostics p50 / p95 (ms)",
+        [f"{fmt(g(r, 'edits', 'p50_ms'))} / {fmt(p)}" for r, p in zip(hlo, e95)],
+        "p95 ≤ 100 ms (23 MB module)",
+        [p is not None and p <= 100 if r["case"] == "adam" else None for r, p in zip(hlo, e95)],
+    )
+    row(
+        "  breaks flagged / mends clean / edits",
         [f"{g(r, 'edits', 'breaks_flagged')} / {g(r, 'edits', 'mends_clean')} / {g(r, 'edits', 'edits')}" for r in hlo],
-        "all", [g(r, "edits", "breaks_flagged") == g(r, "edits", "mends_clean") == g(r, "edits", "edits") // 2
-                for r in hlo])
-    row("RSS of server tree after open (MB, × file)",
+        "all",
+        [g(r, "edits", "breaks_flagged") == g(r, "edits", "mends_clean") == g(r, "edits", "edits") // 2 for r in hlo],
+    )
+    row(
+        "RSS of server tree after open (MB, × file)",
         [f"{fmt(r.get('rss_after_open_mb'))} ({fmt(r.get('rss_after_open_x'), '×', 1)})" for r in hlo],
-        "≤ 10× (23 MB module)", [r.get("rss_after_open_x") is not None and r["rss_after_open_x"] <= 10
-                                 if r["case"] == "adam" else None for r in hlo])
+        "≤ 10× (23 MB module)",
+        [
+            r.get("rss_after_open_x") is not None and r["rss_after_open_x"] <= 10 if r["case"] == "adam" else None
+            for r in hlo
+        ],
+    )
     row("  peak RSS during the case (MB)", [fmt(r.get("rss_peak_mb")) for r in hlo], "", [None])
-    row("`$/progress` notifications (begin/report/end)",
+    row(
+        "`$/progress` notifications (begin/report/end)",
         [f"{g(r, 'progress', 'notifications')} ({'/'.join(g(r, 'progress', 'kinds') or []) or 'none'})" for r in hlo],
-        "shown (100 MB)", [bool(g(r, "progress", "notifications")) if r["case"] == "synth100" else None for r in hlo])
+        "shown (100 MB)",
+        [bool(g(r, "progress", "notifications")) if r["case"] == "synth100" else None for r in hlo],
+    )
     row("server start → initialize answered (s)", [fmt(r.get("startup_s"), " s", 2) for r in hlo], "", [None])
-    row(f"requests failed (no answer in {REQUEST_TIMEOUT:.0f} s / error)",
-        [str(len(r.get("failures", []))) for r in hlo], "0", [not r.get("failures") for r in hlo])
+    row(
+        f"requests failed (no answer in {REQUEST_TIMEOUT:.0f} s / error)",
+        [str(len(r.get("failures", []))) for r in hlo],
+        "0",
+        [not r.get("failures") for r in hlo],
+    )
     out = "\n".join(rows) if hlo else ""
     mf = results.get("manyfiles")
     if mf:
         ws = mf.get("workspace_symbol", {})
         beyond = mf.get("opened_beyond_siblings")
-        mrows = [f"\n\nMany files: `{Path(mf['file']).name}` opened in {mf['folder']} "
-                 f"({mf['files_in_folder']:,} files, {mf['folder_mb']} MB)\n",
-                 "| measure | figure | target | verdict |", "|---|---:|---|---|",
-                 f"| open → ready (s) | {fmt(g(mf, 'open', 'ready_s'), ' s', 2)} | | — |",
-                 f"| files of the folder opened from didOpen until idle, beyond the file and its siblings | "
-                 f"{fmt(len(beyond) if beyond is not None else None)} (of {mf.get('opened_until_idle')} opened) | 0 | "
-                 f"{verdict(beyond == [] if beyond is not None else None)} |",
-                 f"| bytes read from didOpen until idle: all (rchar − stdin) / files of the folder opened / "
-                 f"file + siblings | {fmt(mf.get('read_until_idle_bytes'))} / {fmt(mf.get('opened_until_idle_bytes'))}"
-                 f" / {fmt(mf.get('siblings_bytes'))} | | — |",
-                 f"| first `workspace/symbol` (starts the index) (ms) | {fmt(mf.get('first_query_ms'), '', 1)} "
-                 "| | — |",
-                 f"| background indexing until idle (s), files opened | {fmt(mf.get('indexing_s'), ' s', 1)}, "
-                 f"{fmt(mf.get('opened_while_indexing'))} | background | — |",
-                 f"| `workspace/symbol` p50 / p95 (ms), {ws.get('queries')} queries | "
-                 f"{fmt(ws.get('p50_ms'), '', 1)} / {fmt(ws.get('p95_ms'), '', 1)} | p95 ≤ 200 ms | "
-                 f"{verdict(ws.get('p95_ms') is not None and ws['p95_ms'] <= 200 and not ws.get('failed'))} |",
-                 f"| `workspace/symbol` results per query (min–max) | {ws.get('results_min')}–"
-                 f"{ws.get('results_max')} "
-                 f"| | — |",
-                 f"| computation names of unopened files found | {ws.get('unopened_files_found')} / "
-                 f"{ws.get('unopened_files_probed')} | all | "
-                 f"{verdict(ws.get('unopened_files_found') == ws.get('unopened_files_probed') if ws else None)} |"]
+        mrows = [
+            f"\n\nMany files: `{Path(mf['file']).name}` opened in {mf['folder']} "
+            f"({mf['files_in_folder']:,} files, {mf['folder_mb']} MB)\n",
+            "| measure | figure | target | verdict |",
+            "|---|---:|---|---|",
+            f"| open → ready (s) | {fmt(g(mf, 'open', 'ready_s'), ' s', 2)} | | — |",
+            f"| files of the folder opened from didOpen until idle, beyond the file and its siblings | "
+            f"{fmt(len(beyond) if beyond is not None else None)} (of {mf.get('opened_until_idle')} opened) | 0 | "
+            f"{verdict(beyond == [] if beyond is not None else None)} |",
+            f"| bytes read from didOpen until idle: all (rchar − stdin) / files of the folder opened / "
+            f"file + siblings | {fmt(mf.get('read_until_idle_bytes'))} / {fmt(mf.get('opened_until_idle_bytes'))}"
+            f" / {fmt(mf.get('siblings_bytes'))} | | — |",
+            f"| first `workspace/symbol` (starts the index) (ms) | {fmt(mf.get('first_query_ms'), '', 1)} | | — |",
+            f"| background indexing until idle (s), files opened | {fmt(mf.get('indexing_s'), ' s', 1)}, "
+            f"{fmt(mf.get('opened_while_indexing'))} | background | — |",
+            f"| `workspace/symbol` p50 / p95 (ms), {ws.get('queries')} queries | "
+            f"{fmt(ws.get('p50_ms'), '', 1)} / {fmt(ws.get('p95_ms'), '', 1)} | p95 ≤ 200 ms | "
+            f"{verdict(ws.get('p95_ms') is not None and ws['p95_ms'] <= 200 and not ws.get('failed'))} |",
+            f"| `workspace/symbol` results per query (min–max) | {ws.get('results_min')}–"
+            f"{ws.get('results_max')} "
+            f"| | — |",
+            f"| computation names of unopened files found | {ws.get('unopened_files_found')} / "
+            f"{ws.get('unopened_files_probed')} | all | "
+            f"{verdict(ws.get('unopened_files_found') == ws.get('unopened_files_probed') if ws else None)} |",
+        ]
         out += "\n".join(mrows)
     return out
 
 
 def importtime(top: int = 12) -> list[tuple[int, str]]:
     """The slowest cumulative imports (µs, module) of ``import hlo_lsp.lsp.server`` under ``-X importtime``."""
-    res = subprocess.run([sys.executable, "-X", "importtime", "-c",
-                          "import hlo_lsp.lsp.server, hlo_lsp.lsp.handlers_insight"],
-                         capture_output=True, text=True, timeout=120, cwd=str(REPO))
+    res = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import hlo_lsp.lsp.server, hlo_lsp.lsp.handlers_insight"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(REPO),
+    )
     rows = []
     for line in res.stderr.splitlines():
         parts = line.split("|")
@@ -912,8 +1058,12 @@ def importtime(top: int = 12) -> list[tuple[int, str]]:
 
 async def run(args) -> dict:
     log_dir = Path(tempfile.mkdtemp(prefix="bench_server_"))
-    results: dict = {"when": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-                     "load_average": os.getloadavg()[0], "cores": os.cpu_count(), "logs": str(log_dir)}
+    results: dict = {
+        "when": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "load_average": os.getloadavg()[0],
+        "cores": os.cpu_count(),
+        "logs": str(log_dir),
+    }
     files = {"adam": args.bench_dir / ADAM, "synth100": args.bench_dir / SYNTH}
     if args.file:
         files["file"] = args.file.resolve()
@@ -941,8 +1091,13 @@ async def run(args) -> dict:
 def main(argv: list[str] | None = None) -> int:
     global REQUEST_TIMEOUT
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--case", nargs="+", choices=("adam", "synth100", "manyfiles", "file"),
-                    default=["adam", "synth100", "manyfiles"], help="'file' measures --file like the HLO cases")
+    ap.add_argument(
+        "--case",
+        nargs="+",
+        choices=("adam", "synth100", "manyfiles", "file"),
+        default=["adam", "synth100", "manyfiles"],
+        help="'file' measures --file like the HLO cases",
+    )
     ap.add_argument("--file", type=Path, help="an HLO module for --case file")
     ap.add_argument("--bench-dir", type=Path, default=Path(os.environ.get("HLO_BENCH_DIR", "/tmp/bench")))
     ap.add_argument("--seed", type=int, default=6)
@@ -950,11 +1105,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--edits", type=int, default=40, help="one-line edits (half break a name, half mend it)")
     ap.add_argument("--xla-repeat", type=int, default=1, help="XLA parses (best kept)")
     ap.add_argument("--timeout", type=float, default=REQUEST_TIMEOUT, help="seconds before a request fails")
-    ap.add_argument("--phase-budget", type=float, default=300.0,
-                    help="seconds for the edits, and for each set of request positions (split by method)")
+    ap.add_argument(
+        "--phase-budget",
+        type=float,
+        default=300.0,
+        help="seconds for the edits, and for each set of request positions (split by method)",
+    )
     ap.add_argument("--case-deadline", type=float, default=CASE_DEADLINE, help="seconds for one case in all")
-    ap.add_argument("--server-cmd", type=shlex.split, metavar="CMD",
-                    help="command of the server for the HLO cases (default: this python -m hlo_lsp)")
+    ap.add_argument(
+        "--server-cmd",
+        type=shlex.split,
+        metavar="CMD",
+        help="command of the server for the HLO cases (default: this python -m hlo_lsp)",
+    )
     ap.add_argument("--quick", action="store_true", help="20 lines and 10 edits (a smoke run)")
     ap.add_argument("--profile", type=Path, metavar="DIR", help="run the HLO cases' servers under cProfile")
     ap.add_argument("--importtime", action="store_true", help="also list the server's slowest imports")
@@ -966,8 +1129,10 @@ def main(argv: list[str] | None = None) -> int:
     results = asyncio.run(run(args))
     if args.importtime:
         results["importtime_us"] = importtime()
-    print(f"Server benchmark, {results['when']} (load average {results['load_average']:.1f} on "
-          f"{results['cores']} cores; server logs in {results['logs']})\n")
+    print(
+        f"Server benchmark, {results['when']} (load average {results['load_average']:.1f} on "
+        f"{results['cores']} cores; server logs in {results['logs']})\n"
+    )
     for k in args.case:
         r = results.get(k, {})
         if "skipped" in r or "error" in r:

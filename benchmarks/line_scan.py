@@ -41,8 +41,13 @@ def measure(path: Path, repeat: int) -> dict:
     text = path.read_text(encoding="utf-8")
     mb = len(text.encode("utf-8")) / 1e6
     seconds, matched = time_scan(text, repeat)
-    return {"file": str(path), "mb": round(mb, 3), "seconds": round(seconds, 4),
-            "mb_per_s": round(mb / seconds, 2), "matched_lines": matched}
+    return {
+        "file": str(path),
+        "mb": round(mb, 3),
+        "seconds": round(seconds, 4),
+        "mb_per_s": round(mb / seconds, 2),
+        "matched_lines": matched,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

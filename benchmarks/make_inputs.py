@@ -131,8 +131,11 @@ def venv_ready(venv: Path) -> bool:
     """Return True when the venv is marked ready and its jaxlib parser module imports."""
     if not (venv / "READY").exists():
         return False
-    check = subprocess.run([venv_python(venv), "-c", "from jaxlib import _hlo; _hlo.hlo_module_from_text"],
-                           capture_output=True, check=False)
+    check = subprocess.run(
+        [venv_python(venv), "-c", "from jaxlib import _hlo; _hlo.hlo_module_from_text"],
+        capture_output=True,
+        check=False,
+    )
     return check.returncode == 0
 
 
@@ -152,8 +155,11 @@ def make_venv(venv: Path) -> None:
 
 def _run_dump(venv: Path, program: Path, args: list[str], dump_dir: Path, extra_flags: str = "") -> None:
     """Run ``program`` under the venv's python with XLA dumping HLO text into ``dump_dir``."""
-    env = dict(os.environ, JAX_PLATFORMS="cpu",
-               XLA_FLAGS=f"--xla_dump_to={dump_dir} --xla_dump_hlo_as_text {extra_flags}".strip())
+    env = dict(
+        os.environ,
+        JAX_PLATFORMS="cpu",
+        XLA_FLAGS=f"--xla_dump_to={dump_dir} --xla_dump_hlo_as_text {extra_flags}".strip(),
+    )
     subprocess.run([venv_python(venv), program, *args], env=env, check=True)
 
 
@@ -173,8 +179,10 @@ def make_adam(out: Path, venv: Path) -> None:
         log(f"adam: {final} exists, skipped")
         return
     if not ADAM_PROGRAM.exists():
-        raise SystemExit(f"error: {ADAM_PROGRAM} is missing: it comes with the shared corpus "
-                         "(../shared beside the checkout; set HLO_LSP_SHARED to put it elsewhere)")
+        raise SystemExit(
+            f"error: {ADAM_PROGRAM} is missing: it comes with the shared corpus "
+            "(../shared beside the checkout; set HLO_LSP_SHARED to put it elsewhere)"
+        )
     partial = _fresh_partial(final)
     log(f"adam: compiling N={ADAM_TENSORS} (a minute or two, ~3 GB of memory)")
     _run_dump(venv, ADAM_PROGRAM, [str(ADAM_TENSORS)], partial)

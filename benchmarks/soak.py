@@ -36,8 +36,9 @@ class Server:
     """The real server process over stdio, with a reader thread that keeps every message."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "hlo_lsp"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "hlo_lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         self.published: list[dict] = []
         self.answers: dict[int, dict] = {}
         self.lock = threading.Lock()
@@ -45,8 +46,9 @@ class Server:
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=lambda: self.stderr.append(self.proc.stderr.read()), daemon=True).start()
         self.next_id = 1
-        self.request("initialize", {"processId": None, "rootUri": None, "capabilities": {
-            "window": {"workDoneProgress": True}}})
+        self.request(
+            "initialize", {"processId": None, "rootUri": None, "capabilities": {"window": {"workDoneProgress": True}}}
+        )
         self.notify("initialized", {})
 
     def _read(self) -> None:
@@ -146,8 +148,10 @@ class Server:
 
 
 def _key(p: dict) -> list:
-    return sorted((d["range"]["start"]["line"], d["range"]["start"]["character"], d.get("code"), d["message"])
-                  for d in p["diagnostics"])
+    return sorted(
+        (d["range"]["start"]["line"], d["range"]["start"]["character"], d.get("code"), d["message"])
+        for d in p["diagnostics"]
+    )
 
 
 def edits(module: str, n: int, pace: float, seed: int = 1) -> dict:
@@ -169,13 +173,17 @@ def edits(module: str, n: int, pace: float, seed: int = 1) -> dict:
     for k in range(n):
         version += 1
         if k % 100 == 50 and not inserted:  # a structural edit: a whole instruction line in
-            change = {"range": {"start": {"line": entry, "character": 0}, "end": {"line": entry, "character": 0}},
-                      "text": f"  %soak.{k} = f32[] constant(0)\n"}
+            change = {
+                "range": {"start": {"line": entry, "character": 0}, "end": {"line": entry, "character": 0}},
+                "text": f"  %soak.{k} = f32[] constant(0)\n",
+            }
             lines.insert(entry, f"  %soak.{k} = f32[] constant(0)")
             inserted = True
         elif k % 100 == 52 and inserted:  # and out again
-            change = {"range": {"start": {"line": entry, "character": 0}, "end": {"line": entry + 1, "character": 0}},
-                      "text": ""}
+            change = {
+                "range": {"start": {"line": entry, "character": 0}, "end": {"line": entry + 1, "character": 0}},
+                "text": "",
+            }
             del lines[entry]
             inserted = False
         else:
@@ -184,15 +192,21 @@ def edits(module: str, n: int, pace: float, seed: int = 1) -> dict:
             col = lines[ln].find('op_name="') + len('op_name="')
             if col < len('op_name="'):
                 col = 0
-            change = {"range": {"start": {"line": ln, "character": col}, "end": {"line": ln, "character": col}},
-                      "text": "x"}
+            change = {
+                "range": {"start": {"line": ln, "character": col}, "end": {"line": ln, "character": col}},
+                "text": "x",
+            }
             lines[ln] = lines[ln][:col] + "x" + lines[ln][col:]
-        s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
-                                            "contentChanges": [change]})
+        s.notify(
+            "textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}
+        )
         if k % 10 == 5:  # a request between edits, answered or not, never waited on for long
             ln = rnd.randrange(len(lines))
-            s.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": ln, "character": 4}},
-                      wait=False)
+            s.request(
+                "textDocument/hover",
+                {"textDocument": {"uri": uri}, "position": {"line": ln, "character": 4}},
+                wait=False,
+            )
         time.sleep(pace)
     s.wait_published(uri, version, timeout=600)
     final = s.settle(uri)
@@ -201,18 +215,24 @@ def edits(module: str, n: int, pace: float, seed: int = 1) -> dict:
     final_text = "\n".join(lines)
     s.close()
     fresh = Server()
-    fresh.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "hlo", "version": 1,
-                                                          "text": final_text}})
+    fresh.notify(
+        "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "hlo", "version": 1, "text": final_text}}
+    )
     fresh.wait_published(uri, 1)
     ref = fresh.settle(uri)
     fresh.close()
     return {
-        "edits": n, "pace_s": pace, "open_s": round(open_s, 1),
-        "versions": version, "versions_published": len(versions),
+        "edits": n,
+        "pace_s": pace,
+        "open_s": round(open_s, 1),
+        "versions": version,
+        "versions_published": len(versions),
         "last_version_published": final is not None and final.get("version") == version,
         "final_equals_fresh": final is not None and ref is not None and _key(final) == _key(ref),
         "final_diagnostics": len(final["diagnostics"]) if final else None,
-        "rss_open_mb": round(rss_open), "rss_end_mb": round(rss_end), "rss_ratio": round(rss_end / rss_open, 2),
+        "rss_open_mb": round(rss_open),
+        "rss_end_mb": round(rss_end),
+        "rss_ratio": round(rss_end / rss_open, 2),
         "tracebacks": sum(b.count(b"Traceback") for b in s.stderr),
     }
 
@@ -223,8 +243,10 @@ def many(folder: str, n: int) -> dict:
     uris = []
     for p in files:
         uri = p.resolve().as_uri()
-        s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "hlo", "version": 1,
-                                                          "text": p.read_text()}})
+        s.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "hlo", "version": 1, "text": p.read_text()}},
+        )
         s.wait_published(uri, 1, timeout=60)
         uris.append(uri)
     rss_peak = s.stable_rss_mb()
@@ -234,13 +256,20 @@ def many(folder: str, n: int) -> dict:
     s.close()
     one = Server()
     uri = files[0].resolve().as_uri()
-    one.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "hlo", "version": 1,
-                                                        "text": files[0].read_text()}})
+    one.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "hlo", "version": 1, "text": files[0].read_text()}},
+    )
     one.wait_published(uri, 1)
     rss_one = one.stable_rss_mb()
     one.close()
-    return {"documents": len(files), "rss_all_open_mb": round(rss_peak), "rss_all_closed_mb": round(rss_closed),
-            "rss_fresh_one_mb": round(rss_one), "ratio_closed_to_fresh": round(rss_closed / rss_one, 2)}
+    return {
+        "documents": len(files),
+        "rss_all_open_mb": round(rss_peak),
+        "rss_all_closed_mb": round(rss_closed),
+        "rss_fresh_one_mb": round(rss_one),
+        "ratio_closed_to_fresh": round(rss_closed / rss_one, 2),
+    }
 
 
 def main() -> int:

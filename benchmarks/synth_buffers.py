@@ -37,8 +37,9 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 from benchmarks.synth_module import _REF_RX, defined_names, split_module, synthesize  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_SRC = (REPO / "tests/data/jax-cpu/loops_scan_while"
-               / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations.txt")
+DEFAULT_SRC = (
+    REPO / "tests/data/jax-cpu/loops_scan_while" / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations.txt"
+)
 DEFAULT_STEM = "module_0000.jit_synth.cpu_after_optimizations"
 ASSIGNMENT, VALUES = "-buffer-assignment.txt", "-buffer-assignment-values.txt"
 
@@ -60,9 +61,11 @@ def _renamer(names: set[str], suffix: str):
 
 def _rename_refs(text: str, names: set[str], suffix: str) -> str:
     """``text`` with every ``%name`` reference to a defined name renamed (quoted strings are left)."""
+
     def sub(m: re.Match) -> str:
         name = m.group(1)
         return "%" + name + suffix if name is not None and name in names else m.group(0)
+
     return _REF_RX.sub(sub, text)
 
 
@@ -117,8 +120,8 @@ def replicate(text: str, names: set[str], copies: int, entry_params: set[str]) -
                 line = f"<{k * n_values + int(m.group(1))} {rename(m.group(2))}{m.group(3)}"
             elif line.startswith(_FROM):
                 if (m := _PARAM_RX.match(line)) and m.group(1) in entry_params:
-                    line = f"{line[:m.start(2)]}{k * n_params + int(m.group(2))}{line[m.end(2):]}"
-                line = _FROM + _rename_refs(line[len(_FROM):], names, suffix)
+                    line = f"{line[: m.start(2)]}{k * n_params + int(m.group(2))}{line[m.end(2) :]}"
+                line = _FROM + _rename_refs(line[len(_FROM) :], names, suffix)
             elif m := _NAMED_RX.match(line):
                 line = f"{m.group(1)}{rename(m.group(2))}{m.group(3)}"
             out.append(line)
@@ -139,8 +142,9 @@ def synthesize_set(src: Path, out_dir: Path, size_mb: float, stem: str = DEFAULT
     for suffix in (ASSIGNMENT, VALUES):
         source = Path(base + suffix)
         paths[suffix] = out_dir / f"{stem}{suffix}"
-        paths[suffix].write_text(replicate(source.read_text(encoding="utf-8"), names, copies, entry_params),
-                                 encoding="utf-8", newline="\n")
+        paths[suffix].write_text(
+            replicate(source.read_text(encoding="utf-8"), names, copies, entry_params), encoding="utf-8", newline="\n"
+        )
     return paths
 
 

@@ -38,7 +38,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SRC = (
-    REPO / "tests/data/jax-cpu/transformer_block_f32"
+    REPO
+    / "tests/data/jax-cpu/transformer_block_f32"
     / "module_0002.jit_block_train_step_f32.cpu_after_optimizations.txt"
 )
 SYNTH_ROOT_NAME = "synth_root_tuple"
@@ -180,7 +181,7 @@ def entry_template(comp: Computation, names: set[str]) -> EntryTemplate:
         m = _INSTR_RX.match(line)
         if m and m.group(1):
             root_name, root_shape = m.group(2), shape_at(line, m.end())
-            line = line[: m.start(1)] + line[m.end(1):]
+            line = line[: m.start(1)] + line[m.end(1) :]
             m = _INSTR_RX.match(line)
         if m:
             shape = shape_at(line, m.end())
@@ -189,7 +190,7 @@ def entry_template(comp: Computation, names: set[str]) -> EntryTemplate:
                 params.append((int(p.group(1)), m.group(2), shape))
                 chunks.append(pending + line[: p.start(1)])
                 numbers.append(int(p.group(1)))
-                pending = line[p.end(1):] + "\n"
+                pending = line[p.end(1) :] + "\n"
                 continue
         pending += line + "\n"
     chunks.append(pending)
@@ -229,7 +230,7 @@ _ALIAS_RX = re.compile(r"\{([\d,\s]*)\}:\s*\((\d+),\s*(\{[\d,\s]*\})((?:,\s*[\w\
 
 def module_line(src_line: str, entry: EntryTemplate, copies: int) -> str:
     """Return the ``HloModule`` line of the combined module (see the module docstring)."""
-    parts = _split_top_level(src_line[len("HloModule"):])
+    parts = _split_top_level(src_line[len("HloModule") :])
     out = [f"HloModule {parts[0]}"]
     n_params = len(entry.params)
     for attr in parts[1:]:
@@ -254,8 +255,9 @@ def module_line(src_line: str, entry: EntryTemplate, copies: int) -> str:
     return ", ".join(out)
 
 
-def copies_for_size(module: SourceModule, entry: EntryTemplate,
-                    others: list[tuple[list[str], list[str]]], target_bytes: float) -> int:
+def copies_for_size(
+    module: SourceModule, entry: EntryTemplate, others: list[tuple[list[str], list[str]]], target_bytes: float
+) -> int:
     """Return the number of copies that makes the output about ``target_bytes`` long (at least 1).
 
     Copy ``k`` costs its template text, ``len(".k<k>")`` per renamed reference, and its share of the
@@ -286,7 +288,8 @@ def synthesize(src_text: str, out_path: Path, size_mb: float) -> int:
     entry = entry_template(entry_comp, names)
     others = [
         (_template(c.lines[0], names, True), _template("\n".join(c.lines[1:]) + "\n\n", names, False))
-        for c in module.computations if not c.is_entry
+        for c in module.computations
+        if not c.is_entry
     ]
     copies = copies_for_size(module, entry, others, size_mb * 1_000_000)
     for fixed_name in (entry_comp.name, SYNTH_ROOT_NAME):
@@ -303,9 +306,7 @@ def synthesize(src_text: str, out_path: Path, size_mb: float) -> int:
                 out.write(suffix.join(header) + "\n")
                 out.write(suffix.join(body))
         entry_name = entry_comp.name
-        signature = ", ".join(
-            f"{name}.k{k}: {shape}" for k in range(copies) for _, name, shape in entry.params
-        )
+        signature = ", ".join(f"{name}.k{k}: {shape}" for k in range(copies) for _, name, shape in entry.params)
         results = ", ".join([entry.root_shape] * copies)
         out.write(f"ENTRY %{entry_name} ({signature}) -> ({results}) {{\n")
         n_params = len(entry.params)

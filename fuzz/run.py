@@ -38,8 +38,13 @@ def main() -> int:
     while time.monotonic() < deadline:
         s = rnd.randrange(1 << 31)
         env = {**os.environ, "HLO_FUZZ_SEED": str(s)}
-        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
-                            "tests/robustness/test_fuzz.py"], cwd=ROOT, env=env, capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "tests/robustness/test_fuzz.py"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         rounds += 1
         m = LINE.search(r.stdout)
         if m:
@@ -50,10 +55,12 @@ def main() -> int:
         if r.returncode != 0:
             failed.append(s)
             print(f"seed {s} failed:\n{r.stdout[-3000:]}", file=sys.stderr)
-    print(f"| {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} | {args.minutes:g} min | --seed {args.seed} | "
-          f"{rounds} rounds: {rounds * 200} core inputs, {rounds * 30} server documents | {requests} requests "
-          f"({errors} JSON-RPC errors) | {len(failed)} failing rounds {failed} | {hangs} hangs | "
-          f"worst request {worst:.2f} s |")
+    print(
+        f"| {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} | {args.minutes:g} min | --seed {args.seed} | "
+        f"{rounds} rounds: {rounds * 200} core inputs, {rounds * 30} server documents | {requests} requests "
+        f"({errors} JSON-RPC errors) | {len(failed)} failing rounds {failed} | {hangs} hangs | "
+        f"worst request {worst:.2f} s |"
+    )
     return 1 if failed else 0
 
 

@@ -20,8 +20,10 @@ from hlo_lsp.core.shapes import human_size
 FORMATS = ("html", "svg", "png")
 COLORS = {"parameter": "#4c78a8", "output": "#f58518", "constant": "#9d755d", "temporary": "#54a24b"}
 # hlo-lsp is installed from a clone (it is on no package index), so the extra is named from there
-CHARTS_INSTALL = ("run pip install '.[charts]' in the hlo-lsp clone, with the pip of that Python "
-                  "(installed with pipx: pipx inject hlo-lsp plotly matplotlib)")
+CHARTS_INSTALL = (
+    "run pip install '.[charts]' in the hlo-lsp clone, with the pip of that Python "
+    "(installed with pipx: pipx inject hlo-lsp plotly matplotlib)"
+)
 
 
 class ChartError(Exception):
@@ -46,8 +48,7 @@ def timeline_data(report: PeakReport, top: int = 10) -> TimelineData:
     series = {c: view.by_category[c] for c in CATEGORIES if any(view.by_category[c])}
     labels = [report.sequence[t] if t < len(report.sequence) else "" for t in steps]
     tops = [(v.key, v.bytes, v.source.label() if v.source else "") for v in view.live[:top]]
-    return TimelineData(steps, series, labels, report.xla.step, report.xla.bytes, view.peak_step, view.peak_bytes,
-                        tops)
+    return TimelineData(steps, series, labels, report.xla.step, report.xla.bytes, view.peak_step, view.peak_bytes, tops)
 
 
 def format_of(path: str) -> str:
@@ -100,8 +101,10 @@ def write_timeline(report: PeakReport, path: str, title: str = "", top: int = 10
 
 
 def _peak_text(data: TimelineData) -> list[str]:
-    lines = [f"XLA peak: step {data.xla_step}, {human_size(data.xla_bytes)} live (as XLA prints it)",
-             f"allocated peak: step {data.allocated_step}, {human_size(data.allocated_bytes)} reserved:"]
+    lines = [
+        f"XLA peak: step {data.xla_step}, {human_size(data.xla_bytes)} live (as XLA prints it)",
+        f"allocated peak: step {data.allocated_step}, {human_size(data.allocated_bytes)} reserved:",
+    ]
     for name, b, src in data.top:
         lines.append(f"{human_size(b):>10}  {name}" + (f"  ({src})" if src else ""))
     return lines
@@ -115,20 +118,52 @@ def _plotly(data: TimelineData, path: str, title: str) -> None:
         return
     fig = go.Figure()
     for cat, ys in data.series.items():
-        fig.add_trace(go.Scatter(x=data.steps, y=ys, name=cat, stackgroup="bytes", line_shape="hv",
-                                 line={"color": COLORS[cat]}, customdata=data.labels,
-                                 hovertemplate="step %{x} %{customdata}<br>" + cat + ": %{y:,} bytes<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=data.steps,
+                y=ys,
+                name=cat,
+                stackgroup="bytes",
+                line_shape="hv",
+                line={"color": COLORS[cat]},
+                customdata=data.labels,
+                hovertemplate="step %{x} %{customdata}<br>" + cat + ": %{y:,} bytes<extra></extra>",
+            )
+        )
     if data.allocated_step is not None:
-        fig.add_vline(x=data.allocated_step, line_dash="dash", line_color="red",
-                      annotation_text=f"allocated peak {human_size(data.allocated_bytes)}")
+        fig.add_vline(
+            x=data.allocated_step,
+            line_dash="dash",
+            line_color="red",
+            annotation_text=f"allocated peak {human_size(data.allocated_bytes)}",
+        )
     if data.xla_step is not None and data.xla_step != data.allocated_step:
-        fig.add_vline(x=data.xla_step, line_dash="dot", line_color="black", annotation_text="XLA peak",
-                      annotation_position="bottom right")
-    fig.add_annotation(text="<br>".join(_escape(x) for x in _peak_text(data)), xref="paper", yref="paper",
-                       x=1.02, y=1, xanchor="left", yanchor="top", showarrow=False, align="left",
-                       font={"family": "monospace", "size": 11})
-    fig.update_layout(title=title or "Memory by program order", xaxis_title="step (InstructionSequence)",
-                      yaxis_title="bytes reserved", margin={"r": 420}, hovermode="x unified")
+        fig.add_vline(
+            x=data.xla_step,
+            line_dash="dot",
+            line_color="black",
+            annotation_text="XLA peak",
+            annotation_position="bottom right",
+        )
+    fig.add_annotation(
+        text="<br>".join(_escape(x) for x in _peak_text(data)),
+        xref="paper",
+        yref="paper",
+        x=1.02,
+        y=1,
+        xanchor="left",
+        yanchor="top",
+        showarrow=False,
+        align="left",
+        font={"family": "monospace", "size": 11},
+    )
+    fig.update_layout(
+        title=title or "Memory by program order",
+        xaxis_title="step (InstructionSequence)",
+        yaxis_title="bytes reserved",
+        margin={"r": 420},
+        hovermode="x unified",
+    )
     fig.write_html(path, include_plotlyjs=True, full_html=True)
 
 
@@ -147,33 +182,42 @@ def _static_html(data: TimelineData, path: str, title: str) -> None:
     def y(b: float) -> float:
         return top_m + (h - top_m - bottom) * (1 - b / ymax)
 
-    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
-           'font-size="11">']
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">']
     base = [0] * len(data.steps)
     for cat, ys in data.series.items():
         upper = [b + v for b, v in zip(base, ys)]
         pts = [f"{x(i):.1f},{y(u):.1f} {x(i + 1):.1f},{y(u):.1f}" for i, u in enumerate(upper)]
         pts += [f"{x(i + 1):.1f},{y(b):.1f} {x(i):.1f},{y(b):.1f}" for i, b in reversed(list(enumerate(base)))]
-        svg.append(f'<polygon points="{" ".join(pts)}" fill="{COLORS[cat]}" fill-opacity="0.85">'
-                   f"<title>{_escape(cat)}</title></polygon>")
+        svg.append(
+            f'<polygon points="{" ".join(pts)}" fill="{COLORS[cat]}" fill-opacity="0.85">'
+            f"<title>{_escape(cat)}</title></polygon>"
+        )
         base = upper
     for b in range(0, ymax + 1, tick):
-        svg.append(f'<line x1="{left}" x2="{w - 10}" y1="{y(b):.1f}" y2="{y(b):.1f}" stroke="#ddd"/>'
-                   f'<text x="{left - 4}" y="{y(b) + 4:.1f}" text-anchor="end">{_escape(human_size(b))}</text>')
-    for step, color, dash, label in ((data.allocated_step, "red", "6,3", "allocated peak"),
-                                     (data.xla_step, "black", "2,3", "XLA peak")):
+        svg.append(
+            f'<line x1="{left}" x2="{w - 10}" y1="{y(b):.1f}" y2="{y(b):.1f}" stroke="#ddd"/>'
+            f'<text x="{left - 4}" y="{y(b) + 4:.1f}" text-anchor="end">{_escape(human_size(b))}</text>'
+        )
+    for step, color, dash, label in (
+        (data.allocated_step, "red", "6,3", "allocated peak"),
+        (data.xla_step, "black", "2,3", "XLA peak"),
+    ):
         if step is not None:
-            svg.append(f'<line x1="{x(step + 0.5):.1f}" x2="{x(step + 0.5):.1f}" y1="{top_m}" y2="{h - bottom}" '
-                       f'stroke="{color}" stroke-dasharray="{dash}"><title>{label} (step {step})</title></line>')
+            svg.append(
+                f'<line x1="{x(step + 0.5):.1f}" x2="{x(step + 0.5):.1f}" y1="{top_m}" y2="{h - bottom}" '
+                f'stroke="{color}" stroke-dasharray="{dash}"><title>{label} (step {step})</title></line>'
+            )
     svg.append(f'<text x="{(left + w) / 2:.0f}" y="{h - 8}" text-anchor="middle">step (InstructionSequence)</text>')
     svg.append("</svg>")
     legend = " ".join(f'<span style="color:{COLORS[c]}">&#9632; {_escape(c)}</span>' for c in data.series)
-    page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>"
-            f"{_escape(title or 'Memory by program order')}</title></head><body style=\"font-family:sans-serif\">"
-            f"<h3>{_escape(title or 'Memory by program order')}</h3>{''.join(svg)}<p>{legend}</p>"
-            f"<pre>{_escape(chr(10).join(_peak_text(data)))}</pre>"
-            f"<p><small>A static chart: for the interactive one, {_escape(CHARTS_INSTALL)}.</small></p>"
-            "</body></html>\n")
+    page = (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>'
+        f'{_escape(title or "Memory by program order")}</title></head><body style="font-family:sans-serif">'
+        f"<h3>{_escape(title or 'Memory by program order')}</h3>{''.join(svg)}<p>{legend}</p>"
+        f"<pre>{_escape(chr(10).join(_peak_text(data)))}</pre>"
+        f"<p><small>A static chart: for the interactive one, {_escape(CHARTS_INSTALL)}.</small></p>"
+        "</body></html>\n"
+    )
     with open(path, "w", encoding="utf-8") as f:
         f.write(page)
 
@@ -198,14 +242,16 @@ def _matplotlib(data: TimelineData, path: str, title: str, fmt: str) -> None:
         import matplotlib.pyplot as plt
         import matplotlib.ticker
     except ImportError:
-        raise ChartError(f"SVG/PNG charts need matplotlib, which the Python running hlo-lsp lacks: {CHARTS_INSTALL}"
-                         ) from None
+        raise ChartError(
+            f"SVG/PNG charts need matplotlib, which the Python running hlo-lsp lacks: {CHARTS_INSTALL}"
+        ) from None
     fig, (ax, side) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]})
     try:
         cats = list(data.series)
         if cats and data.steps:  # a dump with no live buffers draws empty axes (stackplot needs a series)
-            ax.stackplot(data.steps, *[data.series[c] for c in cats], labels=cats, step="post",
-                         colors=[COLORS[c] for c in cats])
+            ax.stackplot(
+                data.steps, *[data.series[c] for c in cats], labels=cats, step="post", colors=[COLORS[c] for c in cats]
+            )
         else:
             ax.text(0.5, 0.5, "no buffer is live at any step", ha="center", va="center", transform=ax.transAxes)
         if data.allocated_step is not None:

@@ -98,8 +98,10 @@ def _collect(paths: list[str]) -> tuple[list[str], list[str]]:
                     if n.endswith((".txt", ".hlo")) and _is_dump(full):
                         found.append(full)
             if not found:  # a wrong path in a CI job must not pass silently
-                errors.append(f"{p}: no XLA dump in this folder (no .txt or .hlo file holding HLO text or a buffer "
-                              "assignment); give the folder XLA wrote with --xla_dump_to, or the dump files")
+                errors.append(
+                    f"{p}: no XLA dump in this folder (no .txt or .hlo file holding HLO text or a buffer "
+                    "assignment); give the folder XLA wrote with --xla_dump_to, or the dump files"
+                )
             files.extend(found)
         elif os.path.exists(p):
             files.append(p)
@@ -114,7 +116,8 @@ def _is_dump(path: str) -> bool:
             head = f.read(8192).decode("utf-8", errors="replace")
     except OSError:
         return True  # let the check report it
-    # a folder's thunk sequences and config files are no dumps to check (named on the command line, they say what they are)
+    # a folder's thunk sequences and config files are no dumps to check
+    # (named on the command line, they say what they are)
     return kinds.detect_kind(path, head) not in (None, kinds.COMPANION)
 
 
@@ -147,7 +150,7 @@ def check(paths: list[str], fmt: str, fail_on: Severity) -> int:
     if fmt == "json":
         print(json.dumps([_json(f, lines, d) for f, lines, d in results], indent=1))
     else:
-        for f, lines, d in results:
+        for f, _, d in results:
             print(f"{f}:{d.range.start_line + 1}:{d.range.start_col + 1}: {d.severity.label}: {d.message} [{d.code}]")
     if errors:
         return 2

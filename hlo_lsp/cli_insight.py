@@ -12,8 +12,8 @@ import json
 import os
 import sys
 
-from hlo_lsp.core.memory.peak import CATEGORIES, LiveValue, PeakReport, peak_of_bundle
 from hlo_lsp.core.memory.diff import diff_peaks
+from hlo_lsp.core.memory.peak import CATEGORIES, LiveValue, PeakReport, peak_of_bundle
 from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import ReadError, Workspace
 
@@ -32,8 +32,10 @@ def load_report(path: str, ws: Workspace | None = None) -> PeakReport:
         raise InsightError(str(e).replace(full, path, 1)) from None
     report = peak_of_bundle(bundle)
     if report is None:
-        raise InsightError(f"{path}: no buffer-assignment files for this module (dump with "
-                           "--xla_dump_hlo_as_text to get <stem>-buffer-assignment.txt and -live-range.txt)")
+        raise InsightError(
+            f"{path}: no buffer-assignment files for this module (dump with "
+            "--xla_dump_hlo_as_text to get <stem>-buffer-assignment.txt and -live-range.txt)"
+        )
     if report.xla.step is None and not report.allocated.steps:
         raise InsightError(f"{path}: no live ranges in this module's buffer files (HloLiveRange not available?)")
     return report
@@ -84,6 +86,7 @@ def timeline(dump: str, output: str, top: int) -> int:
 
 # ------------------------------------------------------------------------------------------------ text
 
+
 def _rows(values: list[LiveValue], top: int, padding: bool) -> list[str]:
     out = []
     for v in values[:top] if top else values:
@@ -92,8 +95,10 @@ def _rows(values: list[LiveValue], top: int, padding: bool) -> list[str]:
         op = v.source.op_name if v.source and v.source.frames and v.source.op_name else ""
         where = "  ".join(x for x in (src, op) if x)
         alloc = "-" if v.allocation is None else str(v.allocation)
-        out.append(f"  {human_size(v.bytes):>10}  {v.key:<32} {(v.shape or '?'):<28} alloc {alloc:>3}{pad}"
-                   + (f"  {where}" if where else ""))
+        out.append(
+            f"  {human_size(v.bytes):>10}  {v.key:<32} {(v.shape or '?'):<28} alloc {alloc:>3}{pad}"
+            + (f"  {where}" if where else "")
+        )
     if top and len(values) > top:
         rest = sum(v.bytes for v in values[top:])
         out.append(f"  {human_size(rest):>10}  ... {len(values) - top} more values")
@@ -107,16 +112,24 @@ def peak_text(r: PeakReport, top: int = 20) -> str:
     dump = ""
     if r.dump_peak_step is not None:
         dump = f"; the dump says step {r.dump_peak_step}" + (f", {r.dump_total} bytes" if r.dump_total else "")
-    lines = [f"XLA peak: step {x.step}" + (f" ({at})" if at else "")
-             + f", {human_size(x.bytes)} ({x.bytes} bytes) in {len(x.live)} live values{dump}"]
+    lines = [
+        f"XLA peak: step {x.step}"
+        + (f" ({at})" if at else "")
+        + f", {human_size(x.bytes)} ({x.bytes} bytes) in {len(x.live)} live values{dump}"
+    ]
     lines += _rows(x.live, top, padding=False)
     if a.peak_step is not None:
-        parts = [f"{c} {human_size(a.by_category[c][a.peak_step])}" for c in CATEGORIES
-                 if a.by_category[c][a.peak_step]]
+        parts = [
+            f"{c} {human_size(a.by_category[c][a.peak_step])}" for c in CATEGORIES if a.by_category[c][a.peak_step]
+        ]
         at = r.sequence[a.peak_step] if a.peak_step < len(r.sequence) else ""
         lines.append("")
-        lines.append(f"Allocated: peak at step {a.peak_step}" + (f" ({at})" if at else "")
-                     + f", {human_size(a.peak_bytes)} ({a.peak_bytes} bytes) reserved: " + ", ".join(parts))
+        lines.append(
+            f"Allocated: peak at step {a.peak_step}"
+            + (f" ({at})" if at else "")
+            + f", {human_size(a.peak_bytes)} ({a.peak_bytes} bytes) reserved: "
+            + ", ".join(parts)
+        )
         lines += _rows(a.live, top, padding=True)
     for p in r.problems:
         lines.append(f"note: {p}")
@@ -125,9 +138,12 @@ def peak_text(r: PeakReport, top: int = 20) -> str:
 
 def diff_text(d, top: int, paths: list[str]) -> str:
     sign = "+" if d.delta >= 0 else "-"
-    lines = [f"peak: {human_size(d.old_bytes)} at step {d.old_step} -> {human_size(d.new_bytes)} at step "
-             f"{d.new_step} ({sign}{human_size(abs(d.delta))})",
-             f"  old: {paths[0]}", f"  new: {paths[1]}"]
+    lines = [
+        f"peak: {human_size(d.old_bytes)} at step {d.old_step} -> {human_size(d.new_bytes)} at step "
+        f"{d.new_step} ({sign}{human_size(abs(d.delta))})",
+        f"  old: {paths[0]}",
+        f"  new: {paths[1]}",
+    ]
     changed = [r for r in d.rows if r.status != "same"]
     for row in changed[:top] if top else changed:
         s = "+" if row.delta >= 0 else "-"

@@ -37,7 +37,7 @@ def cursor(text: str, marker: str = "$0") -> tuple[str, int, int]:
     before = text[:i]
     line = before.count("\n")
     col = i - (before.rfind("\n") + 1)
-    return before + text[i + len(marker):], line, col
+    return before + text[i + len(marker) :], line, col
 
 
 def find(lines: list[str], needle: str, start_line: int = 0) -> tuple[int, int]:
@@ -66,7 +66,9 @@ def split_sets(root: Path) -> list[dict[str, Path]]:
 
 
 _ALLOC = re.compile(r"^allocation (\d+): (?:0x[0-9a-f]+, )?size (\d+)")
-_VALUE = re.compile(r"^ value: <(\d+) ([^ >{]+)(\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?> \(size=(\d+),offset=(\d+)\): (.*)$")
+_VALUE = re.compile(
+    r"^ value: <(\d+) ([^ >{]+)(\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?> \(size=(\d+),offset=(\d+)\): (.*)$"
+)
 _LIVE = re.compile(r"^    ([^ :{]+)(\{[\d,]*\}):(-?\d+)-(-?\d+)$")
 
 
@@ -83,9 +85,20 @@ def parse_assignment_listing(text: str) -> list[dict]:
         m = _VALUE.match(line)
         if m:
             instr, idx = m.group(2), m.group(3) or "{}"
-            out.append({"id": int(m.group(1)), "instruction": instr, "key": instr + idx, "size": int(m.group(4)),
-                        "offset": int(m.group(5)), "shape": m.group(6), "allocation": alloc,
-                        "allocation_line": alloc_line, "line": n, "col": line.index(instr, 10)})
+            out.append(
+                {
+                    "id": int(m.group(1)),
+                    "instruction": instr,
+                    "key": instr + idx,
+                    "size": int(m.group(4)),
+                    "offset": int(m.group(5)),
+                    "shape": m.group(6),
+                    "allocation": alloc,
+                    "allocation_line": alloc_line,
+                    "line": n,
+                    "col": line.index(instr, 10),
+                }
+            )
     return out
 
 

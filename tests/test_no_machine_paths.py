@@ -16,10 +16,25 @@ from tests.fixtures import REPO
 _SEP = "/"
 MACHINE_PATH = re.compile(
     r"(?<![\w.~-])(?:"
-    + _SEP + r"home" + _SEP + r"[A-Za-z0-9_.-]+" + _SEP
-    + r"|" + _SEP + r"Users" + _SEP + r"[A-Za-z0-9_.-]+" + _SEP
-    + r"|" + _SEP + r"root" + _SEP
-    + r"|" + _SEP + r"work" + _SEP
+    + _SEP
+    + r"home"
+    + _SEP
+    + r"[A-Za-z0-9_.-]+"
+    + _SEP
+    + r"|"
+    + _SEP
+    + r"Users"
+    + _SEP
+    + r"[A-Za-z0-9_.-]+"
+    + _SEP
+    + r"|"
+    + _SEP
+    + r"root"
+    + _SEP
+    + r"|"
+    + _SEP
+    + r"work"
+    + _SEP
     + r"|[A-Za-z]:\\\\?Users\\\\?"
     + r")"
 )
@@ -32,14 +47,23 @@ def tracked_files() -> list[str]:
         out = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, timeout=60, check=True).stdout
         return [p for p in out.decode().split("\0") if p]
     except (OSError, subprocess.SubprocessError):
-        return [str(p.relative_to(REPO)) for p in REPO.rglob("*")
-                if p.is_file() and not SKIP_DIRS & set(p.relative_to(REPO).parts[:-1])]
+        return [
+            str(p.relative_to(REPO))
+            for p in REPO.rglob("*")
+            if p.is_file() and not SKIP_DIRS & set(p.relative_to(REPO).parts[:-1])
+        ]
 
 
 def test_pattern_catches_machine_paths():
     """The pattern itself: home folders and the build machine's paths match, generic /tmp paths do not."""
-    bad = ["/" + "home/alice/x.py", '"/' + 'work/main/tests/data/diff/mlp_predict.py"', "/" + "root/.cache/x",
-           "/" + "Users/bob/src", "C:\\" + "Users\\carol\\x", "see /" + "work/shared"]
+    bad = [
+        "/" + "home/alice/x.py",
+        '"/' + 'work/main/tests/data/diff/mlp_predict.py"',
+        "/" + "root/.cache/x",
+        "/" + "Users/bob/src",
+        "C:\\" + "Users\\carol\\x",
+        "see /" + "work/shared",
+    ]
     good = ["/tmp/bench", "/tmp/x.py", "framework/", "../shared", "homework/", "~/.cache/hlo-lsp", "/usr/bin/nvim"]
     assert all(MACHINE_PATH.search(s) for s in bad), [s for s in bad if not MACHINE_PATH.search(s)]
     assert not any(MACHINE_PATH.search(s) for s in good), [s for s in good if MACHINE_PATH.search(s)]

@@ -20,7 +20,7 @@ class Range(NamedTuple):
     end_col: int
 
     @staticmethod
-    def on_line(line: int, start: int, end: int) -> "Range":
+    def on_line(line: int, start: int, end: int) -> Range:
         return Range(line, start, line, end)
 
     def contains(self, line: int, col: int) -> bool:

@@ -12,8 +12,9 @@ import os
 import re
 import zlib
 from array import array
+from collections.abc import Iterator
 from itertools import accumulate
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 _EOL = re.compile(r"\r\n|\r|\n")
 
@@ -64,7 +65,9 @@ class TextLines:
             return text
         if self._file is not None:
             n, step = len(self._cum) - 1, self.BLOCK_LINES
-            return "\n".join(self._block(k) or "\n" * (min(step, n - k * step) - 1) for k in range((n + step - 1) // step))
+            return "\n".join(
+                self._block(k) or "\n" * (min(step, n - k * step) - 1) for k in range((n + step - 1) // step)
+            )
         return "\n".join(zlib.decompress(b).decode("utf-8") for b in self._blocks)
 
     def split(self) -> list[str]:

@@ -47,32 +47,56 @@ _FIRST_LINE_KINDS = (
 _COMPANIONS = tuple(
     (re.compile(pattern + r"\Z"), what)
     for pattern, what in (
-        (r"thunk_sequence(?:_[a-z_]+)?\.txt", "GPU thunk sequence: the thunks (kernel launches, copies, collectives, "
-         "async start/done) the GPU executable runs, in order, with their stream and dependency edges"),
+        (
+            r"thunk_sequence(?:_[a-z_]+)?\.txt",
+            "GPU thunk sequence: the thunks (kernel launches, copies, collectives, "
+            "async start/done) the GPU executable runs, in order, with their stream and dependency edges",
+        ),
         (r"thunk_metadata\.txt", "GPU thunk metadata (text proto): each thunk's id, kind and profile annotation"),
-        (r"gpu_target_config\.pbtxt", "GPU target config (text proto): the device description the GPU compiler "
-         "targeted (compute capability, memory, core counts)"),
-        (r"autotune_results\.pbtxt", "GPU autotuning results (text proto): the implementation chosen for each "
-         "autotuned instruction"),
-        (r"(?:^|\.)config\.pbtxt", "HLO module config (text proto): entry computation layout, replica and "
-         "partition counts, compiler options"),
-        (r"hlo_module_config\.txt", "HLO module config (text proto): entry computation layout, replica and "
-         "partition counts, compiler options"),
-        (r"(?:^|\.)debug_options", "XLA debug options (text proto): the DebugOptions (XLA_FLAGS) the module was "
-         "compiled with"),
+        (
+            r"gpu_target_config\.pbtxt",
+            "GPU target config (text proto): the device description the GPU compiler "
+            "targeted (compute capability, memory, core counts)",
+        ),
+        (
+            r"autotune_results\.pbtxt",
+            "GPU autotuning results (text proto): the implementation chosen for each autotuned instruction",
+        ),
+        (
+            r"(?:^|\.)config\.pbtxt",
+            "HLO module config (text proto): entry computation layout, replica and partition counts, compiler options",
+        ),
+        (
+            r"hlo_module_config\.txt",
+            "HLO module config (text proto): entry computation layout, replica and partition counts, compiler options",
+        ),
+        (
+            r"(?:^|\.)debug_options",
+            "XLA debug options (text proto): the DebugOptions (XLA_FLAGS) the module was compiled with",
+        ),
         (r"(?:^|\.)flagfile", "XLA flag file: every compiler flag in effect, one `--flag=value` a line"),
         (r"tpu_comp_env\.txt", "TPU compilation environment (text proto): the TPU compiler's own options"),
-        (r"execution_options\.txt", "XLA execution options (text proto): device assignment, replicas, partitions "
-         "and SPMD settings"),
-        (r"target_arguments\.txt", "TPU target arguments (text proto): the topology and chip the TPU compiler "
-         "targeted"),
+        (
+            r"execution_options\.txt",
+            "XLA execution options (text proto): device assignment, replicas, partitions and SPMD settings",
+        ),
+        (
+            r"target_arguments\.txt",
+            "TPU target arguments (text proto): the topology and chip the TPU compiler targeted",
+        ),
         (r"transfer_stats\.txt", "TPU host transfer statistics (text proto)"),
-        (r"basic_compiler_metadata\.txt", "TPU compiler metadata (text proto): program id, executable size, "
-         "optimized instruction count"),
-        (r"(?:^|\.)compile_options\.(?:textproto|pb)", "PJRT compile options (text proto, or binary for .pb): "
-         "the options the executable was compiled with"),
-        (r"(?:^|\.)topology\.(?:textproto|pb)", "PJRT topology (text proto, or binary for .pb): the devices the "
-         "executable was compiled for"),
+        (
+            r"basic_compiler_metadata\.txt",
+            "TPU compiler metadata (text proto): program id, executable size, optimized instruction count",
+        ),
+        (
+            r"(?:^|\.)compile_options\.(?:textproto|pb)",
+            "PJRT compile options (text proto, or binary for .pb): the options the executable was compiled with",
+        ),
+        (
+            r"(?:^|\.)topology\.(?:textproto|pb)",
+            "PJRT topology (text proto, or binary for .pb): the devices the executable was compiled for",
+        ),
     )
 )
 
@@ -83,8 +107,10 @@ def describe_companion(path: str | None) -> str | None:
     name = os.path.basename(path or "")
     for pattern, what in _COMPANIONS:
         if pattern.search(name):
-            return (f"{what}. XLA writes it beside the module's HLO; it is neither HLO nor a buffer dump, so "
-                    "hlo-lsp offers nothing more here.")
+            return (
+                f"{what}. XLA writes it beside the module's HLO; it is neither HLO nor a buffer dump, so "
+                "hlo-lsp offers nothing more here."
+            )
     return None
 
 

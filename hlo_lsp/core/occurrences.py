@@ -24,7 +24,8 @@ from __future__ import annotations
 import bisect
 import sys
 from array import array
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Range
 
@@ -162,9 +163,13 @@ class OccurrenceTable:
 
     def __eq__(self, other) -> bool:
         if isinstance(other, OccurrenceTable):
-            return (self._pos == other._pos and self._wide == other._wide and self._end == other._end
-                    and self._keys == other._keys
-                    and [_PAIRS[c] for c in self._code] == [_PAIRS[c] for c in other._code])
+            return (
+                self._pos == other._pos
+                and self._wide == other._wide
+                and self._end == other._end
+                and self._keys == other._keys
+                and [_PAIRS[c] for c in self._code] == [_PAIRS[c] for c in other._code]
+            )
         if isinstance(other, list):
             return len(other) == len(self) and all(a == b for a, b in zip(self, other))
         return NotImplemented
@@ -178,7 +183,7 @@ class OccurrenceIndex:
 
     __slots__ = ("_occ", "_by_key")
 
-    def __init__(self, occurrences: "list[Occurrence] | OccurrenceTable"):
+    def __init__(self, occurrences: list[Occurrence] | OccurrenceTable):
         self._occ = occurrences if isinstance(occurrences, OccurrenceTable) else OccurrenceTable(occurrences)
         # occurrence numbers sorted by key (document order within one key), built by the first `find`
         self._by_key: array | None = None

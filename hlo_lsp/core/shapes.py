@@ -24,13 +24,35 @@ INT64_MAX = (1 << 63) - 1
 #: Bits per element of every XLA primitive type as printed in HLO text (primitive_util::BitWidth).
 ELEMENT_BITS: dict[str, int] = {
     "pred": 8,
-    "s1": 1, "u1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4,
-    "s8": 8, "u8": 8, "s16": 16, "u16": 16, "s32": 32, "u32": 32, "s64": 64, "u64": 64,
+    "s1": 1,
+    "u1": 1,
+    "s2": 2,
+    "u2": 2,
+    "s4": 4,
+    "u4": 4,
+    "s8": 8,
+    "u8": 8,
+    "s16": 16,
+    "u16": 16,
+    "s32": 32,
+    "u32": 32,
+    "s64": 64,
+    "u64": 64,
     "f4e2m1fn": 4,
-    "f8e5m2": 8, "f8e4m3fn": 8, "f8e4m3b11fnuz": 8, "f8e5m2fnuz": 8, "f8e4m3fnuz": 8,
-    "f8e4m3": 8, "f8e3m4": 8, "f8e8m0fnu": 8,
-    "bf16": 16, "f16": 16, "f32": 32, "f64": 64,
-    "c64": 64, "c128": 128,
+    "f8e5m2": 8,
+    "f8e4m3fn": 8,
+    "f8e4m3b11fnuz": 8,
+    "f8e5m2fnuz": 8,
+    "f8e4m3fnuz": 8,
+    "f8e4m3": 8,
+    "f8e3m4": 8,
+    "f8e8m0fnu": 8,
+    "bf16": 16,
+    "f16": 16,
+    "f32": 32,
+    "f64": 64,
+    "c64": 64,
+    "c128": 128,
 }
 #: Types without a fixed element size: token (0 bytes), opaque (a pointer).
 SPECIAL_TYPES = ("token", "opaque")
@@ -64,7 +86,7 @@ class Shape:
     dims: tuple[int, ...] = ()
     dynamic: tuple[bool, ...] = ()  # True for ``<=N`` (bounded) or ``?`` (unbounded, dim -1)
     layout: Layout | None = None
-    tuple_shapes: tuple["Shape", ...] = ()
+    tuple_shapes: tuple[Shape, ...] = ()
 
     @property
     def is_tuple(self) -> bool:
@@ -302,6 +324,7 @@ def parse_shape(text: str) -> Shape | None:
 
 # ------------------------------------------------------------------------------------------------ sizes
 
+
 def element_count(shape: Shape) -> int | SizeError:
     """Number of elements of an array (bounded dynamic dims count at their bound)."""
     count = 1
@@ -386,6 +409,7 @@ def is_tiled(shape: Shape) -> bool:
 
 
 # ------------------------------------------------------------------------------------------- printing
+
 
 def shape_text(shape: Shape, with_layout: bool = True) -> str:
     """Print a shape back as XLA does (iteratively); layouts as their original text."""

@@ -18,11 +18,11 @@ from pathlib import Path
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error, info
 from hlo_lsp.core.document import DiskDocument, Edit, LineDocument, TextLines
+from hlo_lsp.core.hlo.checks import StructuralChecker
+from hlo_lsp.core.hlo.incremental import patch_module
+from hlo_lsp.core.hlo.index import HloIndex
 from hlo_lsp.core.hlo.model import HloModule, warm_module
 from hlo_lsp.core.hlo.read import read_hlo
-from hlo_lsp.core.hlo.checks import StructuralChecker
-from hlo_lsp.core.hlo.index import HloIndex
-from hlo_lsp.core.hlo.incremental import patch_module
 from hlo_lsp.core.occurrences import OccurrenceIndex
 
 MAX_FILE_BYTES = 1 << 30
@@ -359,8 +359,14 @@ class Workspace:
         and cached; a read that finished late hands its work over instead of being thrown away (and read again,
         which under steady typing on a large module never caught up). Otherwise nothing is cached."""
         cur = self._open.get(path)
-        if (cur is None or cur.doc is not src.doc or a.hlo is None or not log
-                or len(lines) != len(cur.doc.lines) or any(e.old_count != e.new_count for e in log)):
+        if (
+            cur is None
+            or cur.doc is not src.doc
+            or a.hlo is None
+            or not log
+            or len(lines) != len(cur.doc.lines)
+            or any(e.old_count != e.new_count for e in log)
+        ):
             return
         _share_lines(a, cur.doc.lines)
         if _patch_in_place(a, log, cur):
@@ -422,8 +428,11 @@ class Workspace:
             sp = str(p)
             if sp == path:
                 continue
-            if not read_large and not self._has_analysis(sp) and (
-                    _size(sp) > LARGE_SIBLING_BYTES or a.size > LARGE_SIBLING_BYTES):
+            if (
+                not read_large
+                and not self._has_analysis(sp)
+                and (_size(sp) > LARGE_SIBLING_BYTES or a.size > LARGE_SIBLING_BYTES)
+            ):
                 partial = True  # unread (or being read by the worker): answer without it, and say so
                 continue
             sa = self.try_analysis(sp, wait=True)  # a small sibling another thread is reading: wait for it
@@ -434,15 +443,17 @@ class Workspace:
             elif sa.buffers is not None:
                 docs[kind] = sa
         owner = hlo_a.path if hlo_a is not None else path
-        made_from = (hlo_a.source if hlo_a else None, partial) + tuple(
-            (k, docs[k].source) for k in sorted(docs))
+        made_from = (hlo_a.source if hlo_a else None, partial) + tuple((k, docs[k].source) for k in sorted(docs))
         with self._lock:
             kept = self._bundles.get(owner)
             if kept is not None and kept[0] == made_from:  # a Source compares by identity (eq=False)
                 return kept[1]
         own = {a.kind: a} if a.kind in docs and docs[a.kind] is a else {}
-        if not read_large and len(docs) > len(own) and (
-                a.size > LARGE_SIBLING_BYTES or any(d.size > LARGE_SIBLING_BYTES for d in docs.values())):
+        if (
+            not read_large
+            and len(docs) > len(own)
+            and (a.size > LARGE_SIBLING_BYTES or any(d.size > LARGE_SIBLING_BYTES for d in docs.values()))
+        ):
             # joining large buffer files takes seconds: a request thread (the server's event loop) never joins
             # siblings; it answers with the document alone until the worker thread's `warm` has joined and kept
             # them all (this bundle is not kept, so it never evicts that one)
@@ -456,7 +467,6 @@ class Workspace:
                 self._bundles[owner] = (made_from, b)
         return b
 
-
     def _joined_buffers(self, docs: dict[str, Analysis]):
         """The BufferSet joining ``docs`` (kind -> analysis), made once per set of buffer texts: an edit of the
         module's HLO text makes a new bundle but never changes its buffer files, whose join takes seconds."""
@@ -466,7 +476,8 @@ class Workspace:
         with self._lock:
             for held, bs in self._joins:
                 if len(held) == len(kinds_sources) and all(
-                        a[0] == b[0] and a[1] is b[1] for a, b in zip(held, kinds_sources)):
+                    a[0] == b[0] and a[1] is b[1] for a, b in zip(held, kinds_sources)
+                ):
                     return bs
         bs = BufferSet.from_docs([d.buffers for d in docs.values()])
         with self._lock:

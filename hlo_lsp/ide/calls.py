@@ -4,8 +4,8 @@ and which computations it calls."""
 from __future__ import annotations
 
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo.model import Computation, HloModule
 from hlo_lsp.core.hlo.line import parse_instruction_line
+from hlo_lsp.core.hlo.model import Computation, HloModule
 from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide.context import cursor
 from hlo_lsp.ide.types import Call, CallItem, Location
@@ -13,8 +13,9 @@ from hlo_lsp.ide.types import Call, CallItem, Location
 
 def _item(path: str, mod: HloModule, c: Computation) -> CallItem:
     rng = Range(c.line, 0, c.end_line, len(mod.lines[c.end_line]) if 0 <= c.end_line < len(mod.lines) else 0)
-    return CallItem(c.name, "ENTRY" if c.is_entry else f"{len(c.instructions)} instructions", Location(path, rng),
-                    c.name_range)
+    return CallItem(
+        c.name, "ENTRY" if c.is_entry else f"{len(c.instructions)} instructions", Location(path, rng), c.name_range
+    )
 
 
 def prepare(ws: Workspace, path: str, line: int, col: int) -> list[CallItem]:

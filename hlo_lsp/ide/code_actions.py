@@ -16,8 +16,8 @@ import difflib
 from dataclasses import dataclass, field
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, TextEdit
-from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.line import parse_instruction_line
+from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide.diagnostics import document_diagnostics
 
@@ -39,12 +39,15 @@ class CodeAction:
 
 def _touches(a: Range, b: Range) -> bool:
     """True when the ranges overlap or touch (a cursor inside or at either end of a diagnostic)."""
-    return (a.start_line, a.start_col) <= (b.end_line, b.end_col) and (b.start_line, b.start_col) <= (a.end_line,
-                                                                                                      a.end_col)
+    return (a.start_line, a.start_col) <= (b.end_line, b.end_col) and (b.start_line, b.start_col) <= (
+        a.end_line,
+        a.end_col,
+    )
 
 
-def code_actions(ws: Workspace, path: str, range_: Range, diagnostics: list[Diagnostic] | None = None
-                 ) -> list[CodeAction]:
+def code_actions(
+    ws: Workspace, path: str, range_: Range, diagnostics: list[Diagnostic] | None = None
+) -> list[CodeAction]:
     """Quick fixes for the fixable diagnostics of ``path`` touching ``range_``; when ``diagnostics`` (the ones
     the client sent back, as core records) is non-empty, only for those (matched by code and start position).
     [] when nothing there can be fixed or the file cannot be read."""
@@ -77,9 +80,9 @@ def _rename_operand(mod: HloModule, path: str, d: Diagnostic) -> list[CodeAction
     if ln >= len(mod.lines) or d.range.end_line != ln:
         return []
     line = mod.lines[ln]
-    written = line[d.range.start_col:d.range.end_col]
+    written = line[d.range.start_col : d.range.end_col]
     sigil = "%" if written.startswith("%") else ""  # the grammar's range covers the `%` of `%name`
-    name = written[len(sigil):]
+    name = written[len(sigil) :]
     comp = mod.computation_at_line(ln)
     if not name or comp is None:
         return []
@@ -93,8 +96,10 @@ def _rename_operand(mod: HloModule, path: str, d: Diagnostic) -> list[CodeAction
     if here is not None and here.name in defined:
         defined.remove(here.name)
     choices = difflib.get_close_matches(name, dict.fromkeys(defined), n=MAX_RENAMES, cutoff=0.5)
-    return [CodeAction(f"Rename `{name}` to `{c}`", {path: (TextEdit(d.range, sigil + c),)}, d, preferred=k == 0)
-            for k, c in enumerate(choices)]
+    return [
+        CodeAction(f"Rename `{name}` to `{c}`", {path: (TextEdit(d.range, sigil + c),)}, d, preferred=k == 0)
+        for k, c in enumerate(choices)
+    ]
 
 
 def _fix_written_shape(mod: HloModule, path: str, d: Diagnostic) -> list[CodeAction]:
@@ -117,6 +122,7 @@ def _fix_written_shape(mod: HloModule, path: str, d: Diagnostic) -> list[CodeAct
             return []
         shape = tdetail.shape.text
         rng = Range(ln, written.start, ln, written.end)
-        return [CodeAction(f"Write `{target.name}`'s shape {shape}", {path: (TextEdit(rng, shape),)}, d,
-                           preferred=True)]
+        return [
+            CodeAction(f"Write `{target.name}`'s shape {shape}", {path: (TextEdit(rng, shape),)}, d, preferred=True)
+        ]
     return []

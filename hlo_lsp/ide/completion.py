@@ -79,9 +79,9 @@ def _context(before: str) -> tuple[str, str] | None:
         if before[k:key_end] in CALL_ATTRS:
             return "computation", ""
     brace = before.rfind("={")
-    if brace >= 0 and "}" not in before[brace:] and before[_word_start(before, brace):brace] in CALL_ATTRS:
+    if brace >= 0 and "}" not in before[brace:] and before[_word_start(before, brace) : brace] in CALL_ATTRS:
         return "computation", ""
-    rest = before[eq + 1:].lstrip()
+    rest = before[eq + 1 :].lstrip()
     offset = len(before) - len(rest)
     shape_end = _skip_shape(before, offset)
     if shape_end < 0:
@@ -133,11 +133,15 @@ def complete(ws: Workspace, path: str, line: int, col: int) -> list[CompletionIt
     mod = a.hlo
     comp = mod.computation_at_line(line)
     if what == "opcode":
-        return [CompletionItem(name, "keyword", info.family) for name, info in sorted(OPCODES.items())
-                if info.in_parser]
+        return [
+            CompletionItem(name, "keyword", info.family) for name, info in sorted(OPCODES.items()) if info.in_parser
+        ]
     if what == "computation":
-        return [CompletionItem(c.name, "function", c.signature.strip()[:80]) for c in mod.computations
-                if comp is None or c.name != comp.name]
+        return [
+            CompletionItem(c.name, "function", c.signature.strip()[:80])
+            for c in mod.computations
+            if comp is None or c.name != comp.name
+        ]
     if what == "operand":
         return _operands(mod, a.lines, comp, line)
     info, wrapped = lookup(opcode)
@@ -148,8 +152,11 @@ def complete(ws: Workspace, path: str, line: int, col: int) -> list[CompletionIt
     for k, v in COMMON_ATTRIBUTES.items():
         names.setdefault(k, v)
     written = {x.key for x in (parse_instruction_line(a.lines[line]) or _NoLine).attributes}
-    return [CompletionItem(k, "property", kind, insert_text=k + "=") for k, kind in sorted(names.items())
-            if k not in written]
+    return [
+        CompletionItem(k, "property", kind, insert_text=k + "=")
+        for k, kind in sorted(names.items())
+        if k not in written
+    ]
 
 
 class _NoLine:

@@ -4,15 +4,15 @@ HLO text: the grammar's syntax and structural errors (it reads hand-written form
 above `GRAMMAR_LIMIT` bytes the fast reader's own syntax errors plus its structural checks stand in until the
 incremental validator covers the file; then the verifier-level rules (`hlo_lsp.core.hlo.rules.verifier`; for large
 modules their last run, see `run_verifier`), minus any on a line that already has an error. Buffer files: the
-reader's errors, the join's problems for this file, and the buffer-assignment rules (`hlo_lsp.core.buffers.rules`) run once per module on its joined files,
+reader's errors, the join's problems for this file, and the buffer-assignment rules (`hlo_lsp.core.buffers.rules`)
+run once per module on its joined files,
 each finding reported on the document holding its line, related locations in sibling files given their path.
 """
 
 from __future__ import annotations
 
-from hlo_lsp.core.diagnostics import Diagnostic, Severity
-from hlo_lsp.core.diagnostics import Related
 from hlo_lsp.core.buffers.rules import Finding, buffer_findings
+from hlo_lsp.core.diagnostics import Diagnostic, Related, Severity
 from hlo_lsp.core.hlo.rules.verifier import verify
 from hlo_lsp.core.workspace import Analysis, ModuleBundle, NotReady, ReadError, Workspace, unreadable_diagnostic
 

@@ -13,10 +13,10 @@ import re
 from hlo_lsp.core import kinds, shapes
 from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.hlo.instructions import Instruction
-from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.line import parse_instruction_line
-from hlo_lsp.core.memory.peak import union_bytes
+from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.source import file_location, instruction_source, stack
+from hlo_lsp.core.memory.peak import union_bytes
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.context import Cursor, cursor
 from hlo_lsp.ide.types import HoverResult
@@ -116,8 +116,12 @@ def _hover_value_id(cur: Cursor) -> HoverResult | None:
 def _allocation_kind(alloc) -> str:
     k = alloc.kinds()
     if alloc.parameter is not None and alloc.parameter_shape_index:
-        k = [f"parameter {alloc.parameter} at ShapeIndex {{{','.join(map(str, alloc.parameter_shape_index))}}}"
-             if x.startswith("parameter") else x for x in k]
+        k = [
+            f"parameter {alloc.parameter} at ShapeIndex {{{','.join(map(str, alloc.parameter_shape_index))}}}"
+            if x.startswith("parameter")
+            else x
+            for x in k
+        ]
     return ", ".join(k) if k else "temp"
 
 
@@ -130,8 +134,10 @@ def _step_name(bs, step: int) -> str | None:
 
 def _live_range_fields(f: _Fields, bs, v, partial: bool = False) -> None:
     if v.live_range is None:
-        f.add("Live range", "not read yet (a large sibling file is still loading)" if partial
-              else "no live range in this dump")
+        f.add(
+            "Live range",
+            "not read yet (a large sibling file is still loading)" if partial else "no live range in this dump",
+        )
         return
     s, e = v.live_range
 
@@ -175,11 +181,16 @@ def hover_value(cur: Cursor, key: str, rng: Range) -> HoverResult | None:
         f.add("Color", str(v.color))
     _live_range_fields(f, bs, v, cur.bundle.partial)
     if v.positions:
-        f.add("Positions", ", ".join(f"`{p.instruction}{_idx(p.index)}`" for p in v.positions[:8])
-              + (" …" if len(v.positions) > 8 else ""))
+        f.add(
+            "Positions",
+            ", ".join(f"`{p.instruction}{_idx(p.index)}`" for p in v.positions[:8])
+            + (" …" if len(v.positions) > 8 else ""),
+        )
     if v.uses:
-        f.add("Uses", ", ".join(f"`{u.instruction}` operand {u.operand}" for u in v.uses[:8])
-              + (" …" if len(v.uses) > 8 else ""))
+        f.add(
+            "Uses",
+            ", ".join(f"`{u.instruction}` operand {u.operand}" for u in v.uses[:8]) + (" …" if len(v.uses) > 8 else ""),
+        )
     src_text = _defining_text(cur, v.instruction) or v.from_instruction
     if src_text:
         f.add("Defined by", "")
@@ -235,9 +246,15 @@ def hover_allocation(cur: Cursor, index: int, rng: Range) -> HoverResult | None:
     f.add("Values", str(len(alloc.assignments)))
     if bs.peak_step is not None:
         live = [bs.value(a.key) for a in alloc.assignments]
-        used = union_bytes((v.offset, v.offset + v.size) for v in live if v is not None and v.live_range
-                           and v.offset is not None and v.size is not None
-                           and v.live_range[0] <= bs.peak_step <= v.live_range[1])
+        used = union_bytes(
+            (v.offset, v.offset + v.size)
+            for v in live
+            if v is not None
+            and v.live_range
+            and v.offset is not None
+            and v.size is not None
+            and v.live_range[0] <= bs.peak_step <= v.live_range[1]
+        )
         f.add("In use at peak", f"{fmt_bytes(used)} of {fmt_bytes(alloc.size)} (step {bs.peak_step})")
     if bs.total_bytes_used:
         f.add("Share of total", f"{100.0 * alloc.size / bs.total_bytes_used:.1f}% of {fmt_bytes(bs.total_bytes_used)}")
@@ -354,7 +371,7 @@ def _hover_shape(cur: Cursor) -> HoverResult | None:
         return None
     text = lines[cur.line]
     if len(text) > 100_000:
-        text = text[max(0, cur.col - 50_000): cur.col + 50_000]
+        text = text[max(0, cur.col - 50_000) : cur.col + 50_000]
         base = max(0, cur.col - 50_000)
     else:
         base = 0

@@ -89,8 +89,10 @@ def _allocation_lenses(doc, bs, report: PeakReport) -> list[Lens]:
     for alloc in doc.allocations:
         used = in_use.get(alloc.index, 0)
         n = len(alloc.assignments)
-        title = (f"{pct(alloc.size, whole)} of total, {n} value{'s' if n != 1 else ''}, "
-                 f"{human_size(used)} of {human_size(alloc.size)} in use at the allocated peak (step {step})")
+        title = (
+            f"{pct(alloc.size, whole)} of total, {n} value{'s' if n != 1 else ''}, "
+            f"{human_size(used)} of {human_size(alloc.size)} in use at the allocated peak (step {step})"
+        )
         out.append(Lens(alloc.range, title))
     return out
 
@@ -100,8 +102,11 @@ def _peak_lenses(doc, lines, report: PeakReport, path: str) -> list[Lens]:
     step = report.xla.step
     if doc.peak_line is not None:
         ln = doc.peak_line
-        out.append(Lens(Range(ln, 0, ln, len(lines[ln]) if ln < len(lines) else 0), _peak_title(report),
-                        SHOW_TIMELINE, (path,)))
+        out.append(
+            Lens(
+                Range(ln, 0, ln, len(lines[ln]) if ln < len(lines) else 0), _peak_title(report), SHOW_TIMELINE, (path,)
+            )
+        )
     for s in doc.sequence:
         if s.step == step:
             out.append(Lens(s.range, _peak_title(report), SHOW_TIMELINE, (path,)))
@@ -124,8 +129,13 @@ def _hlo_lenses(mod, report: PeakReport, path: str) -> list[Lens]:
     for comp in mod.computations:
         if comp.line in by_comp:
             b, n = by_comp[comp.line]
-            out.append(Lens(comp.name_range, f"{pct(b, total)} of the peak: {human_size(b)} in {n} "
-                                             f"value{'s' if n != 1 else ''} live at step {report.xla.step}"))
+            out.append(
+                Lens(
+                    comp.name_range,
+                    f"{pct(b, total)} of the peak: {human_size(b)} in {n} "
+                    f"value{'s' if n != 1 else ''} live at step {report.xla.step}",
+                )
+            )
     step = report.xla.step
     if step is not None and step < len(report.sequence):
         ins = mod.instruction(report.sequence[step])

@@ -10,11 +10,9 @@ occurrence indexes, so each is O(hits).
 
 from __future__ import annotations
 
-import os
-
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.line import parse_instruction_line
+from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.source import SourceFrame, allowed_source_file, instruction_source, stack
 from hlo_lsp.core.workspace import ModuleBundle, Workspace
 from hlo_lsp.ide.context import (
@@ -173,12 +171,16 @@ def _keys_for(cur: Cursor, kind: str, key: str) -> list[tuple[str, str]]:
 def references(ws: Workspace, path: str, line: int, col: int, include_declaration: bool = True) -> list[Location]:
     """Every occurrence of the name under the cursor across the module's files, as locations (the server sends
     `reference_spans` straight to the wire); [] when on no name."""
-    return [Location(p, Range(ln, a, ln, b)) for p, spans in reference_spans(ws, path, line, col, include_declaration)
-            for ln, a, b in spans]
+    return [
+        Location(p, Range(ln, a, ln, b))
+        for p, spans in reference_spans(ws, path, line, col, include_declaration)
+        for ln, a, b in spans
+    ]
 
 
-def reference_spans(ws: Workspace, path: str, line: int, col: int,
-                    include_declaration: bool = True) -> list[tuple[str, list[tuple[int, int, int]]]]:
+def reference_spans(
+    ws: Workspace, path: str, line: int, col: int, include_declaration: bool = True
+) -> list[tuple[str, list[tuple[int, int, int]]]]:
     """Every occurrence of the name under the cursor across the module's files, grouped by file as
     (path, [(line, start column, end column)...]); [] when on no name. A name used thousands of times needs no
     object per use on the way to the wire."""
@@ -198,9 +200,18 @@ def reference_spans(ws: Workspace, path: str, line: int, col: int,
         if index is None:
             continue
         spans_of = getattr(index, "spans", None)
-        found = [s for s in ((spans_of(kind, key) if spans_of is not None else
-                              [(x.line, x.start, x.end, x.role) for x in index.find(kind, key)])
-                             for kind, key in wanted) if s]
+        found = [
+            s
+            for s in (
+                (
+                    spans_of(kind, key)
+                    if spans_of is not None
+                    else [(x.line, x.start, x.end, x.role) for x in index.find(kind, key)]
+                )
+                for kind, key in wanted
+            )
+            if s
+        ]
         if len(found) == 1:  # one kind of name in this file: its occurrences are distinct already
             spans = [(ln, a, b) for ln, a, b, role in found[0] if include_declaration or role != "def"]
         else:

@@ -48,8 +48,10 @@ def _target(ws: Workspace, path: str, line: int, col: int):
     if a.kind != kinds.HLO or a.hlo is None or a.index is None:
         raise RenameRefused("Not an HLO module.")
     if bundle.buffer_docs:
-        raise RenameRefused("This module's buffer assignment is in the same folder; renaming the module alone "
-                            "would break the link between them.")
+        raise RenameRefused(
+            "This module's buffer assignment is in the same folder; renaming the module alone "
+            "would break the link between them."
+        )
     occ = a.index.at(line, col)
     if occ is None or occ.kind not in ("instruction", "computation"):
         raise RenameRefused("Only instruction and computation names can be renamed.")

@@ -14,7 +14,8 @@ span lines. A range request tokenizes only its lines.
 Full requests on a long document (over `LIGHT_LINES` lines: a machine-written module of 200,000 instructions,
 a buffer file of 100,000 values) get the names only (`document_tokens`), read from the document's arrays
 without tokenizing a line: in HLO text every instruction, computation and the module where it is defined
-(``declaration``); in buffer files every value, allocation and instruction name the reader records. That is where colour adds what the editors' own grammars (shipped with both
+(``declaration``); in buffer files every value, allocation and instruction name the reader records. That is
+where colour adds what the editors' own grammars (shipped with both
 plugins: opcodes, shapes, attributes, numbers) cannot tell: which name is defined here. Colouring every token of
 such a file costs tens of seconds and tens of MB of JSON for what the grammar already shows; range requests
 (the viewport) still get every token.
@@ -30,8 +31,20 @@ from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.workspace import ReadError, Workspace
 
-TOKEN_TYPES = ["namespace", "function", "variable", "parameter", "type", "keyword", "macro", "property", "string",
-               "number", "comment", "enumMember"]
+TOKEN_TYPES = [
+    "namespace",
+    "function",
+    "variable",
+    "parameter",
+    "type",
+    "keyword",
+    "macro",
+    "property",
+    "string",
+    "number",
+    "comment",
+    "enumMember",
+]
 TOKEN_MODIFIERS = ["declaration"]
 _T = {t: i for i, t in enumerate(TOKEN_TYPES)}
 DECL = 1
@@ -41,7 +54,8 @@ _BUFFER_WORDS = (
     r"BufferAssignment|allocation|value|size|offset|parameter|output shape is|maybe-live-out|thread-local|"
     r"preallocated-temp|constant|color|shape|at ShapeIndex|Total bytes used|Used values|positions|uses|operand|"
     r"from instruction|HloLiveRange|max|InstructionSequence|BufferLiveRange|Live ranges at|peak|bytes|cumulative|"
-    r"Stack trace breakdown for peak usage|total|current|remaining|Memory space|Allocation")
+    r"Stack trace breakdown for peak usage|total|current|remaining|Memory space|Allocation"
+)
 _MODULE_NAME = re.compile(r"HloModule\s+([^\s,]+)")
 _SIG_PARAM = re.compile(r"[(,]\s*(?:/\*[^*]*\*/)?%?([^\s:(),%]+):")
 LIGHT_LINES = 20_000  # a full request on a longer document gets the definitions only (see above)
@@ -157,8 +171,11 @@ def definition_tokens(a) -> list[tuple[int, int, int, int, int]]:
     elif a.buffers is not None and a.index is not None and hasattr(a.index, "all_spans"):
         types = {k: _T[v] for k, v in _OCC_TYPE.items()}
         var = _T["variable"]
-        out = [(ln, s, e, types.get(kind, var), DECL if is_def else 0)
-               for ln, s, e, kind, is_def in a.index.all_spans() if s < MAX_LINE]
+        out = [
+            (ln, s, e, types.get(kind, var), DECL if is_def else 0)
+            for ln, s, e, kind, is_def in a.index.all_spans()
+            if s < MAX_LINE
+        ]
     if any(out[k] > out[k + 1] for k in range(len(out) - 1)):
         out.sort()  # a malformed document (an instruction outside its computation's lines)
     return out
@@ -171,7 +188,8 @@ def _combined(words: str) -> re.Pattern:
         r"(?P<comment>/\*[^*\n]*\*/)|(?P<string>\"(?:[^\"\\\n]|\\.)*\")"
         r"|(?P<type>\b(?:pred|token|opaque|bf16|[suf]\d{1,2}|c64|c128|f[48]e\w+)\[[^\]\n]*\](?:\{[^}\n]*\})?)"
         rf"|(?P<macro>\b(?:{words})\b)|(?P<property>(?<![\w.\-])[A-Za-z_][\w.\-]*(?==))"
-        r"|(?P<number>(?<![\w.])-?\d+(?!\w))")
+        r"|(?P<number>(?<![\w.])-?\d+(?!\w))"
+    )
 
 
 def _generic(acc: _Line, text: str, pattern: re.Pattern) -> None:
@@ -206,7 +224,7 @@ def _hlo_line(a, ln: int, text: str) -> list[Token]:
                     acc.add(s.start, s.end, "type")
             for at in d.attributes:
                 acc.add(at.key_start, at.key_start + len(at.key), "property")
-            for key, s in d.metadata.items():
+            for _key, s in d.metadata.items():
                 acc.add(s.start, s.end, "number" if s.text.isdigit() else "string")
     else:
         comp = mod.computation_at_line(ln)

@@ -48,12 +48,18 @@ class _Budget:
 
 def _more(lines: list[str], n: int, what: str, first: int, last: int) -> Symbol:
     """The entry standing for ``n`` children left out of the outline, lines ``first..last``."""
-    return Symbol(f"… {n:,} more {what}", "key", _line_range(lines, first, last), Range(first, 0, first, 0),
-                  "not listed here: Go to Symbol in Workspace finds each by name")
+    return Symbol(
+        f"… {n:,} more {what}",
+        "key",
+        _line_range(lines, first, last),
+        Range(first, 0, first, 0),
+        "not listed here: Go to Symbol in Workspace finds each by name",
+    )
 
 
-def document_symbols(ws: Workspace, path: str, total: int = OUTLINE_BUDGET,
-                     per_block: int = OUTLINE_CHILDREN) -> list[Symbol]:
+def document_symbols(
+    ws: Workspace, path: str, total: int = OUTLINE_BUDGET, per_block: int = OUTLINE_CHILDREN
+) -> list[Symbol]:
     """The outline of ``path``, bounded as the module docstring says; [] when it cannot be read or is not ours."""
     try:
         a = ws.analysis(path)
@@ -91,22 +97,40 @@ def _hlo_symbols(mod: HloModule, budget: _Budget) -> list[Symbol]:
 
     def instruction(i: int) -> Symbol:
         ins = table[i] if not hasattr(table, "make") else table.make(i)
-        return Symbol(ins.name, "variable", _line_range(lines, ins.line, ins.line), ins.name_range,
-                      ins.opcode + (" (ROOT)" if ins.is_root else ""))
+        return Symbol(
+            ins.name,
+            "variable",
+            _line_range(lines, ins.line, ins.line),
+            ins.name_range,
+            ins.opcode + (" (ROOT)" if ins.is_root else ""),
+        )
 
     line_of = (lambda i: table.line_of[i]) if hasattr(table, "line_of") else (lambda i: table[i].line)
     # the entry computation (the program, usually last in the file) takes its share of the budget first
-    first = {id(c): _bounded(lines, c.instructions, budget, instruction, "instructions", line_of)
-             for c in mod.computations if c.is_entry}
+    first = {
+        id(c): _bounded(lines, c.instructions, budget, instruction, "instructions", line_of)
+        for c in mod.computations
+        if c.is_entry
+    }
     listed = mod.computations
     if len(listed) > OUTLINE_BLOCKS:  # the first ones in the file and the entry computation
         listed = [c for k, c in enumerate(listed) if k < OUTLINE_BLOCKS or c.is_entry]
     for c in listed:
-        children = first[id(c)] if id(c) in first else _bounded(lines, c.instructions, budget, instruction,
-                                                                 "instructions", line_of)
-        comps.append(Symbol(c.name, "function", _line_range(lines, c.line, c.end_line), c.name_range,
-                            _unlisted("ENTRY" if c.is_entry else "", children, len(c.instructions), "instructions"),
-                            children))
+        children = (
+            first[id(c)]
+            if id(c) in first
+            else _bounded(lines, c.instructions, budget, instruction, "instructions", line_of)
+        )
+        comps.append(
+            Symbol(
+                c.name,
+                "function",
+                _line_range(lines, c.line, c.end_line),
+                c.name_range,
+                _unlisted("ENTRY" if c.is_entry else "", children, len(c.instructions), "instructions"),
+                children,
+            )
+        )
     if len(listed) < len(mod.computations):
         rest = [c for k, c in enumerate(mod.computations) if k >= OUTLINE_BLOCKS and not c.is_entry]
         comps.append(_more(lines, len(rest), "computations", rest[0].line, rest[-1].end_line))
@@ -114,13 +138,16 @@ def _hlo_symbols(mod: HloModule, budget: _Budget) -> list[Symbol]:
     if mod.header_line is not None and mod.name:
         start = mod.lines[mod.header_line].find(mod.name)
         sel = Range(mod.header_line, start, mod.header_line, start + len(mod.name))
-        return [Symbol(mod.name, "module", _line_range(lines, mod.header_line, len(lines) - 1), sel, "HloModule", comps)]
+        return [
+            Symbol(mod.name, "module", _line_range(lines, mod.header_line, len(lines) - 1), sel, "HloModule", comps)
+        ]
     return comps
 
 
 def _section(name: str, kind: str, lines: list[str], first: int, last: int, children: list[Symbol]) -> Symbol:
-    return Symbol(name, kind, _line_range(lines, first, last), Range(first, 0, first, len(lines[first].rstrip())),
-                  "", children)
+    return Symbol(
+        name, kind, _line_range(lines, first, last), Range(first, 0, first, len(lines[first].rstrip())), "", children
+    )
 
 
 def _used_end(u) -> int:
@@ -134,41 +161,91 @@ def _buffer_symbols(a: Analysis, budget: _Budget) -> list[Symbol]:
     by_line = lambda x: x.line  # noqa: E731
     for al in doc.allocations[:OUTLINE_BLOCKS]:
         last = al.assignments[-1].line if al.assignments else al.line
-        kids = _bounded(lines, al.assignments, budget, lambda x: Symbol(
-            x.name, "field", _line_range(lines, x.line, x.line), x.range, f"{x.size} bytes @ {x.offset}"),
-            "values", by_line)
-        out.append(Symbol(f"allocation {al.index}", "object", _line_range(lines, al.line, last), al.range,
-                          _unlisted(f"{al.size} bytes, " + (", ".join(al.kinds()) or "temp"), kids,
-                                    len(al.assignments), "values"), kids))
+        kids = _bounded(
+            lines,
+            al.assignments,
+            budget,
+            lambda x: Symbol(
+                x.name, "field", _line_range(lines, x.line, x.line), x.range, f"{x.size} bytes @ {x.offset}"
+            ),
+            "values",
+            by_line,
+        )
+        out.append(
+            Symbol(
+                f"allocation {al.index}",
+                "object",
+                _line_range(lines, al.line, last),
+                al.range,
+                _unlisted(
+                    f"{al.size} bytes, " + (", ".join(al.kinds()) or "temp"), kids, len(al.assignments), "values"
+                ),
+                kids,
+            )
+        )
     if len(doc.allocations) > OUTLINE_BLOCKS:
         rest = doc.allocations[OUTLINE_BLOCKS:]
         last = rest[-1].assignments[-1].line if rest[-1].assignments else rest[-1].line
         out.append(_more(lines, len(rest), "allocations", rest[0].line, last))
     if doc.used_values:
-        kids = _bounded(lines, doc.used_values, budget, lambda u: Symbol(
-            u.name, "field", _line_range(lines, u.line, _used_end(u)), u.range, f"id {u.value_id}"),
-            "values", by_line)
-        out.append(_section("Used values", "namespace", lines, max(0, doc.used_values[0].line - 1),
-                            _used_end(doc.used_values[-1]), kids))
+        kids = _bounded(
+            lines,
+            doc.used_values,
+            budget,
+            lambda u: Symbol(u.name, "field", _line_range(lines, u.line, _used_end(u)), u.range, f"id {u.value_id}"),
+            "values",
+            by_line,
+        )
+        out.append(
+            _section(
+                "Used values",
+                "namespace",
+                lines,
+                max(0, doc.used_values[0].line - 1),
+                _used_end(doc.used_values[-1]),
+                kids,
+            )
+        )
     if doc.sequence:
-        kids = _bounded(lines, doc.sequence, budget, lambda s: Symbol(
-            f"{s.step}:{s.name}", "event", _line_range(lines, s.line, s.line), s.range), "steps", by_line)
-        out.append(_section("InstructionSequence", "namespace", lines, doc.sequence[0].line - 1,
-                            doc.sequence[-1].line, kids))
+        kids = _bounded(
+            lines,
+            doc.sequence,
+            budget,
+            lambda s: Symbol(f"{s.step}:{s.name}", "event", _line_range(lines, s.line, s.line), s.range),
+            "steps",
+            by_line,
+        )
+        out.append(
+            _section("InstructionSequence", "namespace", lines, doc.sequence[0].line - 1, doc.sequence[-1].line, kids)
+        )
     if doc.live_ranges:
-        kids = _bounded(lines, doc.live_ranges, budget, lambda r: Symbol(
-            f"{r.key}", "field", _line_range(lines, r.line, r.line), r.range, f"{r.start}-{r.end}"),
-            "live ranges", by_line)
-        out.append(_section("BufferLiveRange", "namespace", lines, doc.live_ranges[0].line - 1,
-                            doc.live_ranges[-1].line, kids))
+        kids = _bounded(
+            lines,
+            doc.live_ranges,
+            budget,
+            lambda r: Symbol(f"{r.key}", "field", _line_range(lines, r.line, r.line), r.range, f"{r.start}-{r.end}"),
+            "live ranges",
+            by_line,
+        )
+        out.append(
+            _section("BufferLiveRange", "namespace", lines, doc.live_ranges[0].line - 1, doc.live_ranges[-1].line, kids)
+        )
     if doc.peak_step is not None and doc.peak_line is not None:
-        kids = _bounded(lines, doc.peak_entries, budget, lambda p: Symbol(
-            p.name, "field", _line_range(lines, p.line, p.line), p.range, f"{p.bytes} bytes"), "values", by_line)
+        kids = _bounded(
+            lines,
+            doc.peak_entries,
+            budget,
+            lambda p: Symbol(p.name, "field", _line_range(lines, p.line, p.line), p.range, f"{p.bytes} bytes"),
+            "values",
+            by_line,
+        )
         last = doc.peak_entries[-1].line if doc.peak_entries else doc.peak_line
         out.append(_section(f"Live ranges at {doc.peak_step} (peak)", "namespace", lines, doc.peak_line, last, kids))
     if doc.stack_trace:
         first = doc.stack_trace[0].line
-        out.append(_section("Stack trace breakdown", "namespace", lines, max(0, first - 1), doc.stack_trace[-1].line, []))
+        out.append(
+            _section("Stack trace breakdown", "namespace", lines, max(0, first - 1), doc.stack_trace[-1].line, [])
+        )
     for t in doc.memory_report:
         last = t.rows[-1].line if t.rows else t.line
         out.append(_section(f"Memory space {t.memory_space} (color {t.color})", "namespace", lines, t.line, last, []))
@@ -254,8 +331,13 @@ def workspace_symbols(ws: Workspace, query: str, paths: list[str]) -> list[Works
             for name, kind, rng, container in _symbols_of(a):
                 low = name.lower()
                 if q in low:
-                    found.append((0 if low.startswith(q) else 1, len(name),
-                                  WorkspaceSymbol(name, kind, Location(a.path, rng), container)))
+                    found.append(
+                        (
+                            0 if low.startswith(q) else 1,
+                            len(name),
+                            WorkspaceSymbol(name, kind, Location(a.path, rng), container),
+                        )
+                    )
     found.sort(key=lambda t: (t[0], t[1], t[2].name))
     return [t[2] for t in found[:MAX_WORKSPACE_SYMBOLS]]
 
@@ -271,4 +353,3 @@ def _symbols_of(a: Analysis):
     elif a.buffers is not None:
         for al in a.buffers.allocations:
             yield f"allocation {al.index}", "object", al.range, ""
-

@@ -58,7 +58,7 @@ def memo_of(a, tokens: list[Tok]) -> TokenMemo | None:
 def _common_prefix(a: list, b: list, n: int) -> int:
     i, step = 0, 4096
     while step:
-        while i + step <= n and a[i:i + step] == b[i:i + step]:
+        while i + step <= n and a[i : i + step] == b[i : i + step]:
             i += step
         step //= 2
     return i
@@ -68,7 +68,7 @@ def _common_suffix(a: list, b: list, limit: int) -> int:
     la, lb = len(a), len(b)
     i, step = 0, 4096
     while step:
-        while i + step <= limit and a[la - i - step:la - i] == b[lb - i - step:lb - i]:
+        while i + step <= limit and a[la - i - step : la - i] == b[lb - i - step : lb - i]:
             i += step
         step //= 2
     return i
@@ -130,7 +130,10 @@ def reuse(memo: TokenMemo | None, a) -> list[Tok] | None:
         return None
     after = tokens[i1:] if shift == 0 else [(t[0] + shift, t[1], t[2], t[3], t[4]) for t in tokens[i1:]]
     out = tokens[:i0] + mid + after
-    if (i0 and mid and tokens[i0 - 1] > mid[0]) or (mid and after and mid[-1] > after[0]) \
-            or (not mid and i0 and after and tokens[i0 - 1] > after[0]):
+    if (
+        (i0 and mid and tokens[i0 - 1] > mid[0])
+        or (mid and after and mid[-1] > after[0])
+        or (not mid and i0 and after and tokens[i0 - 1] > after[0])
+    ):
         return None
     return out

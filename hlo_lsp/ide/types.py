@@ -30,7 +30,7 @@ class Symbol:
     range: Range
     selection_range: Range
     detail: str = ""
-    children: list["Symbol"] = field(default_factory=list)
+    children: list[Symbol] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,9 +23,15 @@ from hlo_lsp.lsp.protocol import AnsweringProtocol
 log = logging.getLogger("hlo_lsp")
 
 SYMBOL_KIND = {
-    "module": lsp.SymbolKind.Module, "namespace": lsp.SymbolKind.Namespace, "function": lsp.SymbolKind.Function,
-    "variable": lsp.SymbolKind.Variable, "object": lsp.SymbolKind.Object, "field": lsp.SymbolKind.Field,
-    "event": lsp.SymbolKind.Event, "constant": lsp.SymbolKind.Constant, "key": lsp.SymbolKind.Key,
+    "module": lsp.SymbolKind.Module,
+    "namespace": lsp.SymbolKind.Namespace,
+    "function": lsp.SymbolKind.Function,
+    "variable": lsp.SymbolKind.Variable,
+    "object": lsp.SymbolKind.Object,
+    "field": lsp.SymbolKind.Field,
+    "event": lsp.SymbolKind.Event,
+    "constant": lsp.SymbolKind.Constant,
+    "key": lsp.SymbolKind.Key,
 }
 
 
@@ -52,8 +58,12 @@ class HloProtocol(AnsweringProtocol):
 
 class HloLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("hlo-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
-                         protocol_cls=HloProtocol)
+        super().__init__(
+            "hlo-lsp",
+            __version__,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            protocol_cls=HloProtocol,
+        )
         self.ws = Workspace()
         self.ws.defer_large_siblings = True  # requests never read a large sibling; the worker thread does
         self.plain_hover = False
@@ -94,8 +104,11 @@ class HloLanguageServer(LanguageServer):
             diags = document_diagnostics(self.ws, path, complete)
         lines = self.lines_of(path)
         conv = self.conv
-        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=path_to_uri(path), version=version, diagnostics=[conv.diagnostic(path, lines, d) for d in diags]))
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(
+                uri=path_to_uri(path), version=version, diagnostics=[conv.diagnostic(path, lines, d) for d in diags]
+            )
+        )
 
     def current_version(self, path: str) -> int | None:
         src = self.ws._open.get(path)

@@ -64,7 +64,7 @@ def col_from_wire(line: str, col: int, encoding: str) -> int:
         return min(col, len(line))
     units = 0
     for i, ch in enumerate(line):
-        w = (len(ch.encode("utf-8")) if encoding == UTF8 else (2 if ord(ch) > 0xFFFF else 1))
+        w = len(ch.encode("utf-8")) if encoding == UTF8 else (2 if ord(ch) > 0xFFFF else 1)
         if units + w > col:
             return i
         units += w
@@ -96,8 +96,9 @@ class Converter:
         return lsp.Position(line=max(0, line), character=col_to_wire(self._line(lines, line), col, self.encoding))
 
     def range(self, lines: list[str] | None, r: Range) -> lsp.Range:
-        return lsp.Range(start=self.position(lines, r.start_line, r.start_col),
-                         end=self.position(lines, r.end_line, r.end_col))
+        return lsp.Range(
+            start=self.position(lines, r.start_line, r.start_col), end=self.position(lines, r.end_line, r.end_col)
+        )
 
     def range_in(self, path: str, r: Range) -> lsp.Range:
         return self.range(self.lines_of(path), r)
@@ -105,9 +106,13 @@ class Converter:
     def location(self, loc: Location) -> lsp.Location:
         if loc.external:  # a file a dump names: never read; its columns go out as the dump gives them
             r = loc.range
-            return lsp.Location(uri=path_to_uri(loc.path), range=lsp.Range(
-                start=lsp.Position(line=r.start_line, character=r.start_col),
-                end=lsp.Position(line=r.end_line, character=r.end_col)))
+            return lsp.Location(
+                uri=path_to_uri(loc.path),
+                range=lsp.Range(
+                    start=lsp.Position(line=r.start_line, character=r.start_col),
+                    end=lsp.Position(line=r.end_line, character=r.end_col),
+                ),
+            )
         return lsp.Location(uri=path_to_uri(loc.path), range=self.range_in(loc.path, loc.range))
 
     def spans_json(self, groups: list[tuple[str, list[tuple[int, int, int]]]]) -> str:
@@ -139,11 +144,21 @@ class Converter:
     def diagnostic(self, path: str, lines: list[str] | None, d: Diagnostic) -> lsp.Diagnostic:
         related = [
             lsp.DiagnosticRelatedInformation(
-                location=lsp.Location(uri=path_to_uri(r.path or path), range=self.range_in(r.path or path, r.range)
-                                      if r.path and r.path != path else self.range(lines, r.range)),
+                location=lsp.Location(
+                    uri=path_to_uri(r.path or path),
+                    range=self.range_in(r.path or path, r.range)
+                    if r.path and r.path != path
+                    else self.range(lines, r.range),
+                ),
                 message=r.message,
             )
             for r in d.related
         ]
-        return lsp.Diagnostic(range=self.range(lines, d.range), message=d.message, severity=SEVERITY[d.severity],
-                              code=d.code, source=d.source, related_information=related or None)
+        return lsp.Diagnostic(
+            range=self.range(lines, d.range),
+            message=d.message,
+            severity=SEVERITY[d.severity],
+            code=d.code,
+            source=d.source,
+            related_information=related or None,
+        )

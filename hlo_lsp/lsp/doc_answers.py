@@ -58,7 +58,7 @@ INT_CHUNK = 32_768  # integers per piece of `ints_json` (about 2 ms of C work ea
 
 def ints_json(data: list[int]) -> str:
     """``json.dumps(data)`` of a list of ints, made in pieces of `INT_CHUNK` (see `list_json`)."""
-    return "[" + ",".join([",".join(map(str, data[i:i + INT_CHUNK])) for i in range(0, len(data), INT_CHUNK)]) + "]"
+    return "[" + ",".join([",".join(map(str, data[i : i + INT_CHUNK])) for i in range(0, len(data), INT_CHUNK)]) + "]"
 
 
 class TokenArray:
@@ -187,7 +187,7 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
     n = min(len(a), len(b))
     i, step = 0, 4096
     while step:
-        while i + step <= n and a[i:i + step] == b[i:i + step]:
+        while i + step <= n and a[i : i + step] == b[i : i + step]:
             i += step
         step //= 2
     return i
@@ -198,7 +198,7 @@ def _common_suffix(a: list[int], b: list[int], limit: int) -> int:
     la, lb = len(a), len(b)
     i, step = 0, 4096
     while step:
-        while i + step <= limit and a[la - i - step:la - i] == b[lb - i - step:lb - i]:
+        while i + step <= limit and a[la - i - step : la - i] == b[lb - i - step : lb - i]:
             i += step
         step //= 2
     return i
@@ -211,12 +211,12 @@ def token_edits(old: list[int], new: list[int]) -> tuple[int, int, list[int]] | 
         return None
     pre = _common_prefix(old, new) // 5 * 5
     suf = _common_suffix(old, new, min(len(old), len(new)) - pre) // 5 * 5
-    return pre, len(old) - pre - suf, new[pre:len(new) - suf]
+    return pre, len(old) - pre - suf, new[pre : len(new) - suf]
 
 
 def apply_token_edits(old: list[int], edits: list[dict]) -> list[int]:
     """``old`` with LSP ``SemanticTokensEdit`` records applied (as a client does; for tests and benchmarks)."""
     out = list(old)
     for e in sorted(edits, key=lambda e: e["start"], reverse=True):
-        out[e["start"]:e["start"] + e["deleteCount"]] = e.get("data") or []
+        out[e["start"] : e["start"] + e["deleteCount"]] = e.get("data") or []
     return out

@@ -24,8 +24,9 @@ from hlo_lsp.lsp.doc_answers import DocumentAnswers, TokenArray, ints_json, list
 from hlo_lsp.lsp.protocol import RawResult
 
 log = logging.getLogger("hlo_lsp")
-LEGEND = lsp.SemanticTokensLegend(token_types=semantic_tokens.TOKEN_TYPES,
-                                  token_modifiers=semantic_tokens.TOKEN_MODIFIERS)
+LEGEND = lsp.SemanticTokensLegend(
+    token_types=semantic_tokens.TOKEN_TYPES, token_modifiers=semantic_tokens.TOKEN_MODIFIERS
+)
 
 server.answers = DocumentAnswers(server.current_version)  # type: ignore[attr-defined]
 lower_switch_interval()
@@ -43,8 +44,10 @@ class _Wire:
         return col_to_wire(lines[line], col, self.encoding) if 0 <= line < len(lines) else col
 
     def range(self, r) -> dict:
-        return {"start": {"line": r.start_line, "character": self.col(r.start_line, r.start_col)},
-                "end": {"line": r.end_line, "character": self.col(r.end_line, r.end_col)}}
+        return {
+            "start": {"line": r.start_line, "character": self.col(r.start_line, r.start_col)},
+            "end": {"line": r.end_line, "character": self.col(r.end_line, r.end_col)},
+        }
 
 
 def _ready(ls: HloLanguageServer, path: str, siblings: bool = False) -> bool:
@@ -79,9 +82,14 @@ def _guarded(name: str, fn):
 
 # -- outline, folding, links ---------------------------------------------------------------------------------------
 
+
 def _symbol_json(w: _Wire, s) -> dict:
-    out = {"name": s.name, "kind": int(SYMBOL_KIND[s.kind]), "range": w.range(s.range),
-           "selectionRange": w.range(s.selection_range)}
+    out = {
+        "name": s.name,
+        "kind": int(SYMBOL_KIND[s.kind]),
+        "range": w.range(s.range),
+        "selectionRange": w.range(s.selection_range),
+    }
     if s.detail:
         out["detail"] = s.detail
     if s.children:
@@ -99,8 +107,12 @@ def document_symbols_json(ls: HloLanguageServer, path: str) -> RawResult:
 def folding_json(ls: HloLanguageServer, path: str) -> RawResult:
     if not _ready(ls, path):
         return RawResult("[]")
-    return _dumps([{"startLine": f.start_line, "endLine": f.end_line, "kind": "region"}
-                   for f in symbols.folding_ranges(ls.ws, path)])
+    return _dumps(
+        [
+            {"startLine": f.start_line, "endLine": f.end_line, "kind": "region"}
+            for f in symbols.folding_ranges(ls.ws, path)
+        ]
+    )
 
 
 def links_json(ls: HloLanguageServer, path: str) -> RawResult:
@@ -157,6 +169,7 @@ async def on_code_lens(ls: HloLanguageServer, params: lsp.CodeLensParams):
 
 
 # -- semantic tokens -----------------------------------------------------------------------------------------------
+
 
 def token_data(ls: HloLanguageServer, path: str) -> list[int]:
     """The encoded ``data`` of a full request (`semantic_tokens.document_tokens`), in wire columns."""

@@ -77,7 +77,8 @@ async def _pull_configuration(ls: HloLanguageServer) -> None:
         return
     try:
         result = await ls.workspace_configuration_async(
-            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="hlo")]))
+            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="hlo")])
+        )
     except Exception:  # noqa: BLE001 - a client that fails here keeps the defaults
         log.exception("workspace/configuration failed")
         return
@@ -94,11 +95,14 @@ def _refresh(ls: HloLanguageServer) -> None:
 
 
 if lsp.INITIALIZED not in server.protocol.fm.features:
+
     @server.feature(lsp.INITIALIZED)
     async def on_initialized(ls: HloLanguageServer, params: lsp.InitializedParams) -> None:
         await _pull_configuration(ls)
 
+
 if lsp.WORKSPACE_DID_CHANGE_CONFIGURATION not in server.protocol.fm.features:
+
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_configuration(ls: HloLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
         pushed = params.settings.get("hlo") if isinstance(params.settings, dict) else None
@@ -122,14 +126,23 @@ def on_inlay_hint(ls: HloLanguageServer, params: lsp.InlayHintParams):
     path = uri_to_path(params.text_document.uri)
     conv, lines = ls.conv, ls.lines_of(path)
     hints = inlay.inlay_hints(ls.ws, path, params.range.start.line, params.range.end.line)
-    return [lsp.InlayHint(position=conv.position(lines, h.line, h.col), label=h.label, kind=_HINT_KIND[h.kind],
-                          tooltip=h.tooltip or None, padding_left=True) for h in hints]
+    return [
+        lsp.InlayHint(
+            position=conv.position(lines, h.line, h.col),
+            label=h.label,
+            kind=_HINT_KIND[h.kind],
+            tooltip=h.tooltip or None,
+            padding_left=True,
+        )
+        for h in hints
+    ]
 
 
 # -- semantic tokens -----------------------------------------------------------------------------------------------
 
-LEGEND = lsp.SemanticTokensLegend(token_types=semantic_tokens.TOKEN_TYPES,
-                                  token_modifiers=semantic_tokens.TOKEN_MODIFIERS)
+LEGEND = lsp.SemanticTokensLegend(
+    token_types=semantic_tokens.TOKEN_TYPES, token_modifiers=semantic_tokens.TOKEN_MODIFIERS
+)
 
 
 def _tokens(ls: HloLanguageServer, uri: str, start: int = 0, end: int | None = None) -> lsp.SemanticTokens:
@@ -151,20 +164,31 @@ def on_semantic_tokens_range(ls: HloLanguageServer, params: lsp.SemanticTokensRa
 
 # -- completion ----------------------------------------------------------------------------------------------------
 
-_ITEM_KIND = {"keyword": lsp.CompletionItemKind.Keyword, "variable": lsp.CompletionItemKind.Variable,
-              "function": lsp.CompletionItemKind.Function, "property": lsp.CompletionItemKind.Property}
+_ITEM_KIND = {
+    "keyword": lsp.CompletionItemKind.Keyword,
+    "variable": lsp.CompletionItemKind.Variable,
+    "function": lsp.CompletionItemKind.Function,
+    "property": lsp.CompletionItemKind.Property,
+}
 
 
 @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["%", "=", "(", ",", "{"]))
 @safe
 def on_completion(ls: HloLanguageServer, params: lsp.CompletionParams):
     items = completion.complete(ls.ws, *ls.at(params))
-    return lsp.CompletionList(is_incomplete=False, items=[
-        lsp.CompletionItem(label=i.label, kind=_ITEM_KIND[i.kind], detail=i.detail or None,
-                           insert_text=i.insert_text) for i in items])
+    return lsp.CompletionList(
+        is_incomplete=False,
+        items=[
+            lsp.CompletionItem(
+                label=i.label, kind=_ITEM_KIND[i.kind], detail=i.detail or None, insert_text=i.insert_text
+            )
+            for i in items
+        ],
+    )
 
 
 # -- rename --------------------------------------------------------------------------------------------------------
+
 
 def _refuse(e: rename.RenameRefused) -> JsonRpcException:
     return JsonRpcException(message=str(e), code=REQUEST_FAILED)
@@ -194,12 +218,16 @@ def on_rename(ls: HloLanguageServer, params: lsp.RenameParams):
         log.exception("rename failed")
         return None
     conv = ls.conv
-    return lsp.WorkspaceEdit(changes={
-        path_to_uri(p): [lsp.TextEdit(range=conv.range_in(p, r), new_text=text) for r, text in es]
-        for p, es in edits.items()})
+    return lsp.WorkspaceEdit(
+        changes={
+            path_to_uri(p): [lsp.TextEdit(range=conv.range_in(p, r), new_text=text) for r, text in es]
+            for p, es in edits.items()
+        }
+    )
 
 
 # -- the memory timeline -------------------------------------------------------------------------------------------
+
 
 @server.command(lens.SHOW_TIMELINE)
 def show_memory_timeline(ls: HloLanguageServer, *args):
@@ -214,8 +242,9 @@ def show_memory_timeline(ls: HloLanguageServer, *args):
         report = lens.report_for(ls.ws.bundle(path))
         if report is None:
             raise ChartError(f"{os.path.basename(path)}: no buffer-assignment files for this module")
-        out = write_timeline(report, cached_chart_path(path, args[1] if len(args) > 1 else "html"),
-                             title=os.path.basename(path))
+        out = write_timeline(
+            report, cached_chart_path(path, args[1] if len(args) > 1 else "html"), title=os.path.basename(path)
+        )
     except ChartError as e:
         raise JsonRpcException(message=str(e), code=REQUEST_FAILED) from None
     except Exception as e:  # noqa: BLE001 - unreadable file, ...: an error answer, never a dead server

@@ -67,8 +67,9 @@ class AnsweringProtocol(LanguageServerProtocol):
             return
         data = body.encode(self.CHARSET)
         if self._include_headers:
-            data = (f"Content-Length: {len(data)}\r\n"
-                    f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n").encode(self.CHARSET) + data
+            data = (
+                f"Content-Length: {len(data)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            ).encode(self.CHARSET) + data
         res = self.writer.write(data)
         if inspect.isawaitable(res):
             asyncio.ensure_future(res)

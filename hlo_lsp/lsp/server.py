@@ -32,6 +32,7 @@ DEBOUNCE_S = 0.05  # a burst of changes that need a full re-read waits this long
 PROGRESS_MIN_BYTES = 4_000_000
 BACKGROUND_READ_BYTES = 2_000_000  # larger documents are read in a worker thread; requests meanwhile get null
 
+
 def _trace(stage: str, path: str) -> None:
     """With HLO_LSP_TRACE=1: one line on stderr, on the clock `benchmarks/bench_server.py` prints with it."""
     if _TRACE:
@@ -39,6 +40,7 @@ def _trace(stage: str, path: str) -> None:
 
 
 # -- lifecycle -------------------------------------------------------------------------------------------------
+
 
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: HloLanguageServer, params: lsp.InitializeParams) -> None:
@@ -188,8 +190,15 @@ def _read_checked(ws: Workspace, path: str, version: int | None) -> list[Diagnos
     release_free_memory()  # the read's short-lived objects: tens of MB the C heap would keep otherwise
     _trace("analysed", path)
     a = ws.try_analysis(path)
-    if (a is not None and a.hlo is not None and a.checker is not None and a.checker.unchecked() == 0
-            and a.verified is None and a.size > GRAMMAR_LIMIT and run_verifier(a, version)):
+    if (
+        a is not None
+        and a.hlo is not None
+        and a.checker is not None
+        and a.checker.unchecked() == 0
+        and a.verified is None
+        and a.size > GRAMMAR_LIMIT
+        and run_verifier(a, version)
+    ):
         try:
             return document_diagnostics(ws, path, complete=True)
         except ReadError:
@@ -202,8 +211,13 @@ async def _publish_slowly(ls: HloLanguageServer, path: str, version: int | None,
     read could not all check (checked on the other cores; its structural errors published first, then the
     verifier's in a worker thread)."""
     a = ls.ws.try_analysis(path)
-    if (a is not None and a.hlo is not None and a.checker is not None and a.checker.unchecked() > 1
-            and a.size > GRAMMAR_LIMIT):
+    if (
+        a is not None
+        and a.hlo is not None
+        and a.checker is not None
+        and a.checker.unchecked() > 1
+        and a.size > GRAMMAR_LIMIT
+    ):
         await asyncio.to_thread(a.checker.check_forked)
         _trace("checked", path)
     await _publish_from_thread(ls, path, version)
@@ -243,8 +257,7 @@ def _begin_progress(ls: HloLanguageServer, path: str, message: str) -> str | Non
     # the creation request without a result callback: at shutdown pygls cancels the pending request, and a
     # callback would raise (and print) CancelledError from it
     ls.protocol.send_request(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE, lsp.WorkDoneProgressCreateParams(token=token))
-    ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
-        title="hlo-lsp", message=message, cancellable=False))
+    ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title="hlo-lsp", message=message, cancellable=False))
     return token
 
 
@@ -302,6 +315,7 @@ def _trim_soon(ls: HloLanguageServer, delay: float = 1.0) -> None:
 
 # -- requests --------------------------------------------------------------------------------------------------
 
+
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 @safe
 def on_hover(ls: HloLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
@@ -345,14 +359,17 @@ def on_highlight(ls: HloLanguageServer, params: lsp.DocumentHighlightParams):
     conv = ls.conv
     lines = ls.lines_of(path)
     kinds = {"write": lsp.DocumentHighlightKind.Write, "read": lsp.DocumentHighlightKind.Read}
-    return [lsp.DocumentHighlight(range=conv.range(lines, h.range), kind=kinds[h.kind])
-            for h in navigation.highlights(ls.ws, *ls.at(params))] or None
+    return [
+        lsp.DocumentHighlight(range=conv.range(lines, h.range), kind=kinds[h.kind])
+        for h in navigation.highlights(ls.ws, *ls.at(params))
+    ] or None
 
 
 def _folder_indexes(ls: HloLanguageServer) -> list[FolderIndex]:
     """One background index per workspace folder, started on the first workspace-symbol query."""
     roots = [uri_to_path(f.uri) for f in ls.workspace.folders.values()] or (
-        [ls.workspace.root_path] if ls.workspace.root_path else [])
+        [ls.workspace.root_path] if ls.workspace.root_path else []
+    )
     for root in roots:
         if root not in ls.folder_indexes and os.path.isdir(root):
             ls.folder_indexes[root] = FolderIndex(root)
@@ -364,9 +381,15 @@ def _folder_indexes(ls: HloLanguageServer) -> list[FolderIndex]:
 @safe
 def on_workspace_symbol(ls: HloLanguageServer, params: lsp.WorkspaceSymbolParams):
     conv = ls.conv
-    out = [lsp.WorkspaceSymbol(name=s.name, kind=SYMBOL_KIND[s.kind], location=conv.location(s.location),
-                               container_name=s.container or None)
-           for s in symbols.workspace_symbols(ls.ws, params.query, ls.ws.open_paths())]
+    out = [
+        lsp.WorkspaceSymbol(
+            name=s.name,
+            kind=SYMBOL_KIND[s.kind],
+            location=conv.location(s.location),
+            container_name=s.container or None,
+        )
+        for s in symbols.workspace_symbols(ls.ws, params.query, ls.ws.open_paths())
+    ]
     seen = {(x.location.uri, x.location.range.start.line, x.name) for x in out}
     for index in _folder_indexes(ls):
         for s in index.query(params.query):
@@ -375,25 +398,41 @@ def on_workspace_symbol(ls: HloLanguageServer, params: lsp.WorkspaceSymbolParams
                 continue
             seen.add((uri, s.line, s.name))
             # folder files are not read for this answer: their names are ASCII in XLA dumps, so columns agree
-            rng = lsp.Range(start=lsp.Position(line=s.line, character=s.col),
-                            end=lsp.Position(line=s.line, character=s.col + len(s.name)))
-            out.append(lsp.WorkspaceSymbol(name=s.name, kind=SYMBOL_KIND[s.kind], location=lsp.Location(uri=uri, range=rng),
-                                           container_name=s.container or None))
+            rng = lsp.Range(
+                start=lsp.Position(line=s.line, character=s.col),
+                end=lsp.Position(line=s.line, character=s.col + len(s.name)),
+            )
+            out.append(
+                lsp.WorkspaceSymbol(
+                    name=s.name,
+                    kind=SYMBOL_KIND[s.kind],
+                    location=lsp.Location(uri=uri, range=rng),
+                    container_name=s.container or None,
+                )
+            )
     return out[: symbols.MAX_WORKSPACE_SYMBOLS]
 
 
 def _call_item(conv: Converter, item: CallItem) -> lsp.CallHierarchyItem:
     return lsp.CallHierarchyItem(
-        name=item.name, kind=lsp.SymbolKind.Function, uri=path_to_uri(item.location.path), detail=item.detail,
+        name=item.name,
+        kind=lsp.SymbolKind.Function,
+        uri=path_to_uri(item.location.path),
+        detail=item.detail,
         range=conv.range_in(item.location.path, item.location.range),
         selection_range=conv.range_in(item.location.path, item.selection),
-        data={"path": item.location.path, "line": item.location.range.start_line})
+        data={"path": item.location.path, "line": item.location.range.start_line},
+    )
 
 
 def _from_call_item(ls: HloLanguageServer, it: lsp.CallHierarchyItem) -> CallItem | None:
     path = uri_to_path(it.uri)
-    items = calls.prepare(ls.ws, path, it.selection_range.start.line,
-                          ls.conv.from_position(ls.lines_of(path), it.selection_range.start)[1])
+    items = calls.prepare(
+        ls.ws,
+        path,
+        it.selection_range.start.line,
+        ls.conv.from_position(ls.lines_of(path), it.selection_range.start)[1],
+    )
     return items[0] if items else None
 
 
@@ -411,9 +450,12 @@ def on_incoming(ls: HloLanguageServer, params: lsp.CallHierarchyIncomingCallsPar
     if item is None:
         return None
     conv = ls.conv
-    return [lsp.CallHierarchyIncomingCall(from_=_call_item(conv, c.item),
-                                          from_ranges=[conv.range_in(c.item.location.path, r) for r in c.ranges])
-            for c in calls.incoming(ls.ws, item)]
+    return [
+        lsp.CallHierarchyIncomingCall(
+            from_=_call_item(conv, c.item), from_ranges=[conv.range_in(c.item.location.path, r) for r in c.ranges]
+        )
+        for c in calls.incoming(ls.ws, item)
+    ]
 
 
 @server.feature(lsp.CALL_HIERARCHY_OUTGOING_CALLS)
@@ -423,13 +465,17 @@ def on_outgoing(ls: HloLanguageServer, params: lsp.CallHierarchyOutgoingCallsPar
     if item is None:
         return None
     conv = ls.conv
-    return [lsp.CallHierarchyOutgoingCall(to=_call_item(conv, c.item),
-                                          from_ranges=[conv.range_in(item.location.path, r) for r in c.ranges])
-            for c in calls.outgoing(ls.ws, item)]
+    return [
+        lsp.CallHierarchyOutgoingCall(
+            to=_call_item(conv, c.item), from_ranges=[conv.range_in(item.location.path, r) for r in c.ranges]
+        )
+        for c in calls.outgoing(ls.ws, item)
+    ]
 
 
-@server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(inter_file_dependencies=True,
-                                                                    workspace_diagnostics=False))
+@server.feature(
+    lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(inter_file_dependencies=True, workspace_diagnostics=False)
+)
 async def on_pull_diagnostics(ls: HloLanguageServer, params: lsp.DocumentDiagnosticParams):
     path = uri_to_path(params.text_document.uri)
     while (pending := ls._pending.get(path)) is not None and not pending.done() and not _checked(ls, path):
@@ -461,21 +507,33 @@ def _core_range(conv: Converter, lines, r: lsp.Range) -> Range:
     return Range(sl, sc, el, ec)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
-                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix], resolve_provider=False))
+@server.feature(
+    lsp.TEXT_DOCUMENT_CODE_ACTION,
+    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix], resolve_provider=False),
+)
 @safe
 def on_code_action(ls: HloLanguageServer, params: lsp.CodeActionParams):
     path = uri_to_path(params.text_document.uri)
     conv, lines = ls.conv, ls.lines_of(path)
-    sent = [Diagnostic(_core_range(conv, lines, d.range), Severity.ERROR, str(d.code or ""), d.message)
-            for d in params.context.diagnostics]
+    sent = [
+        Diagnostic(_core_range(conv, lines, d.range), Severity.ERROR, str(d.code or ""), d.message)
+        for d in params.context.diagnostics
+    ]
     out = []
     for a in code_actions.code_actions(ls.ws, path, _core_range(conv, lines, params.range), sent):
-        changes = {path_to_uri(p): [lsp.TextEdit(range=conv.range_in(p, e.range), new_text=e.new_text) for e in edits]
-                   for p, edits in a.edits.items()}
-        out.append(lsp.CodeAction(title=a.title, kind=lsp.CodeActionKind.QuickFix, is_preferred=a.preferred,
-                                  diagnostics=[conv.diagnostic(path, lines, a.diagnostic)],
-                                  edit=lsp.WorkspaceEdit(changes=changes)))
+        changes = {
+            path_to_uri(p): [lsp.TextEdit(range=conv.range_in(p, e.range), new_text=e.new_text) for e in edits]
+            for p, edits in a.edits.items()
+        }
+        out.append(
+            lsp.CodeAction(
+                title=a.title,
+                kind=lsp.CodeActionKind.QuickFix,
+                is_preferred=a.preferred,
+                diagnostics=[conv.diagnostic(path, lines, a.diagnostic)],
+                edit=lsp.WorkspaceEdit(changes=changes),
+            )
+        )
     return out or None
 
 

@@ -20,8 +20,10 @@ log = logging.getLogger("hlo_lsp")
 MAX_HEADER_LINE = 8192
 MAX_HEADERS = 16
 MAX_BODY = (1 << 30) + (1 << 20)  # the largest document the server reads (1 GiB) plus its JSON envelope
-REFUSAL = ("hlo-lsp: this TCP server already serves an editor (one session per server); "
-           "start another `hlo-lsp --tcp HOST:PORT` for a second one")
+REFUSAL = (
+    "hlo-lsp: this TCP server already serves an editor (one session per server); "
+    "start another `hlo-lsp --tcp HOST:PORT` for a second one"
+)
 
 
 class BadFraming(Exception):
@@ -73,8 +75,7 @@ def _refuse(writer: asyncio.StreamWriter, first: bytes) -> None:
         msg_id = json.loads(first).get("id")
     except (ValueError, AttributeError):
         msg_id = None
-    writer.write(_frame({"jsonrpc": "2.0", "method": "window/showMessage",
-                         "params": {"type": 1, "message": REFUSAL}}))
+    writer.write(_frame({"jsonrpc": "2.0", "method": "window/showMessage", "params": {"type": 1, "message": REFUSAL}}))
     if msg_id is not None:
         writer.write(_frame({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32600, "message": REFUSAL}}))
 

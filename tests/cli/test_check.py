@@ -15,8 +15,13 @@ INVALID = DATA / "handwritten" / "invalid" / "i01_undefined_operand.hlo"
 
 
 def run(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "hlo_lsp", "check", *map(str, args)], capture_output=True,
-                          text=True, timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "hlo_lsp", "check", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
 
 
 @pytest.mark.parametrize("folder", ["seeds", "jax-cpu"])
@@ -59,7 +64,9 @@ def test_json_format_and_fail_on():
 
 def test_columns_are_code_points(tmp_path):
     f = tmp_path / "astral.hlo"
-    f.write_text('HloModule m\n\nENTRY %e () -> f32[] {\n  ROOT %r = f32[] add(%a, %b), metadata={op_name="\U0001d538"}\n}\n')
+    f.write_text(
+        'HloModule m\n\nENTRY %e () -> f32[] {\n  ROOT %r = f32[] add(%a, %b), metadata={op_name="\U0001d538"}\n}\n'
+    )
     r = run("--format", "json", f)
     cols = [d["column"] for d in json.loads(r.stdout)]
     line = f.read_text().split("\n")[3]

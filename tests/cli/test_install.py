@@ -31,8 +31,13 @@ def make_venv_with_our_dependencies(env_dir: Path) -> Path:
     .pth files inside it, so an editable install of hlo_lsp in the running environment stays out of sight."""
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
-    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    purelib = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.strip()
     Path(purelib, "zz_test_dependencies.pth").write_text("\n".join(_dependency_dirs()) + "\n")
     return py
 
@@ -42,29 +47,52 @@ def make_venv_with_our_dependencies(env_dir: Path) -> Path:
 def test_wheel_install_runs_from_elsewhere(tmp_path):
     env_dir = tmp_path / "venv"
     py = make_venv_with_our_dependencies(env_dir)
-    r = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(REPO)], capture_output=True, text=True,
-                       timeout=500)
+    r = subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", "--no-deps", str(REPO)], capture_output=True, text=True, timeout=500
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    where = subprocess.run([str(py), "-c", "import hlo_lsp, hlo_lsp.core.resources as r; "
-                            "print(hlo_lsp.__file__); print(r.grammar_path('hlo.lark'))"],
-                           capture_output=True, text=True, cwd=elsewhere, env=env, timeout=60)
+    where = subprocess.run(
+        [
+            str(py),
+            "-c",
+            "import hlo_lsp, hlo_lsp.core.resources as r; print(hlo_lsp.__file__); print(r.grammar_path('hlo.lark'))",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env=env,
+        timeout=60,
+    )
     assert where.returncode == 0, where.stdout + where.stderr
     pkg, grammar = where.stdout.split()
     assert str(env_dir) in pkg and str(env_dir) in grammar and "_grammar" in grammar, where.stdout + where.stderr
     bad = REPO / "tests" / "data" / "handwritten" / "invalid" / "i01_undefined_operand.hlo"
-    r = subprocess.run([str(env_dir / "bin" / "hlo-lsp"), "check", "--format", "json", str(bad)], capture_output=True,
-                       text=True, cwd=elsewhere, env=env, timeout=120)
+    r = subprocess.run(
+        [str(env_dir / "bin" / "hlo-lsp"), "check", "--format", "json", str(bad)],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 1 and r.stdout.startswith("["), r.stdout + r.stderr
     assert json.loads(r.stdout)[0]["code"] == "undefined-operand", r.stdout + r.stderr
     # the server answers initialize over stdio
     msg = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
     exit_msg = json.dumps({"jsonrpc": "2.0", "method": "exit"})
     payload = "".join(f"Content-Length: {len(m)}\r\n\r\n{m}" for m in (msg, exit_msg))
-    r = subprocess.run([str(env_dir / "bin" / "hlo-lsp")], input=payload, capture_output=True, text=True,
-                       cwd=elsewhere, env=env, timeout=120)
+    r = subprocess.run(
+        [str(env_dir / "bin" / "hlo-lsp")],
+        input=payload,
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env=env,
+        timeout=120,
+    )
     assert '"hoverProvider":true' in r.stdout.replace(" ", ""), r.stdout[:500] + r.stderr[-500:]
 
 
@@ -74,8 +102,10 @@ def test_chart_without_the_extra_names_the_install_command(fmt, missing, tmp_pat
     from a clone (the package is on no index, so `pip install hlo-lsp[charts]` could not work); no traceback."""
     dump = REPO / "examples" / "mlp_sgd" / "module_0000.jit_train_step.cpu_after_optimizations.txt"
     out = tmp_path / f"chart.{fmt}"
-    code = (f"import sys; sys.modules[{missing!r}] = None; from hlo_lsp.cli import main; "
-            f"sys.exit(main(['timeline', {str(dump)!r}, '-o', {str(out)!r}]))")
+    code = (
+        f"import sys; sys.modules[{missing!r}] = None; from hlo_lsp.cli import main; "
+        f"sys.exit(main(['timeline', {str(dump)!r}, '-o', {str(out)!r}]))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2, r.stdout + r.stderr
     assert missing in r.stderr and "pip install '.[charts]'" in r.stderr and "pipx inject" in r.stderr, r.stderr
@@ -89,8 +119,10 @@ def test_html_chart_without_plotly_is_a_static_svg_page(tmp_path):
     dump = REPO / "examples" / "mlp_sgd" / "module_0000.jit_train_step.cpu_after_optimizations.txt"
     live = dump.with_name(dump.name.replace(".txt", "-live-range.txt"))
     out = tmp_path / "chart.html"
-    code = (f"import sys; sys.modules['plotly'] = None; from hlo_lsp.cli import main; "
-            f"sys.exit(main(['timeline', {str(dump)!r}, '-o', {str(out)!r}]))")
+    code = (
+        f"import sys; sys.modules['plotly'] = None; from hlo_lsp.cli import main; "
+        f"sys.exit(main(['timeline', {str(dump)!r}, '-o', {str(out)!r}]))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     page = out.read_text()

@@ -10,7 +10,6 @@ import pytest
 
 from hlo_lsp.core.buffers import kind_from_path, read_buffers
 from hlo_lsp.core.occurrences import OccurrenceIndex
-
 from tests.fixtures import DATA, SHARED, require_found
 
 
@@ -41,8 +40,12 @@ def test_data_has_every_kind():
     # files per split set (the corpus's 23 and any added since); the producers' samples mix layouts
     # (tests/producers checks those)
     files = [p for p in FILES if "producers" not in p.parts]
-    old_named = [p for p in files if p.name.endswith("-buffer-assignment.txt") and not p.with_name(
-        p.name.replace("-buffer-assignment.txt", "-buffer-assignment-values.txt")).exists()]
+    old_named = [
+        p
+        for p in files
+        if p.name.endswith("-buffer-assignment.txt")
+        and not p.with_name(p.name.replace("-buffer-assignment.txt", "-buffer-assignment-values.txt")).exists()
+    ]
     singles = sum(1 for p in files if read(p).kind == "single") + len(old_named)
     split_sets = sum(1 for p in files if p.name.endswith("-buffer-assignment.txt")) - len(old_named)
     assert singles >= 4 and split_sets >= 23
@@ -88,8 +91,18 @@ GLUED_RE = re.compile(r"<(\d+) ([^\s<>]+?)( \(phi\))? @(\d+)>$")  # jaxlib 0.4.3
 
 def independent(text: str) -> dict:
     """Counts and fields read with plain string operations, section by section."""
-    out = {"allocs": [], "values": [], "used": [], "seq": [], "lr": [], "peak": [], "stack": 0, "positions": 0,
-           "uses": 0, "from": 0}
+    out = {
+        "allocs": [],
+        "values": [],
+        "used": [],
+        "seq": [],
+        "lr": [],
+        "peak": [],
+        "stack": 0,
+        "positions": 0,
+        "uses": 0,
+        "from": 0,
+    }
     section = None
     report = "\nAllocations sorted by size" in text  # an old memory report repeats allocation headers in KiB
     for line in text.split("\n"):
@@ -99,13 +112,23 @@ def independent(text: str) -> dict:
             m = ALLOC_RE.match(line)
             flags = m.group(3)
             param = re.search(r", parameter (\d+)", flags)
-            out["allocs"].append((int(m.group(1)), int(m.group(2)), int(param.group(1)) if param else None,
-                                  "maybe-live-out" in flags, "thread-local" in flags, ", constant" in flags,
-                                  "preallocated-temp" in flags, "output shape is" in flags))
+            out["allocs"].append(
+                (
+                    int(m.group(1)),
+                    int(m.group(2)),
+                    int(param.group(1)) if param else None,
+                    "maybe-live-out" in flags,
+                    "thread-local" in flags,
+                    ", constant" in flags,
+                    "preallocated-temp" in flags,
+                    "output shape is" in flags,
+                )
+            )
         elif line.startswith(" value: "):
             m = VALUE_RE.match(line)
-            out["values"].append((int(m.group(1)), m.group(2), bool(m.group(3)), int(m.group(5)), int(m.group(6)),
-                                  m.group(7)))
+            out["values"].append(
+                (int(m.group(1)), m.group(2), bool(m.group(3)), int(m.group(5)), int(m.group(6)), m.group(7))
+            )
         elif line.startswith("<"):
             m = HEADER_RE.match(line)
             out["used"].append((int(m.group(1)), m.group(2), bool(m.group(3))))
@@ -150,8 +173,19 @@ def test_records_match_independent_parse(path):
     text = path.read_text(encoding="utf-8")
     exp = independent(text)
     doc = read(path)
-    got_allocs = [(a.index, a.size, a.parameter, a.maybe_live_out, a.thread_local, a.constant, a.preallocated_temp,
-                   a.output_shape is not None) for a in doc.allocations]
+    got_allocs = [
+        (
+            a.index,
+            a.size,
+            a.parameter,
+            a.maybe_live_out,
+            a.thread_local,
+            a.constant,
+            a.preallocated_temp,
+            a.output_shape is not None,
+        )
+        for a in doc.allocations
+    ]
     assert got_allocs == exp["allocs"]
     got_values = [(a.value_id, a.name, a.phi, a.size, a.offset, a.shape) for a in doc.assignments()]
     assert got_values == exp["values"]
@@ -242,6 +276,7 @@ def test_live_range_not_available():
 
 # ------------------------------------------------------------------------------------- shared sweep
 
+
 def test_sweep_shared_dumps():
     files = buffer_files(SHARED / "seeds") + buffer_files(SHARED / "corpus") if SHARED.is_dir() else []
     require_found(files, "buffer dumps in the shared corpus")
@@ -263,8 +298,9 @@ def _xla_human(n: int) -> str:
 def test_older_memory_report_layout():
     """XLA before the per-memory-space report wrote `Allocations sorted by size:` lists (format strings of
     BufferAssignment::MemoryUsageReport, transcribed here); build one from a real listing and read it."""
-    listing = (DATA / "jax-cpu" / "mlp_sgd" / "module_0002.jit_predict.cpu_after_optimizations-buffer-assignment.txt"
-               ).read_text()
+    listing = (
+        DATA / "jax-cpu" / "mlp_sgd" / "module_0002.jit_predict.cpu_after_optimizations-buffer-assignment.txt"
+    ).read_text()
     allocs = []
     for block in listing.split("\nallocation ")[1:]:
         head, *values = block.split("\n")
@@ -273,14 +309,22 @@ def test_older_memory_report_layout():
         vals = [tuple(int(x) for x in re.search(r"size=(\d+),offset=(\d+)", v).groups()) for v in values if v.strip()]
         allocs.append((int(idx), int(size), ("," + flags) if flags else ":", vals))
     total = sum(a[1] for a in allocs)
-    out = [f"Total bytes used: {total} ({_xla_human(total)})", "", "Allocations sorted by size:", "",
-           "cumulative_size; total_size - cumulative_size; allocation", "-" * 78]
+    out = [
+        f"Total bytes used: {total} ({_xla_human(total)})",
+        "",
+        "Allocations sorted by size:",
+        "",
+        "cumulative_size; total_size - cumulative_size; allocation",
+        "-" * 78,
+    ]
     cum = 0
     ordered = sorted(allocs, key=lambda a: (-a[1], a[0]))
     for idx, size, flags, _ in ordered:
         cum += size
-        out.append("%10s(%3.0f%%); %10s; allocation %d: size %s%s" % (
-            _xla_human(cum), 100.0 * cum / total, _xla_human(total - cum), idx, _xla_human(size), flags))
+        out.append(
+            "%10s(%3.0f%%); %10s; allocation %d: size %s%s"
+            % (_xla_human(cum), 100.0 * cum / total, _xla_human(total - cum), idx, _xla_human(size), flags)
+        )
     out += ["", "", "Allocations sorted by size with their values:"]
     multi = 0
     for idx, size, flags, vals in ordered:
@@ -294,8 +338,10 @@ def test_older_memory_report_layout():
             c = 0
             for off, sizes in sorted(by_off.items(), key=lambda kv: -max(kv[1])):
                 c += max(sizes)
-                out.append("\t%9s(%3.0f%%); %10s; %12d; %16d; f32[1]" % (_xla_human(c), 100.0, _xla_human(max(sizes)),
-                                                                           off, len(sizes)))
+                out.append(
+                    "\t%9s(%3.0f%%); %10s; %12d; %16d; f32[1]"
+                    % (_xla_human(c), 100.0, _xla_human(max(sizes)), off, len(sizes))
+                )
             out.append("")
     text = "\n".join(out) + "\n"
     doc = read_buffers(text)

@@ -30,7 +30,9 @@ def canonical(name: str) -> str:
 
 
 def build(files: dict[str, Path]) -> BufferSet:
-    return BufferSet.from_docs([read_buffers(p.read_text(encoding="utf-8"), k) for k, p in files.items() if k != "module"])
+    return BufferSet.from_docs(
+        [read_buffers(p.read_text(encoding="utf-8"), k) for k, p in files.items() if k != "module"]
+    )
 
 
 def test_every_corpus_module_has_a_full_split_set():
@@ -118,15 +120,24 @@ def test_split_stem():
 def test_siblings_exact_stem_and_no_escape(tmp_path):
     d = tmp_path / "dump"
     d.mkdir()
-    for name in ("m.txt", "m-buffer-assignment.txt", "m-live-range.txt", "m2-buffer-assignment-values.txt",
-                 "m.before_optimizations.txt"):
+    for name in (
+        "m.txt",
+        "m-buffer-assignment.txt",
+        "m-live-range.txt",
+        "m2-buffer-assignment-values.txt",
+        "m.before_optimizations.txt",
+    ):
         (d / name).write_text("x\n")
     outside = tmp_path / "secret-buffer-assignment-values.txt"
     outside.write_text("x\n")
     os.symlink(outside, d / "m-buffer-assignment-values.txt")
     (d / "m-memory-usage-report.txt").mkdir()  # a folder is not a file
     sib = split_siblings(d / "m-live-range.txt")
-    assert sib == {"module": d / "m.txt", "assignment": d / "m-buffer-assignment.txt", "live-range": d / "m-live-range.txt"}
+    assert sib == {
+        "module": d / "m.txt",
+        "assignment": d / "m-buffer-assignment.txt",
+        "live-range": d / "m-live-range.txt",
+    }
     # a symlink that stays inside the folder is fine
     os.symlink(d / "m-buffer-assignment.txt", d / "n-buffer-assignment.txt")
     assert split_siblings(d / "n.txt") == {"assignment": d / "n-buffer-assignment.txt"}
@@ -145,8 +156,12 @@ def test_fact_sources_point_at_their_text():
     at = bs.peak_at
     assert texts[at.kind][at.line][at.range.start_col : at.range.end_col] == str(bs.peak_step)
     for v in bs.values_by_key.values():
-        for src, want in ((v.assignment_at, v.name), (v.from_instruction_at, v.instruction),
-                          (v.live_range_at, None), (v.used_at, None)):
+        for src, want in (
+            (v.assignment_at, v.name),
+            (v.from_instruction_at, v.instruction),
+            (v.live_range_at, None),
+            (v.used_at, None),
+        ):
             if src is None:
                 continue
             got = texts[src.kind][src.line][src.range.start_col : src.range.end_col]
@@ -159,8 +174,11 @@ def test_occurrence_roles():
     seed = read_buffers((DATA / "seeds" / "004_a3085531593bac68.txt").read_text())
     folder = CORPUS / "mlp_sgd"
     stem = "module_0002.jit_predict.cpu_after_optimizations"
-    for doc in [seed] + [read_buffers(p.read_text(encoding="utf-8"), k)
-                         for k, p in split_siblings(folder / f"{stem}.txt").items() if k != "module"]:
+    for doc in [seed] + [
+        read_buffers(p.read_text(encoding="utf-8"), k)
+        for k, p in split_siblings(folder / f"{stem}.txt").items()
+        if k != "module"
+    ]:
         listing_lines = {a.line for a in doc.assignments()} | {a.line for a in doc.allocations}
         for o in doc.occurrences:
             assert o.role == ("def" if o.line in listing_lines else "use"), (doc.kind, o)

@@ -18,10 +18,18 @@ from hlo_lsp.core.buffers import kind_from_path, read_buffers
 from hlo_lsp.core.diagnostics import Severity
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-SEEDS = [DATA / "seeds" / n for n in ("000_45ad91e6d67cdb55.txt", "002_b0117d631587537a.txt",
-                                      "003_6f652c95ac4cfb4d.txt", "004_a3085531593bac68.txt")]
+SEEDS = [
+    DATA / "seeds" / n
+    for n in (
+        "000_45ad91e6d67cdb55.txt",
+        "002_b0117d631587537a.txt",
+        "003_6f652c95ac4cfb4d.txt",
+        "004_a3085531593bac68.txt",
+    )
+]
 SPLIT = sorted((DATA / "jax-cpu" / "mlp_sgd").glob("module_0002.*-*.txt")) + sorted(
-    (DATA / "jax-cpu" / "cond_switch").glob("module_0006.*-*.txt"))
+    (DATA / "jax-cpu" / "cond_switch").glob("module_0006.*-*.txt")
+)
 FILES = SEEDS + SPLIT
 IDS = [p.name for p in FILES]
 
@@ -95,8 +103,9 @@ def test_corrupted_lines_report_that_line_and_reading_continues(path):
     lines = text.split("\n")
     clean = _read(path, text)
     rng = random.Random("corrupt" + path.name)
-    candidates = [i for i, l in enumerate(lines) if l.strip() and "%, total:" not in l
-                  and not l.strip().startswith("-----")]
+    candidates = [
+        i for i, l in enumerate(lines) if l.strip() and "%, total:" not in l and not l.strip().startswith("-----")
+    ]
     for ln in rng.sample(candidates, min(30, len(candidates))):
         variant_lines = list(lines)
         variant_lines[ln] = _corrupt(lines[ln])
@@ -125,10 +134,21 @@ def test_corrupted_stack_or_dashes_never_raise(path):
 
 @pytest.mark.parametrize(
     "text",
-    ["", "\n\n", "garbage\n", "\x00\x01\x02binary\xff\n", "allocation 0: size 4, maybe-live-out:\n value: <1 x @0>\n",
-     " value: <1 x @0> (size=4,offset=0): f32[]\n", "Used values:\n  x.5\n", "HloLiveRange (max 3):\n    0:x\n",
-     "allocation 99999999999999999999999: size 4:\n", "<" * 100000 + "\n", "(" * 50000 + "\n",
-     "allocation 0: size 4, parameter 0, shape |f32[]\n", "BufferAssignment:\r\nallocation 0: size 4, thread-local:\r\n"],
+    [
+        "",
+        "\n\n",
+        "garbage\n",
+        "\x00\x01\x02binary\xff\n",
+        "allocation 0: size 4, maybe-live-out:\n value: <1 x @0>\n",
+        " value: <1 x @0> (size=4,offset=0): f32[]\n",
+        "Used values:\n  x.5\n",
+        "HloLiveRange (max 3):\n    0:x\n",
+        "allocation 99999999999999999999999: size 4:\n",
+        "<" * 100000 + "\n",
+        "(" * 50000 + "\n",
+        "allocation 0: size 4, parameter 0, shape |f32[]\n",
+        "BufferAssignment:\r\nallocation 0: size 4, thread-local:\r\n",
+    ],
 )
 def test_odd_inputs_never_raise(text):
     doc = read_buffers(text)
@@ -137,7 +157,9 @@ def test_odd_inputs_never_raise(text):
 
 
 def test_unknown_allocation_property_is_reported_on_its_word():
-    text = "BufferAssignment:\nallocation 0: size 4, maybe-live-out, sparkly:\n value: <1 x @0> (size=4,offset=0): f32[]\n"
+    text = (
+        "BufferAssignment:\nallocation 0: size 4, maybe-live-out, sparkly:\n value: <1 x @0> (size=4,offset=0): f32[]\n"
+    )
     doc = read_buffers(text)
     (d,) = doc.diagnostics
     line = text.split("\n")[1]
@@ -162,15 +184,19 @@ def test_random_edits_never_raise(data):
 
 N = 1_000_000
 HOSTILE = {
-    "stack": "HloLiveRange (max 1):\n  InstructionSequence:\n    0:x\n  Stack trace breakdown for peak usage: 1 bytes\n    "
-             + " (1%, total: 1 1 1 bytes, current: 1 bytes" * (N // 40) + "\n",
+    "stack": "HloLiveRange (max 1):\n  InstructionSequence:\n    0:x\n"
+    "  Stack trace breakdown for peak usage: 1 bytes\n    "
+    + " (1%, total: 1 1 1 bytes, current: 1 bytes" * (N // 40)
+    + "\n",
     "alloc-props": "BufferAssignment:\nallocation 0: size 1" + ", color 1" * (N // 9) + ":\n",
     "alloc-shape": "BufferAssignment:\nallocation 0: size 1, parameter 0, shape |" + "f32[1], " * (N // 8) + "\n",
     "value-name": "BufferAssignment:\nallocation 0: size 4:\n value: <1 " + "x" * N + "\n",
-    "value-shape": "BufferAssignment:\nallocation 0: size 4:\n value: <1 x @0> (size=4,offset=0): " + "(f32[], " * (N // 8) + "\n",
+    "value-shape": "BufferAssignment:\nallocation 0: size 4:\n value: <1 x @0> (size=4,offset=0): "
+    + "(f32[], " * (N // 8)
+    + "\n",
     "peak": "HloLiveRange (max 1):\n  Live ranges at 1 (peak):\n    " + "a{1," * (N // 4) + "\n",
-    "report": "Memory Space: default (color=0)\n  cumulative_size;       size;       offset; used_by_n_values; shapes_list\n"
-              + " 1B(100%);" * (N // 10) + "\n",
+    "report": "Memory Space: default (color=0)\n"
+    "  cumulative_size;       size;       offset; used_by_n_values; shapes_list\n" + " 1B(100%);" * (N // 10) + "\n",
     "positions": "Used values:\n<1 x @0>\n positions:\n  " + "x {0," * (N // 5) + "\n",
     "brackets": "<" * N + "\n" + " " * N + "x\n" + "\t" * N + "\n",
 }
@@ -187,8 +213,14 @@ def test_hostile_megabyte_lines_read_in_linear_time(name):
     assert any(d.severity == Severity.ERROR for d in doc.diagnostics)
 
 
-TPU_BRANCHES = (Path(__file__).resolve().parents[1] / "data" / "producers" / "tpu-0.10.2" / "cond_rng_linalg"
-                / "module_0000.jit_branches.cl_933746096.after_optimizations-buffer-assignment.txt")
+TPU_BRANCHES = (
+    Path(__file__).resolve().parents[1]
+    / "data"
+    / "producers"
+    / "tpu-0.10.2"
+    / "cond_rng_linalg"
+    / "module_0000.jit_branches.cl_933746096.after_optimizations-buffer-assignment.txt"
+)
 
 
 def test_empty_allocation_is_an_error_unless_a_heap_simulated_temp():
@@ -198,8 +230,9 @@ def test_empty_allocation_is_an_error_unless_a_heap_simulated_temp():
     allocation with no value is fine. Emptying a real parameter allocation is caught on its header."""
     text = TPU_BRANCHES.read_text(encoding="utf-8")
     lines = text.split("\n")
-    empty = next(i for i, l in enumerate(lines) if l.endswith("preallocated-temp:") and
-                 not lines[i + 1].startswith(" value:"))
+    empty = next(
+        i for i, l in enumerate(lines) if l.endswith("preallocated-temp:") and not lines[i + 1].startswith(" value:")
+    )
     doc = read_buffers(text, "assignment")
     assert doc.diagnostics == [] and lines[empty].startswith("allocation ")
     param = next(i for i, l in enumerate(lines) if l.startswith("allocation ") and ", parameter " in l)
@@ -207,4 +240,5 @@ def test_empty_allocation_is_an_error_unless_a_heap_simulated_temp():
     broken = "\n".join(lines[: param + 1] + lines[param + 2 :])
     doc = read_buffers(broken, "assignment")
     assert [(d.range.start_line, d.severity, "lists no values" in d.message) for d in doc.diagnostics] == [
-        (param, Severity.ERROR, True)]
+        (param, Severity.ERROR, True)
+    ]

@@ -23,8 +23,11 @@ VALUE = re.compile(r"^ value: <\d+ (\S+) @\d+> \(size=(\d+),offset=\d+\): (.+)$"
 
 def array_values(path: Path) -> list[tuple[str, int, str]]:
     """(name, dumped size, shape text) of every value whose shape is an array (not a tuple)."""
-    return [(m.group(1), int(m.group(2)), m.group(3)) for m in VALUE.finditer(path.read_text(encoding="utf-8"))
-            if not m.group(3).startswith("(")]
+    return [
+        (m.group(1), int(m.group(2)), m.group(3))
+        for m in VALUE.finditer(path.read_text(encoding="utf-8"))
+        if not m.group(3).startswith("(")
+    ]
 
 
 @pytest.mark.parametrize("path", ALL_LISTINGS, ids=[p.name for p in ALL_LISTINGS])

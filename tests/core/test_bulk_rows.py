@@ -10,18 +10,35 @@ import sys
 
 import pytest
 
-from hlo_lsp.core.hlo.read import read_hlo
-from hlo_lsp.core.hlo.text import INSTR
-from hlo_lsp.core.hlo.rows import ATTRS, NAME, OPCODE, OPERANDS, PARAM, ROOT, SHAPE, called_names, computation_rows, operand_names
 from hlo_lsp.core.hlo.checks import _check_lines, check_computation
+from hlo_lsp.core.hlo.read import read_hlo
+from hlo_lsp.core.hlo.rows import (
+    ATTRS,
+    NAME,
+    OPCODE,
+    OPERANDS,
+    PARAM,
+    ROOT,
+    SHAPE,
+    called_names,
+    computation_rows,
+    operand_names,
+)
 from hlo_lsp.core.hlo.rules.verifier import verify
+from hlo_lsp.core.hlo.text import INSTR
 from tests.fixtures import DATA
 from tests.rules.hlo_faults import BEFORE_FAULTS, HLO_FAULTS, read
 
 LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is Linux-only")
 MODULES = sorted(DATA.glob("**/*.txt"))
-HLO = [p for p in MODULES if "buffer-assignment" not in p.name and "live-range" not in p.name
-       and "memory-usage" not in p.name and read_hlo(p.read_text()).computations]
+HLO = [
+    p
+    for p in MODULES
+    if "buffer-assignment" not in p.name
+    and "live-range" not in p.name
+    and "memory-usage" not in p.name
+    and read_hlo(p.read_text()).computations
+]
 
 
 def _key(diags):
@@ -111,7 +128,7 @@ def test_every_verifier_fault_gives_the_per_line_result():
 
 
 SEEDS = int(os.environ.get("HLO_BULK_SEEDS", "6"))  # more for a longer search
-EDITS = ("%", "(", ")", ",", " ", "x", "f32[7]", "s32[]", "/*index=1*/", "calls=%q", "parameter(1)", "\"", "ROOT ")
+EDITS = ("%", "(", ")", ",", " ", "x", "f32[7]", "s32[]", "/*index=1*/", "calls=%q", "parameter(1)", '"', "ROOT ")
 
 
 @pytest.mark.parametrize("seed", range(SEEDS))
@@ -185,8 +202,9 @@ def test_users_and_callers_after_edits_in_place():
         assert mod._users is built
         fresh = read_hlo("\n".join(doc.lines))
         users, callers = _reference_maps(fresh)
-        for name in list(users)[:50] + [fresh.instructions.make(i).operands[0] for i in sorted(mod._patched)
-                                         if fresh.instructions.make(i).operands]:
+        for name in list(users)[:50] + [
+            fresh.instructions.make(i).operands[0] for i in sorted(mod._patched) if fresh.instructions.make(i).operands
+        ]:
             assert [u.line for u in mod.users(name)] == [fresh.instructions.line_of[i] for i in users.get(name, ())]
     assert patched > 20
 
@@ -252,15 +270,15 @@ def test_local_names_only_when_operands_are_local():
     assert read_hlo(path.read_text()).local_names
     text = path.read_text()
     k = text.index("(%", text.index("ENTRY"))
-    broken = text[: k + 2] + "nowhere" + text[k + 2 + len("nowhere"):]
+    broken = text[: k + 2] + "nowhere" + text[k + 2 + len("nowhere") :]
     assert not read_hlo(broken).local_names  # an undefined operand: the maps are built on first use
 
 
 def test_checks_in_forked_children_equal_the_checks_here(monkeypatch):
     """`StructuralChecker.check_forked` (children on the other cores, for computations the read could not
     check) gives exactly the in-process result, and without fork the in-process path does it all."""
-    from hlo_lsp.core.process import fork as forked
     from hlo_lsp.core.hlo.checks import StructuralChecker
+    from hlo_lsp.core.process import fork as forked
 
     path = sorted(DATA.glob("seeds/001_*.txt"))[0]  # old-style operands: the rows cannot read it
     text = path.read_text()
@@ -311,13 +329,24 @@ def test_a_stuck_child_is_killed_at_its_deadline(monkeypatch):
 def _read_snapshot(mod):
     """Everything the read leaves in a module, as plain values."""
     t = mod.instructions
-    table = ([i.name for i in t], [i.line for i in t], [i.name_range.start_col for i in t], [i.is_root for i in t]) \
-        if isinstance(t, list) else (list(t.names), list(t.line_of), list(t.col_of), [bool(f) for f in t.root_flags])
-    return (*table,
-            [(c.name, c.line, c.name_start, c.is_entry, c.signature, c.end_line, c.instructions, c.root)
-             for c in mod.computations],
-            mod.computation_by_name, mod.by_name, mod.pre_checked, mod.local_names,
-            _key(mod.diagnostics), mod.header_line)
+    table = (
+        ([i.name for i in t], [i.line for i in t], [i.name_range.start_col for i in t], [i.is_root for i in t])
+        if isinstance(t, list)
+        else (list(t.names), list(t.line_of), list(t.col_of), [bool(f) for f in t.root_flags])
+    )
+    return (
+        *table,
+        [
+            (c.name, c.line, c.name_start, c.is_entry, c.signature, c.end_line, c.instructions, c.root)
+            for c in mod.computations
+        ],
+        mod.computation_by_name,
+        mod.by_name,
+        mod.pre_checked,
+        mod.local_names,
+        _key(mod.diagnostics),
+        mod.header_line,
+    )
 
 
 def _read_in_parts(text, monkeypatch, share, **patches):
@@ -347,15 +376,18 @@ def _read_whole(text, monkeypatch):
 def test_a_module_read_in_two_parts_is_the_module_read_whole(path, monkeypatch):
     """A large module is read in two parts at once, the later one in a forked child: the same module, whatever
     the cut, whether the child answers or the parent reads that part itself."""
-    from hlo_lsp.core.process import fork as forked
-
     from hlo_lsp.core.hlo import bulk as hlo_bulk
+    from hlo_lsp.core.process import fork as forked
 
     text = path.read_text()
     whole = _read_whole(text, monkeypatch)
     here = []
     real = hlo_bulk._read_part
-    monkeypatch.setattr(hlo_bulk, "_read_part", lambda mod, scan, start, end, base: here.append(start) or real(mod, scan, start, end, base))
+    monkeypatch.setattr(
+        hlo_bulk,
+        "_read_part",
+        lambda mod, scan, start, end, base: here.append(start) or real(mod, scan, start, end, base),
+    )
     for share in (0.15, 0.45, 0.85):
         assert _read_in_parts(text, monkeypatch, share) == whole, share
     if whole[7] is not None and len(whole[4]) > 1:  # read by rows, and there is a cut: the child's part was used
@@ -392,6 +424,7 @@ def _shifted(read_later):
     def later(arg):
         part = read_later(arg)
         return part._replace(base=part.base + 1) if part is not None else None
+
     return later
 
 

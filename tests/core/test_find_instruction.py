@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.index import HloIndex
+from hlo_lsp.core.hlo.read import read_hlo
 from tests.fixtures import DATA
 
 MODULES = sorted(DATA.glob("jax-cpu/*/*optimizations.txt")) + sorted(DATA.glob("seeds/00[01]_*.txt"))

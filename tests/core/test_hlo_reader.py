@@ -43,16 +43,21 @@ def test_real_module_reads_exactly(path):
     assert [(i.line, i.name) for i in mod.instructions] == expected
     for ins in mod.instructions:  # round trip: the recorded range holds the name
         r = ins.name_range
-        assert lines[r.start_line][r.start_col:r.end_col] == ins.name
+        assert lines[r.start_line][r.start_col : r.end_col] == ins.name
         assert ins.opcode and not ins.unreadable
         for op in ins.operands:
             assert op in mod.by_name, (ins.name, op)
         for c in ins.called:
             assert c in mod.computation_by_name
-    comps = [(n, m.group(2), bool(m.group(1))) for n, x in enumerate(lines) if x.endswith("{") and (m := _COMP.match(x))]
+    comps = [
+        (n, m.group(2), bool(m.group(1))) for n, x in enumerate(lines) if x.endswith("{") and (m := _COMP.match(x))
+    ]
     assert [(c.line, c.name, c.is_entry) for c in mod.computations] == comps
     for c in mod.computations:
-        assert re.fullmatch(r"\}(?: // \S+)?", lines[c.end_line]) and lines[c.line][c.name_range.start_col:c.name_range.end_col] == c.name
+        assert (
+            re.fullmatch(r"\}(?: // \S+)?", lines[c.end_line])
+            and lines[c.line][c.name_range.start_col : c.name_range.end_col] == c.name
+        )
     assert mod.name == re.match(r"HloModule ([^ ,]+)", text).group(1)
 
 
@@ -76,10 +81,11 @@ def test_truncated_variants_report_on_the_right_line():
         mod = read_hlo(part)  # never raises
         plines = part.split("\n")
         headers = [n for n, x in enumerate(plines) if x.endswith("{") and x.startswith(("%", "ENTRY"))]
-        if headers and "}" not in plines[headers[-1] + 1:]:
+        if headers and "}" not in plines[headers[-1] + 1 :]:
             # cut inside the last computation: its header carries the error
-            assert any(d.code == "unclosed-computation" and d.range.start_line == headers[-1]
-                       for d in mod.diagnostics), cut
+            assert any(
+                d.code == "unclosed-computation" and d.range.start_line == headers[-1] for d in mod.diagnostics
+            ), cut
             checked += 1
     assert checked >= 20
 
@@ -99,9 +105,18 @@ def test_corrupted_lines_report_there_and_reading_goes_on():
 
 def test_crlf_bom_and_garbage_never_raise():
     text = MODULE.read_text()
-    for variant in (text.replace("\n", "\r\n"), "\ufeff" + text, text.replace("\n", "\r"), "\x00" * 100,
-                    "}}}}{{{{(((", "ENTRY %e {\n" * 1000, os.urandom(2000).decode("latin-1")):
+    for variant in (
+        text.replace("\n", "\r\n"),
+        "\ufeff" + text,
+        text.replace("\n", "\r"),
+        "\x00" * 100,
+        "}}}}{{{{(((",
+        "ENTRY %e {\n" * 1000,
+        os.urandom(2000).decode("latin-1"),
+    ):
         mod = read_hlo(variant)
         assert isinstance(mod.diagnostics, list)
     assert read_hlo(text.replace("\n", "\r\n")).diagnostics == []
-    assert [i.name for i in read_hlo(text.replace("\n", "\r\n")).instructions] == [i.name for i in read_hlo(text).instructions]
+    assert [i.name for i in read_hlo(text.replace("\n", "\r\n")).instructions] == [
+        i.name for i in read_hlo(text).instructions
+    ]

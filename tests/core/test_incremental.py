@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hlo_lsp.core.hlo import incremental
-from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.checks import structural_diagnostics
+from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.rules.verifier import verify
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.diagnostics import analysis_diagnostics
@@ -25,8 +25,10 @@ def model_facts(mod):
     """Everything a request reads from the module, as plain values."""
     return (
         [(c.name, c.line, c.end_line, c.is_entry, list(c.instructions), c.root) for c in mod.computations],
-        [(i.name, i.line, i.name_start, i.is_root, i.opcode, i.operands, i.called, i.parameter_number)
-         for i in mod.instructions],
+        [
+            (i.name, i.line, i.name_start, i.is_root, i.opcode, i.operands, i.called, i.parameter_number)
+            for i in mod.instructions
+        ],
         dict(mod.by_name),
     )
 
@@ -55,8 +57,12 @@ def random_edit(rng: random.Random, lines: list[str]) -> tuple[int, int, int, in
     return n, 0, n, len(line), line.replace("ROOT ", "") if "ROOT " in line else line  # toggle nothing/ROOT
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.integers(min_value=0, max_value=10**9), st.integers(min_value=1, max_value=12))
 def test_random_edit_sequences_match_full_reanalysis(seed, n_edits):
     rng = random.Random(seed)
@@ -97,7 +103,8 @@ def test_one_line_edit_rereads_one_line_and_one_computation():
     assert a.checker.checked - checked == 1  # one computation checked again
     assert [(d.code, d.range.start_line) for d in found] == [("undefined-operand", n)]
     assert [(d.code, d.range.start_line) for d in analysis_diagnostics(ws, a, complete=False)] == [
-        ("undefined-operand", n)]
+        ("undefined-operand", n)
+    ]
     mend = ws.document(PATH).apply(n, col, n, col + 1, original)
     assert ws.edited(PATH, 3, [mend])
     assert a.checker.diagnostics() == [] and analysis_diagnostics(ws, a) == []

@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures import DATA as _DATA, SHARED as _SHARED, require_found
+from tests.fixtures import DATA as _DATA
+from tests.fixtures import SHARED as _SHARED
+from tests.fixtures import require_found
 
 DATA = _DATA / "jax-cpu"
 SHARED = _SHARED / "corpus"

@@ -40,6 +40,7 @@ def _buffer_texts() -> list[tuple[str, str]]:
 
 # ------------------------------------------------------------------------------------------- parsing
 
+
 @pytest.mark.parametrize(
     "text, etype, dims",
     [
@@ -89,17 +90,61 @@ def test_every_element_type(etype):
 
 def test_element_bits_match_xla():
     # primitive_util::BitWidth, written out here independently.
-    expected = {"pred": 8, "s1": 1, "u1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "f4e2m1fn": 4, "s8": 8,
-                "u8": 8, "f8e5m2": 8, "f8e4m3fn": 8, "f8e4m3b11fnuz": 8, "f8e5m2fnuz": 8, "f8e4m3fnuz": 8,
-                "f8e4m3": 8, "f8e3m4": 8, "f8e8m0fnu": 8, "bf16": 16, "f16": 16, "s16": 16, "u16": 16,
-                "f32": 32, "s32": 32, "u32": 32, "f64": 64, "s64": 64, "u64": 64, "c64": 64, "c128": 128}
+    expected = {
+        "pred": 8,
+        "s1": 1,
+        "u1": 1,
+        "s2": 2,
+        "u2": 2,
+        "s4": 4,
+        "u4": 4,
+        "f4e2m1fn": 4,
+        "s8": 8,
+        "u8": 8,
+        "f8e5m2": 8,
+        "f8e4m3fn": 8,
+        "f8e4m3b11fnuz": 8,
+        "f8e5m2fnuz": 8,
+        "f8e4m3fnuz": 8,
+        "f8e4m3": 8,
+        "f8e3m4": 8,
+        "f8e8m0fnu": 8,
+        "bf16": 16,
+        "f16": 16,
+        "s16": 16,
+        "u16": 16,
+        "f32": 32,
+        "s32": 32,
+        "u32": 32,
+        "f64": 64,
+        "s64": 64,
+        "u64": 64,
+        "c64": 64,
+        "c128": 128,
+    }
     assert ELEMENT_BITS == expected
 
 
 @pytest.mark.parametrize(
     "bad",
-    ["", "garbage", "f32[2", "f32[2]{1,0", "(f32[]", "f32[], f32[]", "f32[] x", "q32[1]", "f32[a]", "(f32[],",
-     "f32[2]{1,0:T(8,128}", "f32[2]{1,0:Q}", "((((", "))", "f32[-1]", "f32[" + "9" * 95000 + "]"],
+    [
+        "",
+        "garbage",
+        "f32[2",
+        "f32[2]{1,0",
+        "(f32[]",
+        "f32[], f32[]",
+        "f32[] x",
+        "q32[1]",
+        "f32[a]",
+        "(f32[],",
+        "f32[2]{1,0:T(8,128}",
+        "f32[2]{1,0:Q}",
+        "((((",
+        "))",
+        "f32[-1]",
+        "f32[" + "9" * 95000 + "]",
+    ],
 )
 def test_garbage_is_none(bad):
     assert parse_shape(bad) is None
@@ -130,6 +175,7 @@ def test_deep_nesting_is_iterative_and_linear():
 
 
 # --------------------------------------------------------------------------------------------- sizes
+
 
 @pytest.mark.parametrize(
     "text, size",
@@ -214,6 +260,7 @@ def test_dumped_tuple_sizes_match_a_platform_rule():
 
 # ----------------------------------------------------------------------------------------- human size
 
+
 def test_human_size_matches_every_total_in_seeds_and_corpus():
     total = re.compile(r"^Total bytes(?: used)?: (\d+) \(([^)]*)\)$", re.M)
     n = 0
@@ -226,9 +273,20 @@ def test_human_size_matches_every_total_in_seeds_and_corpus():
 
 @pytest.mark.parametrize(
     "n, text",
-    [(977514064, "932.23MiB"), (65638, "64.1KiB"), (299944008, "286.05MiB"), (2885767252, "2.69GiB"),
-     (525448, "513.1KiB"), (32768, "32.0KiB"), (8, "8B"), (0, "0B"), (1023, "1023B"), (1024, "1.0KiB"),
-     (-2048, "-2.0KiB"), (1 << 40, "1.00TiB")],
+    [
+        (977514064, "932.23MiB"),
+        (65638, "64.1KiB"),
+        (299944008, "286.05MiB"),
+        (2885767252, "2.69GiB"),
+        (525448, "513.1KiB"),
+        (32768, "32.0KiB"),
+        (8, "8B"),
+        (0, "0B"),
+        (1023, "1023B"),
+        (1024, "1.0KiB"),
+        (-2048, "-2.0KiB"),
+        (1 << 40, "1.00TiB"),
+    ],
 )
 def test_human_size_examples(n, text):
     assert human_size(n) == text

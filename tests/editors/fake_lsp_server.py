@@ -34,7 +34,8 @@ def initialize(ls: LanguageServer, params: T.InitializeParams) -> None:
 async def initialized(ls: LanguageServer, params: T.InitializedParams) -> None:
     try:
         result = await ls.workspace_configuration_async(
-            T.ConfigurationParams(items=[T.ConfigurationItem(section="hlo")]))
+            T.ConfigurationParams(items=[T.ConfigurationItem(section="hlo")])
+        )
     except Exception as e:  # a client without workspace/configuration
         result = f"error: {e}"
     record("configuration", result=result)
@@ -49,8 +50,12 @@ def inlay_hint(ls: LanguageServer, params: T.InlayHintParams) -> list[T.InlayHin
 @server.feature(T.TEXT_DOCUMENT_CODE_LENS)
 def code_lens(ls: LanguageServer, params: T.CodeLensParams) -> list[T.CodeLens]:
     record("textDocument/codeLens")
-    return [T.CodeLens(range=T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=1)),
-                       command=T.Command(title="lens", command=""))]
+    return [
+        T.CodeLens(
+            range=T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=1)),
+            command=T.Command(title="lens", command=""),
+        )
+    ]
 
 
 if __name__ == "__main__":

@@ -159,6 +159,7 @@ def holds_size(text: str, n: int) -> bool:
 
 # -- running Neovim ---------------------------------------------------------
 
+
 def prepare_dumps(tmp: Path) -> tuple[Path, dict, dict]:
     """Copy the dumps into tmp; returns (file to open first, probe spec, expectations read from the text)."""
     work = tmp / "dumps"
@@ -178,21 +179,35 @@ def prepare_dumps(tmp: Path) -> tuple[Path, dict, dict]:
     for src, hover in ((SEED_BUFFERS, True), (SEED_MODULE, False)):
         dst = plain / src.name
         shutil.copyfile(src, dst)
-        sniff.append({"path": str(dst), "hover": first_value(dst.read_text()) if hover else None,
-                      "size": first_value(dst.read_text())["size"] if hover else None})
-    for src, name in ((program / f"{STEM}-buffer-assignment-values.txt", "values.txt"),
-                      (program / f"{STEM}-memory-usage-report.txt", "report.txt"),
-                      (program / f"{STEM}-live-range.txt", "ranges.txt")):
+        sniff.append(
+            {
+                "path": str(dst),
+                "hover": first_value(dst.read_text()) if hover else None,
+                "size": first_value(dst.read_text())["size"] if hover else None,
+            }
+        )
+    for src, name in (
+        (program / f"{STEM}-buffer-assignment-values.txt", "values.txt"),
+        (program / f"{STEM}-memory-usage-report.txt", "report.txt"),
+        (program / f"{STEM}-live-range.txt", "ranges.txt"),
+    ):
         shutil.copyfile(src, plain / name)
         sniff.append({"path": str(plain / name), "hover": None})
     (plain / "notes.txt").write_text("Some notes about HloModule dumps.\n")
     sniff.append({"path": str(plain / "notes.txt"), "hover": None})
 
-    spec = {"out": str(tmp / "result.json"), "main": {"line": main["line"], "character": main["character"]},
-            "broken": str(hand / "broken.hlo"),
-            "sniff": [{"path": s["path"], "hover": s["hover"] and {"line": s["hover"]["line"],
-                                                                   "character": s["hover"]["character"]}}
-                      for s in sniff]}
+    spec = {
+        "out": str(tmp / "result.json"),
+        "main": {"line": main["line"], "character": main["character"]},
+        "broken": str(hand / "broken.hlo"),
+        "sniff": [
+            {
+                "path": s["path"],
+                "hover": s["hover"] and {"line": s["hover"]["line"], "character": s["hover"]["character"]},
+            }
+            for s in sniff
+        ],
+    }
     (tmp / "spec.json").write_text(json.dumps(spec))
     expected = {"main": main, "hlo": str(hlo), "buffers": str(buffers), "sniff": sniff}
     return buffers, spec, expected
@@ -203,8 +218,9 @@ def probe_env(tmp: Path, own_path_first: bool) -> dict:
     env = dict(os.environ)
     if own_path_first:
         # the default command is `hlo-lsp` (else python3 -m hlo_lsp): find this environment's first
-        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), sysconfig.get_path("scripts"),
-                                       env.get("PATH", "")])
+        env["PATH"] = os.pathsep.join(
+            [str(Path(sys.executable).parent), sysconfig.get_path("scripts"), env.get("PATH", "")]
+        )
     for xdg in ("CONFIG", "DATA", "STATE", "CACHE"):
         d = tmp / "xdg" / xdg.lower()
         d.mkdir(parents=True, exist_ok=True)
@@ -220,18 +236,22 @@ def run_probe(nvim: str, tmp: Path, init_extra: str, lsp_api: str | None) -> dic
     first, spec, expected = prepare_dumps(tmp)
     init = tmp / "init.lua"
     cmd = [sys.executable, "-m", "hlo_lsp"]
-    setup = (f"require('hlo').setup({{ cmd = {{ {', '.join(json.dumps(c) for c in cmd)} }}, lsp_api = '{lsp_api}' }})\n"
-             if lsp_api else "")
+    setup = (
+        f"require('hlo').setup({{ cmd = {{ {', '.join(json.dumps(c) for c in cmd)} }}, lsp_api = '{lsp_api}' }})\n"
+        if lsp_api
+        else ""
+    )
     init.write_text(
-        f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n"
-        f"{init_extra}\n"
-        "vim.cmd('filetype on')\n"
-        f"{setup}"
+        f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n{init_extra}\nvim.cmd('filetype on')\n{setup}"
     )
     proc = subprocess.run(
         [nvim, "--headless", "-u", str(init), str(first), "-c", f"luafile {PROBE}"],
-        cwd=first.parent.parent, env=probe_env(tmp, own_path_first=not lsp_api), capture_output=True, text=True,
-        timeout=400, stdin=subprocess.DEVNULL,
+        cwd=first.parent.parent,
+        env=probe_env(tmp, own_path_first=not lsp_api),
+        capture_output=True,
+        text=True,
+        timeout=400,
+        stdin=subprocess.DEVNULL,
     )
     out = Path(spec["out"])
     assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
@@ -298,7 +318,10 @@ def test_definition_lands_on_instruction(probe):
     hlo_uri_tail = Path(exp["hlo"]).name
     locs = probe["main"].get("definition") or []
     assert any(loc["uri"].endswith("/" + hlo_uri_tail) and loc["line"] == def_line for loc in locs), (
-        exp["main"], locs, probe["errors"])
+        exp["main"],
+        locs,
+        probe["errors"],
+    )
     jump = probe["main"].get("jump") or {}
     assert Path(jump.get("path", "")).resolve() == Path(exp["hlo"]).resolve(), jump
     assert jump["line"] == def_line, jump
@@ -350,12 +373,17 @@ def test_help_file_builds_tags(tmp_path):
     if nvim is None:
         pytest.skip("no Neovim")
     shutil.copytree(PLUGIN / "doc", tmp_path / "doc")
-    proc = subprocess.run([nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"helptags {tmp_path / 'doc'}",
-                           "-c", "qa!"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"helptags {tmp_path / 'doc'}", "-c", "qa!"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 0 and "E154" not in proc.stderr + proc.stdout, proc.stderr
     tags = {line.split("\t")[0] for line in (tmp_path / "doc" / "tags").read_text().splitlines()}
     init = (PLUGIN / "lua" / "hlo" / "init.lua").read_text()
-    defaults = init[init.index("M.defaults = {"):init.index("\n}\n", init.index("M.defaults = {"))]
+    defaults = init[init.index("M.defaults = {") : init.index("\n}\n", init.index("M.defaults = {"))]
     options = re.findall(r"^  (\w+) =", defaults, re.M)
     assert options, "no options found in M.defaults"
     for opt in options:
@@ -395,12 +423,20 @@ def test_settings_reach_server_and_gate_features(case, enabled, tmp_path):
         f"require('hlo').setup({{ cmd = {{ {cmd} }}, lsp_api = '{lsp_api}',\n"
         f"  settings = {{ hlo = {{ inlayHints = {{ enabled = {flag} }}, codeLens = {{ enabled = {flag} }} }} }} }})\n"
     )
-    wait = (f"lua vim.wait(60000, function() local f = io.open({json.dumps(str(record))}) "
-            "if not f then return false end local t = f:read('*a') f:close() "
-            "return t:find('configuration') ~= nil end, 100) vim.wait(1500, function() return false end)")
-    proc = subprocess.run([nvim, "--headless", "-u", str(init), str(module), "-c", wait, "-c", "qa!"],
-                          cwd=tmp_path, env=probe_env(tmp_path, own_path_first=False), capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    wait = (
+        f"lua vim.wait(60000, function() local f = io.open({json.dumps(str(record))}) "
+        "if not f then return false end local t = f:read('*a') f:close() "
+        "return t:find('configuration') ~= nil end, 100) vim.wait(1500, function() return false end)"
+    )
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", str(init), str(module), "-c", wait, "-c", "qa!"],
+        cwd=tmp_path,
+        env=probe_env(tmp_path, own_path_first=False),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert record.exists(), proc.stderr
     events = [json.loads(line) for line in record.read_text().splitlines()]
     kinds = [e["event"] for e in events]
@@ -420,9 +456,15 @@ def _run_lua_after_open(nvim: str, tmp: Path, init: str, file: Path, lua: str, e
     (tmp / "init.lua").write_text(init)
     out = tmp / "out.txt"
     env = dict(env, HLO_OUT=str(out))
-    proc = subprocess.run([nvim, "--headless", "-u", str(tmp / "init.lua"), str(file), "-c", "lua " + lua,
-                           "-c", "qa!"], cwd=tmp, env=env, capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", str(tmp / "init.lua"), str(file), "-c", "lua " + lua, "-c", "qa!"],
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert out.exists(), proc.stderr
     return out.read_text()
 
@@ -446,7 +488,7 @@ def test_default_command_falls_back_to_python_module(tmp_path):
     # a wrapper, not a symlink: a symlink to a venv's interpreter placed outside the venv runs the base
     # interpreter without the venv's packages; exec'ing the interpreter by its own path keeps them
     python3 = bindir / "python3"
-    python3.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+    python3.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
     python3.chmod(0o755)
     env = probe_env(tmp_path, own_path_first=False)
     env["PATH"] = str(bindir)  # no hlo-lsp here
@@ -471,11 +513,15 @@ def test_missing_server_warns_once_with_install_command(finder, tmp_path):
         "vim.notify = function(msg, level) table.insert(_G.notes, {msg = msg, level = level}) end\n"
         "require('hlo').setup({ cmd = { '/nonexistent/hlo-lsp' } })\n"
     )
-    lua = ("vim.cmd('edit ' .. vim.fn.fnameescape(vim.fn.fnamemodify('b.hlo', ':p'))) vim.wait(500, function() return false end) "
-           "local f = io.open(vim.env.HLO_OUT, 'w') f:write(vim.fn.json_encode({notes = _G.notes, "
-           "clients = #require('hlo').clients()})) f:close()")
-    got = json.loads(_run_lua_after_open(nvim, tmp_path, init, tmp_path / "a.hlo", lua,
-                                         probe_env(tmp_path, own_path_first=False)))
+    lua = (
+        "vim.cmd('edit ' .. vim.fn.fnameescape(vim.fn.fnamemodify('b.hlo', ':p'))) "
+        "vim.wait(500, function() return false end) "
+        "local f = io.open(vim.env.HLO_OUT, 'w') f:write(vim.fn.json_encode({notes = _G.notes, "
+        "clients = #require('hlo').clients()})) f:close()"
+    )
+    got = json.loads(
+        _run_lua_after_open(nvim, tmp_path, init, tmp_path / "a.hlo", lua, probe_env(tmp_path, own_path_first=False))
+    )
     assert got["clients"] == 0
     assert len(got["notes"]) == 1, got
     msg = got["notes"][0]["msg"]
@@ -493,8 +539,10 @@ def test_restart_command_replaces_the_client(case, tmp_path):
     module = tmp_path / "m.hlo"
     module.write_text(BROKEN_MODULE)
     cmd = ", ".join(json.dumps(c) for c in (sys.executable, "-m", "hlo_lsp"))
-    init = (f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n{init_extra}\n"
-            f"require('hlo').setup({{ cmd = {{ {cmd} }}, lsp_api = '{lsp_api}' }})\n")
+    init = (
+        f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n{init_extra}\n"
+        f"require('hlo').setup({{ cmd = {{ {cmd} }}, lsp_api = '{lsp_api}' }})\n"
+    )
     lua = (
         "local b = vim.api.nvim_get_current_buf() "
         "local function attached() for _, c in ipairs(require('hlo').clients()) do "
@@ -511,13 +559,22 @@ def test_restart_command_replaces_the_client(case, tmp_path):
 
 
 NAME_RULES = (  # the documented name rules, written out independently of lua/hlo/filetype.lua
-    (".hlo", "hlo"), (".hlo.txt", "hlo"), ("before_optimizations.txt", "hlo"), ("after_optimizations.txt", "hlo"),
-    ("-buffer-assignment.txt", "hlo_buffers"), ("-buffer-assignment-values.txt", "hlo_buffers"),
-    ("-live-range.txt", "hlo_buffers"), ("-memory-usage-report.txt", "hlo_buffers"),
-    ("thunk_sequence.txt", "hlo_dump_info"), ("thunk_sequence_after_thunk_passes.txt", "hlo_dump_info"),
-    (".thunk_metadata.txt", "hlo_dump_info"), (".tpu_comp_env.txt", "hlo_dump_info"),
-    (".hlo_module_config.txt", "hlo_dump_info"), (".execution_options.txt", "hlo_dump_info"),
-    (".target_arguments.txt", "hlo_dump_info"), (".transfer_stats.txt", "hlo_dump_info"),
+    (".hlo", "hlo"),
+    (".hlo.txt", "hlo"),
+    ("before_optimizations.txt", "hlo"),
+    ("after_optimizations.txt", "hlo"),
+    ("-buffer-assignment.txt", "hlo_buffers"),
+    ("-buffer-assignment-values.txt", "hlo_buffers"),
+    ("-live-range.txt", "hlo_buffers"),
+    ("-memory-usage-report.txt", "hlo_buffers"),
+    ("thunk_sequence.txt", "hlo_dump_info"),
+    ("thunk_sequence_after_thunk_passes.txt", "hlo_dump_info"),
+    (".thunk_metadata.txt", "hlo_dump_info"),
+    (".tpu_comp_env.txt", "hlo_dump_info"),
+    (".hlo_module_config.txt", "hlo_dump_info"),
+    (".execution_options.txt", "hlo_dump_info"),
+    (".target_arguments.txt", "hlo_dump_info"),
+    (".transfer_stats.txt", "hlo_dump_info"),
     (".basic_compiler_metadata.txt", "hlo_dump_info"),
 )
 
@@ -545,17 +602,27 @@ def test_filetype_of_every_real_dump(finder, where, tmp_path):
     out = tmp_path / "result.json"
     (tmp_path / "spec.json").write_text(json.dumps({"out": str(out), "paths": [str(p) for p in paths]}))
     init = tmp_path / "init.lua"
-    init.write_text(f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n"
-                    "vim.g.do_filetype_lua = 1\nvim.g.hlo_no_autosetup = 1\n")
-    proc = subprocess.run([nvim, "--headless", "-u", str(init), "-R", "-c",
-                           f"luafile {Path(__file__).with_name('nvim_filetypes.lua')}"],
-                          cwd=tmp_path, env=probe_env(tmp_path, own_path_first=False), capture_output=True,
-                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+    init.write_text(
+        f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n"
+        "vim.g.do_filetype_lua = 1\nvim.g.hlo_no_autosetup = 1\n"
+    )
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", str(init), "-R", "-c", f"luafile {Path(__file__).with_name('nvim_filetypes.lua')}"],
+        cwd=tmp_path,
+        env=probe_env(tmp_path, own_path_first=False),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert out.exists(), proc.stderr
     got = json.loads(out.read_text())
     assert got["clients"] == 0
-    wrong = {str(p): (ft, documented_filetype(p)) for p, ft in zip(paths, got["filetypes"], strict=True)
-             if ft != documented_filetype(p)}
+    wrong = {
+        str(p): (ft, documented_filetype(p))
+        for p, ft in zip(paths, got["filetypes"], strict=True)
+        if ft != documented_filetype(p)
+    }
     assert not wrong, wrong
     kinds = {documented_filetype(p) for p in paths}
     assert {"hlo", "hlo_buffers"} <= kinds, kinds
@@ -578,8 +645,15 @@ def _emacs_with_eglot() -> str | None:
     if not emacs:
         return None
     try:
-        ok = subprocess.run([emacs, "--batch", "--eval", "(require 'eglot)"], capture_output=True,
-                            timeout=60, stdin=subprocess.DEVNULL).returncode == 0
+        ok = (
+            subprocess.run(
+                [emacs, "--batch", "--eval", "(require 'eglot)"],
+                capture_output=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return emacs if ok else None
@@ -600,8 +674,12 @@ def emacs_probe(tmp_path_factory):
     first, spec, expected = prepare_dumps(tmp)
     proc = subprocess.run(
         [emacs, "--batch", "-l", str(config), str(first), "-l", str(EMACS_PROBE)],
-        cwd=first.parent, env=probe_env(tmp, own_path_first=True), capture_output=True, text=True,
-        timeout=400, stdin=subprocess.DEVNULL,
+        cwd=first.parent,
+        env=probe_env(tmp, own_path_first=True),
+        capture_output=True,
+        text=True,
+        timeout=400,
+        stdin=subprocess.DEVNULL,
     )
     out = Path(spec["out"])
     assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
@@ -651,14 +729,22 @@ def test_helix_config_is_valid_toml():
         assert lang["language-servers"] == ["hlo-lsp"]
     # every documented name rule has a glob of the right language (the bare "hlo" is an extension),
     # and no name matches both languages
-    names = {"x.hlo.txt": "hlo", "m.before_optimizations.txt": "hlo", "m.cpu_after_optimizations.txt": "hlo",
-             "m.cpu_after_optimizations-buffer-assignment.txt": "hlo-buffers",
-             "m.cpu_after_optimizations-buffer-assignment-values.txt": "hlo-buffers",
-             "m.cpu_after_optimizations-live-range.txt": "hlo-buffers",
-             "m.cpu_after_optimizations-memory-usage-report.txt": "hlo-buffers"}
+    names = {
+        "x.hlo.txt": "hlo",
+        "m.before_optimizations.txt": "hlo",
+        "m.cpu_after_optimizations.txt": "hlo",
+        "m.cpu_after_optimizations-buffer-assignment.txt": "hlo-buffers",
+        "m.cpu_after_optimizations-buffer-assignment-values.txt": "hlo-buffers",
+        "m.cpu_after_optimizations-live-range.txt": "hlo-buffers",
+        "m.cpu_after_optimizations-memory-usage-report.txt": "hlo-buffers",
+    }
     for n, want in names.items():
-        matched = {name for name, lang in langs.items()
-                   for g in lang["file-types"] if isinstance(g, dict) and fnmatch.fnmatch(n, g["glob"])}
+        matched = {
+            name
+            for name, lang in langs.items()
+            for g in lang["file-types"]
+            if isinstance(g, dict) and fnmatch.fnmatch(n, g["glob"])
+        }
         assert matched == {want}, (n, matched)
 
 
@@ -690,8 +776,15 @@ def test_plugin_free_vim_lsp_config_setup(tmp_path):
     (config / "lsp").mkdir(parents=True)
     (config / "lsp" / "hlo_lsp.lua").write_text(lua_block("~/.config/nvim/lsp/hlo_lsp.lua"))
     (config / "init.lua").write_text(lua_block("init.lua: filetypes for XLA dumps") + "vim.lsp.enable('hlo_lsp')\n")
-    proc = subprocess.run([nvim, "--headless", str(first), "-c", f"luafile {PROBE}"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=400, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [nvim, "--headless", str(first), "-c", f"luafile {PROBE}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+        stdin=subprocess.DEVNULL,
+    )
     out = Path(spec["out"])
     assert out.exists(), proc.stderr
     got = json.loads(out.read_text())
@@ -705,6 +798,7 @@ def test_plugin_free_vim_lsp_config_setup(tmp_path):
 
 # -- fresh-clone help, the timeline lens, hover Markdown (issue 16) -------------------------------------------
 
+
 @pytest.mark.parametrize("finder", [_nvim_011, _nvim_07], ids=["0.11", "0.7"])
 def test_help_hlo_works_in_a_fresh_clone(finder, tmp_path):
     """`:help hlo` in a clone whose doc/ has no tags file (it is not in the repository): the plugin makes it on
@@ -717,16 +811,24 @@ def test_help_hlo_works_in_a_fresh_clone(finder, tmp_path):
     assert not (plugin / "doc" / "tags").exists()
     (tmp_path / "init.lua").write_text(f"vim.opt.runtimepath:prepend({json.dumps(str(plugin))})\n")
     out = tmp_path / "out.json"
-    lua = ("local ok, err = pcall(vim.cmd, 'help hlo') local f = io.open(vim.env.HLO_OUT, 'w') "
-           "f:write(vim.fn.json_encode({ok = ok, err = err and tostring(err) or '', name = vim.api.nvim_buf_get_name(0), "
-           "ft = vim.bo.filetype, line = vim.api.nvim_get_current_line()})) f:close()")
+    lua = (
+        "local ok, err = pcall(vim.cmd, 'help hlo') local f = io.open(vim.env.HLO_OUT, 'w') "
+        "f:write(vim.fn.json_encode({ok = ok, err = err and tostring(err) or '', name = vim.api.nvim_buf_get_name(0), "
+        "ft = vim.bo.filetype, line = vim.api.nvim_get_current_line()})) f:close()"
+    )
     env = dict(probe_env(tmp_path, own_path_first=False), HLO_OUT=str(out))
 
     def help_hlo() -> dict:
         out.unlink(missing_ok=True)
-        proc = subprocess.run([nvim, "--headless", "-u", str(tmp_path / "init.lua"), "-c", "lua " + lua, "-c", "qa!"],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [nvim, "--headless", "-u", str(tmp_path / "init.lua"), "-c", "lua " + lua, "-c", "qa!"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
         assert out.exists(), proc.stderr
         return json.loads(out.read_text())
 
@@ -778,10 +880,13 @@ def test_timeline_lens_opens_the_chart(case, tmp_path):
     live = work / f"{STEM}-live-range.txt"
     peak_line = next(n for n, line in enumerate(live.read_text().splitlines()) if line.startswith("  Live ranges at "))
     cmd = ", ".join(json.dumps(c) for c in (sys.executable, "-m", "hlo_lsp"))
-    init = (f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n{init_extra}\n"
-            f"require('hlo').setup({{ cmd = {{ {cmd} }}, lsp_api = '{lsp_api}' }})\n")
-    got = json.loads(_run_lua_after_open(nvim, tmp_path, init, live, TIMELINE_LUA,
-                                         probe_env(tmp_path, own_path_first=False)))
+    init = (
+        f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n{init_extra}\n"
+        f"require('hlo').setup({{ cmd = {{ {cmd} }}, lsp_api = '{lsp_api}' }})\n"
+    )
+    got = json.loads(
+        _run_lua_after_open(nvim, tmp_path, init, live, TIMELINE_LUA, probe_env(tmp_path, own_path_first=False))
+    )
     assert got["lens"] >= 0, got
     assert got["lens"] == peak_line or live.read_text().splitlines()[got["lens"]].lstrip()[:1].isdigit(), got
     said = [n for n in got["notes"] if "memory timeline" in n]
@@ -835,8 +940,7 @@ def test_hover_markdown_in_neovim_and_hover_on_value_id(tmp_path):
     ranges = parse_live_ranges((work / f"{STEM}-live-range.txt").read_text())
     spec = [[n, m.start("name") + 1], [n, m.start("id")], [n, m.end("id") - 1]]
     cmd = ", ".join(json.dumps(c) for c in (sys.executable, "-m", "hlo_lsp"))
-    init = (f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n"
-            f"require('hlo').setup({{ cmd = {{ {cmd} }} }})\n")
+    init = f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\nrequire('hlo').setup({{ cmd = {{ {cmd} }} }})\n"
     env = dict(probe_env(tmp_path, own_path_first=False), HLO_SPEC=json.dumps(spec))
     got = json.loads(_run_lua_after_open(nvim, tmp_path, init, buffers, HOVER_MD_LUA, env))
     on_name, on_id_start, on_id_end, control = got

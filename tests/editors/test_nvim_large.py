@@ -27,8 +27,13 @@ from hlo_lsp.ide import symbols
 from tests.editors.test_nvim import PLUGIN, _nvim_011, probe_env
 
 PROBE = Path(__file__).with_name("nvim_large_probe.lua")
-SRC = (Path(__file__).resolve().parents[1] / "data" / "jax-cpu" / "loops_scan_while"
-       / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations.txt")
+SRC = (
+    Path(__file__).resolve().parents[1]
+    / "data"
+    / "jax-cpu"
+    / "loops_scan_while"
+    / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations.txt"
+)
 DEF = re.compile(r"^\s*(?:ROOT\s+)?%([\w.\-]+) = ")
 COMP = re.compile(r"^(?:ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$")
 
@@ -40,14 +45,23 @@ def _run_probe(nvim: str, tmp: Path, path: Path, spec: dict) -> dict:
     ``spec`` and returns what it recorded."""
     (tmp / "spec.json").write_text(json.dumps(spec))
     init = tmp / "init.lua"
-    init.write_text(f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\nvim.cmd('filetype on')\n"
-                    "require('hlo').setup({ cmd = { " + ", ".join(json.dumps(c) for c in
-                                                                 [sys.executable, "-m", "hlo_lsp"]) + " } })\n")
+    init.write_text(
+        f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\nvim.cmd('filetype on')\n"
+        "require('hlo').setup({ cmd = { "
+        + ", ".join(json.dumps(c) for c in [sys.executable, "-m", "hlo_lsp"])
+        + " } })\n"
+    )
     env = probe_env(tmp, own_path_first=False)
     env["HLO_PROBE_TIMEOUT"] = "300000"
-    proc = subprocess.run([nvim, "--headless", "-u", str(init), str(path), "-c", f"luafile {PROBE}"],
-                          cwd=path.parent, env=env, capture_output=True, text=True, timeout=800,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", str(init), str(path), "-c", f"luafile {PROBE}"],
+        cwd=path.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=800,
+        stdin=subprocess.DEVNULL,
+    )
     out = Path(spec["out"])
     assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr[-3000:]}"
     return json.loads(out.read_text())
@@ -77,14 +91,22 @@ def session(tmp_path_factory):
             use_line, use_name = i, re.search(r"\(%([\w.\-]+)", lines[i]).group(1)
             break
     def_line = next(i for i, x in enumerate(lines) if (m := DEF.match(x)) and m.group(1) == use_name)
-    spec = {"out": str(tmp / "result.json"),
-            "def": {"line": def_line, "character": lines[def_line].index("%" + use_name) + 2},
-            "use": {"line": use_line, "character": lines[use_line].index("(%" + use_name) + 3}}
+    spec = {
+        "out": str(tmp / "result.json"),
+        "def": {"line": def_line, "character": lines[def_line].index("%" + use_name) + 2},
+        "use": {"line": use_line, "character": lines[use_line].index("(%" + use_name) + 3},
+    }
     (tmp / "spec.json").write_text(json.dumps(spec))
     result = _run_probe(nvim, tmp, path, spec)
     comps = [m.group(1) for x in lines if not x.startswith((" ", "HloModule")) and (m := COMP.match(x))]
-    return {"result": result, "path": path, "size": path.stat().st_size, "use_name": use_name,
-            "def_line": def_line, "comps": comps}
+    return {
+        "result": result,
+        "path": path,
+        "size": path.stat().st_size,
+        "use_name": use_name,
+        "def_line": def_line,
+        "comps": comps,
+    }
 
 
 def test_module_is_large_and_attached(session):
@@ -102,8 +124,7 @@ def test_definition_is_coloured_by_semantic_tokens(session):
 def test_hover_and_definition_on_a_use(session):
     r = session["result"]
     assert session["use_name"] in r["hover"], r
-    assert any(d["uri"].endswith(session["path"].name) and d["line"] == session["def_line"]
-               for d in r["definition"]), r
+    assert any(d["uri"].endswith(session["path"].name) and d["line"] == session["def_line"] for d in r["definition"]), r
 
 
 def test_outline_lists_the_computations(session):
@@ -129,15 +150,23 @@ def values_session(tmp_path_factory):
     heads = [(i, m) for i, x in enumerate(lines) if (m := VALUE_HEAD.match(x))]
     line, m = heads[len(heads) // 2]  # a value in the middle of the file
     value_id, name = m.group(1), m.group(2)
-    size = re.search(rf"^ value: <{value_id} {re.escape(name)} @\d+> \(size=(\d+),",
-                     paths[ASSIGNMENT].read_text(), re.M).group(1)
+    size = re.search(
+        rf"^ value: <{value_id} {re.escape(name)} @\d+> \(size=(\d+),", paths[ASSIGNMENT].read_text(), re.M
+    ).group(1)
     module_lines = paths[""].read_text().split("\n")
     def_line = next(i for i, x in enumerate(module_lines) if (d := DEF.match(x)) and d.group(1) == name)
     pos = {"line": line, "character": len(f"<{value_id} ") + 1}
     spec = {"out": str(tmp / "result.json"), "def": pos, "use": pos, "hover_wants": f"{size} bytes"}
     result = _run_probe(nvim, tmp, path, spec)
-    return {"result": result, "size": path.stat().st_size, "name": name, "bytes": size,
-            "module": paths[""].name, "def_line": def_line, "first_values": [h.group(2) for _, h in heads[:20]]}
+    return {
+        "result": result,
+        "size": path.stat().st_size,
+        "name": name,
+        "bytes": size,
+        "module": paths[""].name,
+        "def_line": def_line,
+        "first_values": [h.group(2) for _, h in heads[:20]],
+    }
 
 
 def test_values_file_is_large_and_attached(values_session):
@@ -156,8 +185,9 @@ def test_value_hover_gives_its_size_and_definition_its_instruction(values_sessio
     r = values_session["result"]
     assert values_session["name"] in r["hover"], r
     assert f"{values_session['bytes']} bytes" in r["hover"], r["hover"]
-    assert any(d["uri"].endswith(values_session["module"]) and d["line"] == values_session["def_line"]
-               for d in r["definition"]), r["definition"]
+    assert any(
+        d["uri"].endswith(values_session["module"]) and d["line"] == values_session["def_line"] for d in r["definition"]
+    ), r["definition"]
 
 
 def test_values_outline_starts_with_the_first_values(values_session):

@@ -37,5 +37,4 @@ def is_hlo_module(path: Path) -> bool:
 
 
 def hlo_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() and is_hlo_module(p)
-                  and "handwritten" not in p.parts)
+    return sorted(p for p in root.rglob("*") if p.is_file() and is_hlo_module(p) and "handwritten" not in p.parts)

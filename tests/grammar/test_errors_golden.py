@@ -15,7 +15,8 @@ def test_missing_equal():
     assert first_error_view(text) == (
         "3:   ROOT y f32[] negate(x)\n"
         "            ^^^\n"
-        "error[syntax-error]: unexpected name 'f32'; expected '=' (an instruction is 'name = shape opcode(operands)')")
+        "error[syntax-error]: unexpected name 'f32'; expected '=' (an instruction is 'name = shape opcode(operands)')"
+    )
 
 
 def test_missing_close_paren_points_at_line_end():
@@ -31,7 +32,8 @@ def test_unexpected_character():
     assert first_error_view(text) == (
         "2:   x = f32[] parameter(0) $\n"
         "                            ^\n"
-        "error[syntax-error]: unexpected '$'; expected '}', ')', ',', a name or 'ROOT'")
+        "error[syntax-error]: unexpected '$'; expected '}', ')', ',', a name or 'ROOT'"
+    )
 
 
 def test_unclosed_computation_points_at_its_name():
@@ -39,7 +41,8 @@ def test_unclosed_computation_points_at_its_name():
     assert first_error_view(text) == (
         "1: first {\n"
         "   ^^^^^\n"
-        "error[syntax-error]: this computation is not closed: missing '}' before the end of the block")
+        "error[syntax-error]: this computation is not closed: missing '}' before the end of the block"
+    )
 
 
 def test_expected_list_is_cut():

@@ -35,8 +35,11 @@ def test_invalid_module_reports_expected(path):
     severity, line, code = exp
     result = validate_module(text)
     wanted = Severity.ERROR if severity == "error" else Severity.WARNING
-    hits = [d for d in result.diagnostics if d.code == code and d.severity == wanted
-            and d.range.start_line <= line <= d.range.end_line]
+    hits = [
+        d
+        for d in result.diagnostics
+        if d.code == code and d.severity == wanted and d.range.start_line <= line <= d.range.end_line
+    ]
     assert hits, [(d.range, d.code, d.message) for d in result.diagnostics]
     if severity == "warning":
         assert not [d for d in result.diagnostics if d.severity >= Severity.ERROR]

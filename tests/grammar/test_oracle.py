@@ -34,9 +34,9 @@ pytestmark = [pytest.mark.oracle, pytest.mark.timeout(900)]
 
 # Inputs where XLA's own behaviour is undefined, so its answer changes between runs; we report an error.
 UNDEFINED_IN_XLA = {
-    "handwritten/invalid/i73_sharding_too_many_devices_aborts.hlo":
-        "XLA copies 5 device ids into a 2-element tile array (absl::c_copy past the end): it aborts on some "
-        "runs and accepts on others",
+    "handwritten/invalid/i73_sharding_too_many_devices_aborts.hlo": "XLA copies 5 device ids into a 2-element tile "
+    "array (absl::c_copy past the end): it aborts on some "
+    "runs and accepts on others",
 }
 
 
@@ -84,24 +84,47 @@ def mutations(text: str, stem: str) -> list[tuple[str, str]]:
     instr = [i for i, l in enumerate(lines) if re.match(r"\s+(ROOT )?%[\w.\-]+ = .*\(%", l)]
     if instr:
         i = instr[len(instr) // 2]
-        out.append(("undefined-operand", "\n".join(lines[:i] + [re.sub(r"\(%([\w.\-]+)", r"(%\1_undefined", lines[i], 1)] + lines[i + 1:])))
-        out.append(("unknown-opcode", "\n".join(lines[:i] + [re.sub(r" ([a-z][a-z\-]*)\(", r" frobnicate(", lines[i], 1)] + lines[i + 1:])))
-        out.append(("broken-shape", "\n".join(lines[:i] + [lines[i].replace("]", "", 1)] + lines[i + 1:])))
+        out.append(
+            (
+                "undefined-operand",
+                "\n".join(
+                    lines[:i] + [re.sub(r"\(%([\w.\-]+)", r"(%\1_undefined", lines[i], count=1)] + lines[i + 1 :]
+                ),
+            )
+        )
+        out.append(
+            (
+                "unknown-opcode",
+                "\n".join(
+                    lines[:i] + [re.sub(r" ([a-z][a-z\-]*)\(", r" frobnicate(", lines[i], count=1)] + lines[i + 1 :]
+                ),
+            )
+        )
+        out.append(("broken-shape", "\n".join(lines[:i] + [lines[i].replace("]", "", 1)] + lines[i + 1 :])))
         mid = lines[i]
         cut = mid.index("(") + 2
-        out.append(("dropped-character", "\n".join(lines[:i] + [mid[:cut] + mid[cut + 1:]] + lines[i + 1:])))
+        out.append(("dropped-character", "\n".join(lines[:i] + [mid[:cut] + mid[cut + 1 :]] + lines[i + 1 :])))
     plain = [i for i, l in enumerate(lines) if re.match(r"\s+%[\w.\-]+ = ", l) and "parameter(" not in l]
     if plain:
         i = plain[0]
-        out.append(("duplicate-name", "\n".join(lines[: i + 1] + [lines[i]] + lines[i + 1:])))
+        out.append(("duplicate-name", "\n".join(lines[: i + 1] + [lines[i]] + lines[i + 1 :])))
     calls = [i for i, l in enumerate(lines) if re.search(r"(to_apply|calls|body|condition)=%", l)]
     if calls:
         i = calls[0]
-        out.append(("unknown-computation", "\n".join(lines[:i] + [re.sub(r"(to_apply|calls|body|condition)=%[\w.\-]+", r"\1=%nonexistent", lines[i], 1)] + lines[i + 1:])))
+        out.append(
+            (
+                "unknown-computation",
+                "\n".join(
+                    lines[:i]
+                    + [re.sub(r"(to_apply|calls|body|condition)=%[\w.\-]+", r"\1=%nonexistent", lines[i], count=1)]
+                    + lines[i + 1 :]
+                ),
+            )
+        )
     closes = [i for i, l in enumerate(lines) if l == "}"]
     if closes:
         i = closes[0]
-        out.append(("dropped-brace", "\n".join(lines[:i] + lines[i + 1:])))
+        out.append(("dropped-brace", "\n".join(lines[:i] + lines[i + 1 :])))
     return out
 
 
@@ -135,12 +158,17 @@ def test_agreement_with_xla():
     lines_ok = sum(r[3] and r[4] for r in rows)
     rejects = sum(not r[1]["ok"] for r in rows)
     aborts = [r[0] for r in rows if r[1]["abort"]]
-    report = [f"oracle: {total} inputs (+{len(UNDEFINED_IN_XLA)} where XLA's behaviour is undefined), accept/reject agreement {agreed}/{total}, "
-              f"XLA rejects {rejects}, line agreement {lines_ok}/{total}, XLA aborts: {aborts}"]
+    report = [
+        f"oracle: {total} inputs (+{len(UNDEFINED_IN_XLA)} where XLA's behaviour is undefined), "
+        f"accept/reject agreement {agreed}/{total}, "
+        f"XLA rejects {rejects}, line agreement {lines_ok}/{total}, XLA aborts: {aborts}"
+    ]
     for name, xla, errors, agree, line_ok in rows:
         if not (agree and line_ok):
             ours = [(d.range.start_line + 1, d.code) for d in errors[:2]]
-            report.append(f"DISAGREE {name}: xla ok={xla['ok']} line={xla['line']} {xla['message'][:100]!r}; ours={ours}")
+            report.append(
+                f"DISAGREE {name}: xla ok={xla['ok']} line={xla['line']} {xla['message'][:100]!r}; ours={ours}"
+            )
     print("\n".join(report))
     Path(os.environ.get("HLO_LSP_ORACLE_REPORT", "/tmp/hlo_oracle_report.txt")).write_text("\n".join(report) + "\n")
     # Every abort input must get an error from us.
@@ -157,7 +185,7 @@ def _random_edits(count: int, seed: int) -> list[tuple[str, str]]:
     rnd = random.Random(seed)
     files = sorted((HANDWRITTEN / "valid").glob("*.hlo"))
     out = []
-    for k in range(count):
+    for _k in range(count):
         path = rnd.choice(files)
         s = path.read_text()
         i = rnd.randrange(len(s))
@@ -204,6 +232,8 @@ def test_every_producer_sample_agrees_with_xla():
         xla = run_xla(text)
         errors = [d for d in validate_module(text).diagnostics if d.severity >= Severity.ERROR]
         if (not errors) != xla["ok"]:
-            disagree.append(f"{path.relative_to(DATA)}: xla ok={xla['ok']} {xla['message'][:100]!r}; "
-                            f"ours={[(d.range.start_line + 1, d.code) for d in errors[:2]]}")
+            disagree.append(
+                f"{path.relative_to(DATA)}: xla ok={xla['ok']} {xla['message'][:100]!r}; "
+                f"ours={[(d.range.start_line + 1, d.code) for d in errors[:2]]}"
+            )
     assert not disagree, "\n".join(disagree)

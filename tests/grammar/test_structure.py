@@ -115,7 +115,10 @@ def test_broken_computation_does_not_hide_others():
 
 
 def test_missing_brace_recovers_at_next_header():
-    text = "a {\n  x = f32[] parameter(0)\n  ROOT y = f32[] negate(x)\nb {\n  x = f32[] parameter(0)\n  ROOT y = f32[] negate(w)\n}\n"
+    text = (
+        "a {\n  x = f32[] parameter(0)\n  ROOT y = f32[] negate(x)\n"
+        "b {\n  x = f32[] parameter(0)\n  ROOT y = f32[] negate(w)\n}\n"
+    )
     result = validate_module(text)
     errors = [(d.range.start_line, d.code) for d in result.diagnostics if d.severity == Severity.ERROR]
     assert (0, "syntax-error") in errors
@@ -123,8 +126,10 @@ def test_missing_brace_recovers_at_next_header():
 
 
 def test_parser_is_built_lazily():
-    code = ("import hlo_lsp.core.hlo.grammar as g, hlo_lsp.core.hlo.grammar.parser as p; "
-            "print(p.is_built()); g.validate_module('c {\\n x = f32[] parameter(0)\\n}'); print(p.is_built())")
+    code = (
+        "import hlo_lsp.core.hlo.grammar as g, hlo_lsp.core.hlo.grammar.parser as p; "
+        "print(p.is_built()); g.validate_module('c {\\n x = f32[] parameter(0)\\n}'); print(p.is_built())"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.split()
     assert out == ["False", "True"]
 
@@ -138,8 +143,19 @@ def test_deep_nesting_is_a_diagnostic():
 
 
 def test_hostile_input_never_raises():
-    samples = ["", "\x00\x00", "}}}}", "{{{{", "HloModule", "ENTRY", '"' * 1001, "/*" * 500, "%" * 100,
-               "x = f32[] parameter(0)", "\ufeffHloModule m\r\nENTRY e {\r\n x = f32[] parameter(0)\r\n}\r\n"]
+    samples = [
+        "",
+        "\x00\x00",
+        "}}}}",
+        "{{{{",
+        "HloModule",
+        "ENTRY",
+        '"' * 1001,
+        "/*" * 500,
+        "%" * 100,
+        "x = f32[] parameter(0)",
+        "\ufeffHloModule m\r\nENTRY e {\r\n x = f32[] parameter(0)\r\n}\r\n",
+    ]
     for text in samples:
         result = validate_module(text)
         assert isinstance(result.diagnostics, list)
@@ -195,7 +211,10 @@ def test_mutated_inputs_never_hit_an_internal_error():
 
 
 def test_parser_cache_goes_to_the_user_cache_dir(tmp_path):
-    code = "import hlo_lsp.core.hlo.grammar as g; print(len(g.validate_module('c {\\n x = f32[] parameter(0)\\n}').diagnostics))"
+    code = (
+        "import hlo_lsp.core.hlo.grammar as g; "
+        "print(len(g.validate_module('c {\\n x = f32[] parameter(0)\\n}').diagnostics))"
+    )
     env = {"XDG_CACHE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.stdout.strip() == "0", out.stderr

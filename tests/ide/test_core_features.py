@@ -50,12 +50,16 @@ def check_definition(text: str, target_line: int, target_text: str) -> None:
     lines = ws.analysis(path).lines
     r = locs[0].range
     assert r.start_line == target_line
-    assert lines[r.start_line][r.start_col:r.end_col] == target_text
+    assert lines[r.start_line][r.start_col : r.end_col] == target_text
 
 
 def test_hover_instruction_sizes():
-    check_hover(MODULE.replace("%p = f32[8,128]", "%$0p = f32[8,128]"),
-                "**parameter** `%p` in `main`", "**Bytes** 4096 bytes (4.0KiB)", "**Users** 1")
+    check_hover(
+        MODULE.replace("%p = f32[8,128]", "%$0p = f32[8,128]"),
+        "**parameter** `%p` in `main`",
+        "**Bytes** 4096 bytes (4.0KiB)",
+        "**Users** 1",
+    )
 
 
 def test_hover_operand_resolves_in_scope():
@@ -67,8 +71,11 @@ def test_hover_called_computation_signature():
 
 
 def test_hover_shape_tiled():
-    check_hover(MODULE.replace("%zero = f32[] constant(0)", "%zero = f32[]{:T($0128)} constant(0)"),
-                "**Bytes** 4 bytes", "**Padded** 512 bytes")
+    check_hover(
+        MODULE.replace("%zero = f32[] constant(0)", "%zero = f32[]{:T($0128)} constant(0)"),
+        "**Bytes** 4 bytes",
+        "**Padded** 512 bytes",
+    )
 
 
 def test_definition_operand_and_callee():

@@ -3,7 +3,8 @@ patched in place rather than read again (the reuse an edit allows), equals what 
 answers; and a semantic-token delta applied to the array the editor holds gives the fresh array.
 
 Both the full tokens of a short document and the definition tokens of a long one (`LIGHT_LINES` lowered to 0)
-are checked, and the definition tokens made from the previous version's after each edit (`token_reuse`). Expected values come from a second workspace reading the final text from scratch."""
+are checked, and the definition tokens made from the previous version's after each edit (`token_reuse`).
+Expected values come from a second workspace reading the final text from scratch."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ TEXT = SRC.read_text()
 LINES = TEXT.split("\n")
 
 # an edit: (line fraction, what): append a space, insert a blank line, delete the line, rename its defined name
-EDITS = st.lists(st.tuples(st.floats(0, 0.999), st.sampled_from(["space", "blank", "delete", "rename"])),
-                 min_size=1, max_size=6)
+EDITS = st.lists(
+    st.tuples(st.floats(0, 0.999), st.sampled_from(["space", "blank", "delete", "rename"])), min_size=1, max_size=6
+)
 
 
 def _apply(ws: Workspace, path: str, lines: list[str], version: int, frac: float, what: str) -> None:
@@ -43,13 +45,16 @@ def _apply(ws: Workspace, path: str, lines: list[str], version: int, frac: float
         if k < 0:
             return
         edit = doc.apply(ln, k + 1, ln, k + 1, "z")
-        lines[ln] = text[: k + 1] + "z" + text[k + 1:]
+        lines[ln] = text[: k + 1] + "z" + text[k + 1 :]
     ws.edited(path, version, [edit])
 
 
 def _answers(ws: Workspace, path: str) -> tuple:
-    return (symbols.document_symbols(ws, path), symbols.folding_ranges(ws, path),
-            [tuple(t) for t in semantic_tokens.document_tokens(ws, path)])
+    return (
+        symbols.document_symbols(ws, path),
+        symbols.folding_ranges(ws, path),
+        [tuple(t) for t in semantic_tokens.document_tokens(ws, path)],
+    )
 
 
 def _edited_and_fresh(tmp_path, edits) -> tuple[tuple, tuple, list[int], list[int], list[str]]:
@@ -80,8 +85,10 @@ def test_answers_after_edits_equal_a_fresh_read(tmp_path, edits):
     edited, fresh, before, after, _ = _edited_and_fresh(tmp_path, edits)
     assert edited == fresh
     edit = token_edits(before, after)  # the delta from the tokens held before the edits to the fresh ones
-    assert apply_token_edits(before, [] if edit is None else
-                             [{"start": edit[0], "deleteCount": edit[1], "data": edit[2]}]) == after
+    assert (
+        apply_token_edits(before, [] if edit is None else [{"start": edit[0], "deleteCount": edit[1], "data": edit[2]}])
+        == after
+    )
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -90,12 +97,14 @@ def test_definition_tokens_after_edits_equal_a_fresh_read(tmp_path, monkeypatch,
     monkeypatch.setattr(semantic_tokens, "LIGHT_LINES", 0)  # every document counts as long
     edited, fresh, _, _, lines = _edited_and_fresh(tmp_path, edits)
     assert edited == fresh
-    names = {lines[t[0]][t[1]:t[2]] for t in fresh[2]}  # each token covers exactly a name
+    names = {lines[t[0]][t[1] : t[2]] for t in fresh[2]}  # each token covers exactly a name
     assert names and all(n and " " not in n and "%" not in n for n in names)
 
 
-@given(old=st.lists(st.integers(0, 3), max_size=60).map(lambda x: x[: len(x) // 5 * 5]),
-       new=st.lists(st.integers(0, 3), max_size=60).map(lambda x: x[: len(x) // 5 * 5]))
+@given(
+    old=st.lists(st.integers(0, 3), max_size=60).map(lambda x: x[: len(x) // 5 * 5]),
+    new=st.lists(st.integers(0, 3), max_size=60).map(lambda x: x[: len(x) // 5 * 5]),
+)
 def test_token_edit_turns_old_into_new(old, new):
     edit = token_edits(old, new)
     if old == new:
@@ -114,8 +123,9 @@ def test_outline_is_bounded_with_counts(tmp_path):
     ws.open(path, TEXT, 1)
     (mod,) = symbols.document_symbols(ws, path, total=3, per_block=2)
     comps = [ln for ln in LINES if ln and not ln.startswith((" ", "}", "HloModule")) and ln.rstrip().endswith("{")]
-    assert [c.name for c in mod.children] == [ln.split()[1 if ln.startswith("ENTRY") else 0].lstrip("%")
-                                             for ln in comps]
+    assert [c.name for c in mod.children] == [
+        ln.split()[1 if ln.startswith("ENTRY") else 0].lstrip("%") for ln in comps
+    ]
     listed = [k for c in mod.children for k in c.children if k.kind != "key"]
     assert len(listed) == 3
     more = [k for c in mod.children for k in c.children if k.kind == "key"]
@@ -149,8 +159,9 @@ def test_outline_lists_at_most_outline_blocks_computations(tmp_path, monkeypatch
     assert len(comps) > 3
     names = [c.name for c in mod.children]
     assert names[:2] == [ln.split()[0].lstrip("%") for ln in comps[:2]]
-    assert names[-1].startswith("… ") or any(ln.startswith("ENTRY") and ln.split()[1].lstrip("%") == names[-1]
-                                             for ln in comps)
+    assert names[-1].startswith("… ") or any(
+        ln.startswith("ENTRY") and ln.split()[1].lstrip("%") == names[-1] for ln in comps
+    )
     more = [c for c in mod.children if c.kind == "key"]
     assert len(more) == 1 and more[0].name == f"… {len(comps) - 3} more computations"
     folds = {f.start_line for f in symbols.folding_ranges(ws, path)}
@@ -192,8 +203,9 @@ def test_reused_tokens_after_edits_equal_a_fresh_read(tmp_path, monkeypatch, edi
     assert got == fresh
     before = _wire(semantic_tokens.definition_tokens(_fresh_analysis(tmp_path)))
     edit = token_edits(before, _wire(got))
-    assert apply_token_edits(before, [] if edit is None else
-                             [{"start": edit[0], "deleteCount": edit[1], "data": edit[2]}]) == _wire(fresh)
+    assert apply_token_edits(
+        before, [] if edit is None else [{"start": edit[0], "deleteCount": edit[1], "data": edit[2]}]
+    ) == _wire(fresh)
 
 
 def _fresh_analysis(tmp_path):
@@ -208,8 +220,11 @@ def test_tokens_are_reused_after_edits_inside_instruction_lines(tmp_path, monkey
     (not by a fresh pass), and still equal a fresh read."""
     monkeypatch.setattr(semantic_tokens, "LIGHT_LINES", 0)
     rows = [i for i, x in enumerate(LINES) if x.startswith("  ") and " = " in x]
-    edits = [(rows[len(rows) // 2] / len(LINES), "space"), (rows[1] / len(LINES), "space"),
-             (rows[-2] / len(LINES), "blank")]
+    edits = [
+        (rows[len(rows) // 2] / len(LINES), "space"),
+        (rows[1] / len(LINES), "space"),
+        (rows[-2] / len(LINES), "blank"),
+    ]
     got, fresh, reused = _reused_after(tmp_path, edits)
     assert got == fresh
     assert reused == len(edits)

@@ -26,8 +26,10 @@ def run(capsys, *argv) -> tuple[int, str, str]:
 
 def printed_peak(live_range_text: str) -> tuple[int, dict[str, int], int | None]:
     step = int(re.search(r"Live ranges at (\d+) \(peak\)", live_range_text).group(1))
-    entries = {m.group(1): int(m.group(2))
-               for m in re.finditer(r"^    (\S+\{[\d,]*\}): (\d+) bytes \(cumulative", live_range_text, re.M)}
+    entries = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(r"^    (\S+\{[\d,]*\}): (\d+) bytes \(cumulative", live_range_text, re.M)
+    }
     total = re.search(r"Stack trace breakdown for peak usage: ([\d ]+) bytes", live_range_text)
     return step, entries, int(total.group(1).replace(" ", "")) if total else None
 
@@ -40,8 +42,13 @@ def test_peak_json_on_a_split_set_given_by_its_module_file(capsys):
     assert data["peak_step"] == step and data["peak_bytes"] == total
     assert {v["name"]: v["bytes"] for v in data["live_at_peak"]} == entries
     assert set(data["allocated"]) >= {"peak_step", "peak_bytes"}
-    shapes = dict(re.findall(r"^ value: <\d+ (\S+) @\d+> \(size=\d+,offset=\d+\): (\S+)$",
-                             PREDICT.with_name(PREDICT.stem + "-buffer-assignment.txt").read_text(), re.M))
+    shapes = dict(
+        re.findall(
+            r"^ value: <\d+ (\S+) @\d+> \(size=\d+,offset=\d+\): (\S+)$",
+            PREDICT.with_name(PREDICT.stem + "-buffer-assignment.txt").read_text(),
+            re.M,
+        )
+    )
     for v in data["live_at_peak"]:
         assert v["shape"] == shapes[v["name"].removesuffix("{}")]
 
@@ -85,9 +92,11 @@ def test_timeline_writes_only_where_asked(capsys, tmp_path, ext, magic):
 
 def _source_labels(hlo: str) -> dict[str, str]:
     """Instruction -> ``file:line`` of its innermost frame, else its op_name (read from the HLO text)."""
-    files = dict(re.findall(r'^(\d+) "([^"]*)"$', hlo[hlo.index("FileNames"):hlo.index("FunctionNames")], re.M))
-    locs = {m.group(1): (m.group(2), m.group(3)) for m in re.finditer(
-        r"^(\d+) \{file_name_id=(\d+) function_name_id=\d+ line=(\d+)", hlo, re.M)}
+    files = dict(re.findall(r'^(\d+) "([^"]*)"$', hlo[hlo.index("FileNames") : hlo.index("FunctionNames")], re.M))
+    locs = {
+        m.group(1): (m.group(2), m.group(3))
+        for m in re.finditer(r"^(\d+) \{file_name_id=(\d+) function_name_id=\d+ line=(\d+)", hlo, re.M)
+    }
     frames = dict(re.findall(r"^(\d+) \{file_location_id=(\d+) parent_frame_id=\d+\}$", hlo, re.M))
     out = {}
     for m in re.finditer(r"^\s+(?:ROOT )?%(\S+) = .*$", hlo, re.M):
@@ -140,8 +149,11 @@ def test_closed_pipe_gives_no_traceback():
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "hlo_lsp", "peak", str(SEED), "--format", "json", "--top", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hlo_lsp", "peak", str(SEED), "--format", "json", "--top", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.close()  # go away before the report is written, like `| head` that has seen enough
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)

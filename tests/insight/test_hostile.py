@@ -23,7 +23,7 @@ def copy_set(dst: Path) -> dict[str, Path]:
     out = {}
     for p in SRC.glob(STEM + "*"):
         shutil.copy(p, dst / p.name)
-        out[p.name[len(STEM):]] = dst / p.name
+        out[p.name[len(STEM) :]] = dst / p.name
     return out
 
 
@@ -47,8 +47,9 @@ def drive(ws: Workspace, path: Path) -> None:
                 pass
 
 
-@pytest.mark.parametrize("suffix", ["-live-range.txt", "-buffer-assignment.txt", "-buffer-assignment-values.txt",
-                                    ".txt"])
+@pytest.mark.parametrize(
+    "suffix", ["-live-range.txt", "-buffer-assignment.txt", "-buffer-assignment-values.txt", ".txt"]
+)
 def test_truncated_files(tmp_path, suffix):
     files = copy_set(tmp_path)
     text = (SRC / (STEM + suffix)).read_text()
@@ -63,8 +64,9 @@ def test_hostile_live_ranges(tmp_path):
     files = copy_set(tmp_path)
     lr = files["-live-range.txt"]
     text = lr.read_text()
-    text = text.replace("x.1{}:0-14", "x.1{}:0-99999999999999999999999").replace("ynn_fusion.2{}:7-8",
-                                                                                  "ynn_fusion.2{}:8-7")
+    text = text.replace("x.1{}:0-14", "x.1{}:0-99999999999999999999999").replace(
+        "ynn_fusion.2{}:7-8", "ynn_fusion.2{}:8-7"
+    )
     lr.write_text(text)
     t = time.perf_counter()
     ws = Workspace()
@@ -89,11 +91,13 @@ def test_live_range_alone_takes_shapes_from_the_module(tmp_path):
 def test_deep_and_long_lines(tmp_path):
     deep = "(" * 5000 + "f32[]" + ")" * 5000
     numbers = ", ".join(str(i) for i in range(20000))
-    text = ("HloModule h\n\nENTRY %e () -> f32[] {\n"
-            f"  %t = {deep} tuple()\n"
-            f"  %c = f32[20000]{{0}} constant({{{numbers}}})\n"
-            f"  %u = {'(' * 3000} tup\n"
-            "  ROOT %r = f32[] constant(0)\n}\n")
+    text = (
+        "HloModule h\n\nENTRY %e () -> f32[] {\n"
+        f"  %t = {deep} tuple()\n"
+        f"  %c = f32[20000]{{0}} constant({{{numbers}}})\n"
+        f"  %u = {'(' * 3000} tup\n"
+        "  ROOT %r = f32[] constant(0)\n}\n"
+    )
     p = tmp_path / "h.hlo"
     p.write_text(text)
     ws = Workspace()

@@ -57,12 +57,14 @@ def whole(lines: list[str]) -> lsp.Range:
 
 # ------------------------------------------------------------------------------------------------ inlay hints
 
+
 async def test_inlay_hints_in_hlo_give_size_and_live_range(client):
     u = open_doc(client, HLO)
     lines = HLO.read_text().split("\n")
     live = parse_live_ranges(LIVE.read_text())
     hints = await client.text_document_inlay_hint_async(
-        lsp.InlayHintParams(text_document=lsp.TextDocumentIdentifier(uri=u), range=whole(lines)))
+        lsp.InlayHintParams(text_document=lsp.TextDocumentIdentifier(uri=u), range=whole(lines))
+    )
     by_line = {h.position.line: h for h in hints}
     checked = 0
     for n, line in enumerate(lines):
@@ -86,7 +88,8 @@ async def test_inlay_hints_in_buffer_listing(client):
     live = parse_live_ranges(LIVE.read_text())
     values = parse_assignment_listing(ASSIGN.read_text())
     hints = await client.text_document_inlay_hint_async(
-        lsp.InlayHintParams(text_document=lsp.TextDocumentIdentifier(uri=u), range=whole(lines)))
+        lsp.InlayHintParams(text_document=lsp.TextDocumentIdentifier(uri=u), range=whole(lines))
+    )
     by_line = {h.position.line: h for h in hints}
     assert len(by_line) == len(values)
     for v in values:
@@ -97,19 +100,28 @@ async def test_inlay_hints_in_buffer_listing(client):
             s, e = live[v["key"]]
             assert h.label.endswith(f"live {s}–{e}" if s != e else f"live {s}")
     # a range request answers for its lines only
-    part = await client.text_document_inlay_hint_async(lsp.InlayHintParams(
-        text_document=lsp.TextDocumentIdentifier(uri=u), range=lsp.Range(start=pos(0, 0), end=pos(5, 0))))
+    part = await client.text_document_inlay_hint_async(
+        lsp.InlayHintParams(
+            text_document=lsp.TextDocumentIdentifier(uri=u), range=lsp.Range(start=pos(0, 0), end=pos(5, 0))
+        )
+    )
     assert {h.position.line for h in part} == {v["line"] for v in values if v["line"] <= 5}
 
 
 # ------------------------------------------------------------------------------------------------ code lens
 
+
 async def test_code_lens_on_allocations_and_peak(client):
     text = ASSIGN.read_text()
     u = open_doc(client, ASSIGN)
-    lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
-    headers = [(n, int(m.group(1)), int(m.group(2))) for n, line in enumerate(text.split("\n"))
-               if (m := re.match(r"allocation (\d+): size (\d+)", line))]
+    lenses = await client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
+    headers = [
+        (n, int(m.group(1)), int(m.group(2)))
+        for n, line in enumerate(text.split("\n"))
+        if (m := re.match(r"allocation (\d+): size (\d+)", line))
+    ]
     total = sum(size for _, _, size in headers)
     counts = {}
     for v in parse_assignment_listing(text):
@@ -136,10 +148,15 @@ async def test_code_lens_on_allocations_and_peak(client):
     live_text = LIVE.read_text()
     step = int(re.search(r"Live ranges at (\d+) \(peak\)", live_text).group(1))
     printed = sum(int(x) for x in re.findall(r"^    \S+: (\d+) bytes \(cumulative", live_text, re.M))
-    lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=u2)))
+    lenses = await client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=u2))
+    )
     peak_line = next(n for n, line in enumerate(live_text.split("\n")) if "(peak)" in line)
-    seq_line = next(n for n, line in enumerate(live_text.split("\n")) if line == f"    {step}:" + line.split(":")[-1]
-                    and line.strip().startswith(f"{step}:"))
+    seq_line = next(
+        n
+        for n, line in enumerate(live_text.split("\n"))
+        if line == f"    {step}:" + line.split(":")[-1] and line.strip().startswith(f"{step}:")
+    )
     titled = {x.range.start.line: x.command for x in lenses}
     for ln in (peak_line, seq_line):
         assert titled[ln].command == "hlo.showMemoryTimeline" and list(titled[ln].arguments) == [u2]
@@ -150,7 +167,9 @@ async def test_code_lens_on_computation_headers(client):
     text = HLO.read_text()
     lines = text.split("\n")
     u = open_doc(client, HLO)
-    lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
+    lenses = await client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
     live_text = LIVE.read_text()
     entries = re.findall(r"^    (\S+)\{[\d,]*\}: (\d+) bytes \(cumulative", live_text, re.M)
     entry_line = next(n for n, line in enumerate(lines) if line.startswith("ENTRY "))
@@ -164,13 +183,27 @@ async def test_code_lens_on_computation_headers(client):
 
 # ------------------------------------------------------------------------------------------------ semantic tokens
 
+
 async def test_semantic_tokens_full_and_range(client):
     u = open_doc(client, HLO)
     lines = HLO.read_text().split("\n")
-    types = ["namespace", "function", "variable", "parameter", "type", "keyword", "macro", "property", "string",
-             "number", "comment", "enumMember"]
+    types = [
+        "namespace",
+        "function",
+        "variable",
+        "parameter",
+        "type",
+        "keyword",
+        "macro",
+        "property",
+        "string",
+        "number",
+        "comment",
+        "enumMember",
+    ]
     full = await client.text_document_semantic_tokens_full_async(
-        lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
+        lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
     toks = decode_tokens(full.data, types)
     at = {(ln, s): (length, t, mods) for ln, s, length, t, mods in toks}
     checked = 0
@@ -192,18 +225,34 @@ async def test_semantic_tokens_full_and_range(client):
     # tokens never overlap and are sorted
     for a, b in zip(toks, toks[1:]):
         assert (a[0], a[1] + a[2]) <= (b[0], b[1]) or a[0] < b[0]
-    rng = await client.text_document_semantic_tokens_range_async(lsp.SemanticTokensRangeParams(
-        text_document=lsp.TextDocumentIdentifier(uri=u), range=lsp.Range(start=pos(comp, 0), end=pos(comp + 5, 0))))
+    rng = await client.text_document_semantic_tokens_range_async(
+        lsp.SemanticTokensRangeParams(
+            text_document=lsp.TextDocumentIdentifier(uri=u), range=lsp.Range(start=pos(comp, 0), end=pos(comp + 5, 0))
+        )
+    )
     assert decode_tokens(rng.data, types) == [t for t in toks if comp <= t[0] <= comp + 5]
 
 
 async def test_semantic_tokens_in_buffer_file(client):
     u = open_doc(client, ASSIGN)
     lines = ASSIGN.read_text().split("\n")
-    types = ["namespace", "function", "variable", "parameter", "type", "keyword", "macro", "property", "string",
-             "number", "comment", "enumMember"]
+    types = [
+        "namespace",
+        "function",
+        "variable",
+        "parameter",
+        "type",
+        "keyword",
+        "macro",
+        "property",
+        "string",
+        "number",
+        "comment",
+        "enumMember",
+    ]
     full = await client.text_document_semantic_tokens_full_async(
-        lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
+        lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
     at = {(ln, s): (length, t) for ln, s, length, t, _ in decode_tokens(full.data, types)}
     for v in parse_assignment_listing(ASSIGN.read_text()):
         line = lines[v["line"]]
@@ -216,6 +265,7 @@ async def test_semantic_tokens_in_buffer_file(client):
 
 
 # ------------------------------------------------------------------------------------------------ completion
+
 
 async def _complete(client, path: Path, text: str, line: int, col: int) -> list[lsp.CompletionItem]:
     u = open_doc(client, path, text=text)
@@ -230,7 +280,7 @@ async def test_completion_contexts(client, tmp_path):
     root = next(n for n, line in enumerate(lines) if "ROOT %r" in line)
 
     def with_line(text: str) -> str:
-        return "\n".join(lines[:root] + [text] + lines[root + 1:])
+        return "\n".join(lines[:root] + [text] + lines[root + 1 :])
 
     t = "  ROOT %r = f32[] red"
     items = await _complete(client, path, with_line(t), root, len(t))
@@ -257,12 +307,13 @@ async def test_completion_contexts(client, tmp_path):
 
 # ------------------------------------------------------------------------------------------------ rename
 
+
 def apply_edits(text: str, edits: list[lsp.TextEdit]) -> str:
     lines = text.split("\n")
     for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
         ln = e.range.start.line
         assert e.range.end.line == ln
-        lines[ln] = lines[ln][:e.range.start.character] + e.new_text + lines[ln][e.range.end.character:]
+        lines[ln] = lines[ln][: e.range.start.character] + e.new_text + lines[ln][e.range.end.character :]
     return "\n".join(lines)
 
 
@@ -272,10 +323,13 @@ async def test_rename_instruction_and_computation(client, tmp_path):
     u = open_doc(client, path)
     lines = HANDWRITTEN.split("\n")
     zl = next(n for n, line in enumerate(lines) if "%zero = " in line)
-    prep = await client.text_document_prepare_rename_async(lsp.PrepareRenameParams(**tdp(u, zl, lines[zl].index("zero") + 1)))
+    prep = await client.text_document_prepare_rename_async(
+        lsp.PrepareRenameParams(**tdp(u, zl, lines[zl].index("zero") + 1))
+    )
     assert prep.placeholder == "zero"
-    edit = await client.text_document_rename_async(lsp.RenameParams(
-        **tdp(u, zl, lines[zl].index("zero") + 1), new_name="init"))
+    edit = await client.text_document_rename_async(
+        lsp.RenameParams(**tdp(u, zl, lines[zl].index("zero") + 1), new_name="init")
+    )
     new = apply_edits(HANDWRITTEN, edit.changes[u])
     assert new == HANDWRITTEN.replace("%zero", "%init")
     assert path.read_text() == HANDWRITTEN  # the server never writes
@@ -286,17 +340,20 @@ async def test_rename_instruction_and_computation(client, tmp_path):
 
     # parameter `a` of add_comp: the header's `a:` and its uses, not ENTRY's names
     al = next(n for n, line in enumerate(lines) if "%a = " in line)
-    edit = await client.text_document_rename_async(lsp.RenameParams(**tdp(u, al, lines[al].index("%a") + 1),
-                                                                    new_name="lhs"))
+    edit = await client.text_document_rename_async(
+        lsp.RenameParams(**tdp(u, al, lines[al].index("%a") + 1), new_name="lhs")
+    )
     expected = HANDWRITTEN.replace("(a: f32[]", "(lhs: f32[]").replace("%a ", "%lhs ").replace("(%a,", "(%lhs,")
     assert apply_edits(HANDWRITTEN, edit.changes[u]) == expected
 
     with pytest.raises(JsonRpcException, match="already exists"):
-        await client.text_document_rename_async(lsp.RenameParams(**tdp(u, zl, lines[zl].index("zero") + 1),
-                                                                 new_name="p"))
+        await client.text_document_rename_async(
+            lsp.RenameParams(**tdp(u, zl, lines[zl].index("zero") + 1), new_name="p")
+        )
     with pytest.raises(JsonRpcException, match="not a valid HLO name"):
-        await client.text_document_rename_async(lsp.RenameParams(**tdp(u, zl, lines[zl].index("zero") + 1),
-                                                                 new_name="1x y"))
+        await client.text_document_rename_async(
+            lsp.RenameParams(**tdp(u, zl, lines[zl].index("zero") + 1), new_name="1x y")
+        )
 
 
 async def test_rename_refused_where_buffer_files_name_the_instructions(client):

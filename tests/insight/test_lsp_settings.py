@@ -37,20 +37,28 @@ async def client(lsp_client: LanguageClient):
     def hint_refresh(params):
         REFRESHED.append("inlayHint")
 
-    await lsp_client.initialize_session(lsp.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        initialization_options={"inlayHints": {"enabled": False}}))
+    await lsp_client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            initialization_options={"inlayHints": {"enabled": False}},
+        )
+    )
     yield
     await lsp_client.shutdown_session()
 
 
 async def _lenses(client, u):
-    return await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
+    return await client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
 
 
 async def _hints(client, u):
-    return await client.text_document_inlay_hint_async(lsp.InlayHintParams(
-        text_document=lsp.TextDocumentIdentifier(uri=u), range=lsp.Range(start=pos(0, 0), end=pos(200, 0))))
+    return await client.text_document_inlay_hint_async(
+        lsp.InlayHintParams(
+            text_document=lsp.TextDocumentIdentifier(uri=u), range=lsp.Range(start=pos(0, 0), end=pos(200, 0))
+        )
+    )
 
 
 async def test_switches(client):
@@ -62,8 +70,9 @@ async def test_switches(client):
         await asyncio.sleep(0.1)
     assert list(await _lenses(client, u)) == []
     # a pushed change (the `hlo` section, as VS Code sends dotted keys) turns both back on
-    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
-        settings={"hlo": {"inlayHints.enabled": True, "codeLens.enabled": True}}))
+    client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings={"hlo": {"inlayHints.enabled": True, "codeLens.enabled": True}})
+    )
     for _ in range(50):
         if await _lenses(client, u):
             break
@@ -87,10 +96,11 @@ async def test_show_memory_timeline_writes_into_the_cache(client):
     before = sorted(os.listdir(LIVE.parent))
     u = open_doc(client, LIVE)
     for fmt, magic in (("html", b"<html"), ("svg", b"<svg"), ("png", b"\x89PNG")):
-        uri = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-            command="hlo.showMemoryTimeline", arguments=[u, fmt]))
+        uri = await client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command="hlo.showMemoryTimeline", arguments=[u, fmt])
+        )
         assert uri.startswith("file://")
-        out = Path(uri[len("file://"):])
+        out = Path(uri[len("file://") :])
         assert out.is_file() and str(out).startswith(CACHE) and out.suffix == "." + fmt
         assert magic in out.read_bytes()[:4096]
     assert sorted(os.listdir(LIVE.parent)) == before
@@ -103,8 +113,10 @@ async def test_show_memory_timeline_without_buffer_files_is_an_error(client):
     before = LIVE.with_name("module_0002.jit_predict.before_optimizations.txt")
     u = open_doc(client, before)
     with pytest.raises(JsonRpcException, match="no buffer-assignment files"):
-        await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-            command="hlo.showMemoryTimeline", arguments=[u]))
+        await client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command="hlo.showMemoryTimeline", arguments=[u])
+        )
     with pytest.raises(JsonRpcException):
-        await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-            command="hlo.showMemoryTimeline", arguments=[]))
+        await client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command="hlo.showMemoryTimeline", arguments=[])
+        )

@@ -6,7 +6,6 @@ BufferLiveRange section. Nothing expected is taken from hlo_lsp."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -48,7 +47,7 @@ def expected_peak(text: str) -> dict:
     m = PEAK.search(text)
     assert m, "dump has no peak list"
     entries = []
-    for line in text[m.end() + 1:].split("\n"):
+    for line in text[m.end() + 1 :].split("\n"):
         cm = CURRENT_ENTRY.match(line)
         om = OLD_ENTRY.match(line)
         if cm:
@@ -58,8 +57,7 @@ def expected_peak(text: str) -> dict:
         else:
             break
     b = BREAKDOWN.search(text)
-    return {"step": int(m.group(1)), "entries": entries,
-            "total": int(b.group(1).replace(" ", "")) if b else None}
+    return {"step": int(m.group(1)), "entries": entries, "total": int(b.group(1).replace(" ", "")) if b else None}
 
 
 def report_for(path: Path):
@@ -108,6 +106,7 @@ def test_xla_peak_on_shared():
 
 
 # ------------------------------------------------------------------------------------ allocated view
+
 
 def _category(header: str) -> str:
     if re.search(r"\bparameter \d+", header):
@@ -180,6 +179,7 @@ def test_allocated_view_padding_on_tpu_seed():
 
 # ------------------------------------------------------------------------------------ the algorithm itself
 
+
 def test_adds_come_before_removes_at_one_time():
     # a ends at 0 (removed at 1); b starts at 1: with adds first the sum at 1 is 10 + 7 > 10
     assert xla_peak_step([(0, 0, 10), (1, 1, 7)]) == (1, 17)
@@ -201,7 +201,7 @@ def test_source_of_peak_values():
     frame = int(re.search(r"stack_frame_id=(\d+)", line).group(1))
     loc = int(re.search(rf"^{frame} {{file_location_id=(\d+)", hlo, re.M).group(1))
     row = re.search(rf"^{loc} {{file_name_id=(\d+) function_name_id=\d+ line=(\d+)", hlo, re.M)
-    fname = re.search(rf'^{row.group(1)} "([^"]*)"', hlo[hlo.index("FileNames"):], re.M).group(1)
+    fname = re.search(rf'^{row.group(1)} "([^"]*)"', hlo[hlo.index("FileNames") :], re.M).group(1)
     assert (fused.source.frames[0].file, fused.source.frames[0].line) == (fname, int(row.group(2)))
 
 
@@ -212,8 +212,9 @@ def test_old_dump_source_from_metadata():
     with_src = [v for v in r.xla.live if v.source and v.source.frames]
     assert with_src
     for v in with_src:
-        m = re.search(rf"from instruction: %{re.escape(v.instruction)} = .*source_file=\"([^\"]+)\" source_line=(\d+)",
-                      text)
+        m = re.search(
+            rf"from instruction: %{re.escape(v.instruction)} = .*source_file=\"([^\"]+)\" source_line=(\d+)", text
+        )
         assert m and (v.source.frames[0].file, v.source.frames[0].line) == (m.group(1), int(m.group(2)))
 
 

@@ -4,8 +4,23 @@ from __future__ import annotations
 
 import re
 
-BITS = {"pred": 8, "s8": 8, "u8": 8, "s16": 16, "u16": 16, "f16": 16, "bf16": 16, "s32": 32, "u32": 32, "f32": 32,
-        "s64": 64, "u64": 64, "f64": 64, "c64": 64, "c128": 128}
+BITS = {
+    "pred": 8,
+    "s8": 8,
+    "u8": 8,
+    "s16": 16,
+    "u16": 16,
+    "f16": 16,
+    "bf16": 16,
+    "s32": 32,
+    "u32": 32,
+    "f32": 32,
+    "s64": 64,
+    "u64": 64,
+    "f64": 64,
+    "c64": 64,
+    "c128": 128,
+}
 
 
 def human(n: int) -> str:
@@ -36,7 +51,7 @@ def decode_tokens(data: list[int], types: list[str]) -> list[tuple[int, int, int
     out = []
     line = start = 0
     for i in range(0, len(data), 5):
-        dl, ds, length, t, mods = data[i:i + 5]
+        dl, ds, length, t, mods = data[i : i + 5]
         line += dl
         start = start + ds if dl == 0 else ds
         out.append((line, start, length, types[t], mods))

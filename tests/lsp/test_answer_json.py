@@ -11,9 +11,11 @@ from hypothesis import strategies as st
 from hlo_lsp.lsp import doc_answers
 from hlo_lsp.lsp.doc_answers import ints_json, list_json
 
-JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
-                       lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=5), kids, max_size=4),
-                       max_leaves=12)
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=5), kids, max_size=4),
+    max_leaves=12,
+)
 
 
 @given(st.lists(st.integers(0, 2**31 - 1), max_size=300), st.integers(1, 40))

@@ -42,7 +42,8 @@ async def test_every_corpus_value(client):
             d = await client.text_document_definition_async(lsp.DefinitionParams(**tdp(u, v["line"], v["col"] + 1)))
             assert d and d[0].uri == hlo_uri and d[0].range.start.line == instr[v["instruction"]], (v, d)
             t = await client.text_document_type_definition_async(
-                lsp.TypeDefinitionParams(**tdp(u, v["line"], v["col"] + 1)))
+                lsp.TypeDefinitionParams(**tdp(u, v["line"], v["col"] + 1))
+            )
             assert t and t[0].uri == u and t[0].range.start.line == v["allocation_line"], (v, t)
             checked += 1
     print(f"checked {checked} values in {len(SETS)} split sets")

@@ -29,8 +29,9 @@ from tests.lsp.util import open_doc, tdp, uri
 STEM = "module_0000.jit_piecewise.cpu_after_optimizations"
 SRC_DIR = DATA / "jax-cpu" / "cond_switch"
 BIG_SRC = DATA / "jax-cpu" / "loops_scan_while" / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations.txt"
-EDITS = st.lists(st.tuples(st.floats(0, 0.999), st.sampled_from(["space", "blank", "delete", "rename"])),
-                 min_size=1, max_size=5)
+EDITS = st.lists(
+    st.tuples(st.floats(0, 0.999), st.sampled_from(["space", "blank", "delete", "rename"])), min_size=1, max_size=5
+)
 _dirs = itertools.count()
 
 
@@ -54,13 +55,14 @@ def _edit(lines: list[str], frac: float, what: str) -> lsp.TextDocumentContentCh
     k = text.find("%")
     if k < 0:
         return None
-    lines[ln] = text[: k + 1] + "z" + text[k + 1:]
+    lines[ln] = text[: k + 1] + "z" + text[k + 1 :]
     return _change(ln, k + 1, ln, k + 1, "z")
 
 
 def _change(sl, sc, el, ec, text) -> lsp.TextDocumentContentChangePartial:
-    return lsp.TextDocumentContentChangePartial(range=lsp.Range(start=lsp.Position(line=sl, character=sc),
-                                                                end=lsp.Position(line=el, character=ec)), text=text)
+    return lsp.TextDocumentContentChangePartial(
+        range=lsp.Range(start=lsp.Position(line=sl, character=sc), end=lsp.Position(line=el, character=ec)), text=text
+    )
 
 
 async def _whole(client, u: str) -> tuple:
@@ -86,7 +88,8 @@ def _strip(x, u: str):
 
 async def _tokens(client, u: str) -> lsp.SemanticTokens:
     return await client.text_document_semantic_tokens_full_async(
-        lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
+        lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
@@ -107,13 +110,18 @@ async def test_kept_and_delta_answers_equal_a_fresh_document(client, tmp_path_fa
         change = _edit(lines, frac, what)
         if change is None:
             continue
-        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version), content_changes=[change]))
-        delta = await client.text_document_semantic_tokens_full_delta_async(lsp.SemanticTokensDeltaParams(
-            text_document=lsp.TextDocumentIdentifier(uri=u), previous_result_id=rid))
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version), content_changes=[change]
+            )
+        )
+        delta = await client.text_document_semantic_tokens_full_delta_async(
+            lsp.SemanticTokensDeltaParams(text_document=lsp.TextDocumentIdentifier(uri=u), previous_result_id=rid)
+        )
         if isinstance(delta, lsp.SemanticTokensDelta):
-            data = apply_token_edits(data, [{"start": e.start, "deleteCount": e.delete_count, "data": e.data}
-                                            for e in delta.edits])
+            data = apply_token_edits(
+                data, [{"start": e.start, "deleteCount": e.delete_count, "data": e.data} for e in delta.edits]
+            )
         else:
             data = list(delta.data)
         rid = delta.result_id
@@ -148,8 +156,11 @@ async def test_cancelled_request_gets_request_cancelled_and_a_later_one_answers(
     path.write_text("\n".join(lines))
     u = open_doc(client, path)
     doc = lsp.TextDocumentIdentifier(uri=u)
-    fut = asyncio.wrap_future(client.protocol.send_request(  # written now (send_request_async writes when awaited)
-        lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DocumentDiagnosticParams(text_document=doc), msg_id="cancel-me"))
+    fut = asyncio.wrap_future(
+        client.protocol.send_request(  # written now (send_request_async writes when awaited)
+            lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DocumentDiagnosticParams(text_document=doc), msg_id="cancel-me"
+        )
+    )
     client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="cancel-me"))
     with pytest.raises(JsonRpcRequestCancelled):
         await fut
@@ -164,8 +175,9 @@ async def test_cancelled_tokens_are_computed_once_and_answer_the_next_request(cl
     the editor sends next at the same version gets it, with every instruction definition coloured."""
     u = open_doc(client, big)
     params = lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
-    fut = asyncio.wrap_future(client.protocol.send_request(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, params,
-                                                           msg_id="cancel-tokens"))
+    fut = asyncio.wrap_future(
+        client.protocol.send_request(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, params, msg_id="cancel-tokens")
+    )
     client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="cancel-tokens"))
     try:
         first = await fut
@@ -186,7 +198,8 @@ async def test_hover_answers_while_whole_document_requests_are_computed(client, 
     lines = path.read_text().split("\n")
     u = open_doc(client, path)
     await client.text_document_folding_range_async(  # waits until the document is read
-        lsp.FoldingRangeParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
+        lsp.FoldingRangeParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
     ln = max(i for i, x in enumerate(lines) if re.match(r"\s*(ROOT )?%[\w.\-]+ = ", x))
     col = lines[ln].index("%") + 1
     order: list[str] = []
@@ -195,17 +208,22 @@ async def test_hover_answers_while_whole_document_requests_are_computed(client, 
     for version in (2, 3):  # a new version each time (an instruction line edited): nothing kept, all computed
         lines[edit_ln] += " "
         end = len(lines[edit_ln]) - 1
-        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version),
-            content_changes=[_change(edit_ln, end, edit_ln, end, " ")]))
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version),
+                content_changes=[_change(edit_ln, end, edit_ln, end, " ")],
+            )
+        )
         order.clear()
 
         def done(name):
             return lambda _: order.append(name)
 
-        slow = [client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(text_document=doc)),
-                client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=doc)),
-                client.text_document_folding_range_async(lsp.FoldingRangeParams(text_document=doc))]
+        slow = [
+            client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(text_document=doc)),
+            client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=doc)),
+            client.text_document_folding_range_async(lsp.FoldingRangeParams(text_document=doc)),
+        ]
         slow = [asyncio.ensure_future(f) for f in slow]  # written in this order, before the hover
         for name, f in zip(("tokens", "outline", "folding"), slow):
             f.add_done_callback(done(name))

@@ -42,10 +42,20 @@ async def hover_at(client, u, line, col):
 
 async def test_server_capabilities(client):
     result = client.init_result.capabilities
-    for name in ("hover_provider", "definition_provider", "references_provider", "type_definition_provider",
-                 "document_symbol_provider", "workspace_symbol_provider", "folding_range_provider",
-                 "document_highlight_provider", "document_link_provider", "call_hierarchy_provider",
-                 "declaration_provider", "diagnostic_provider"):
+    for name in (
+        "hover_provider",
+        "definition_provider",
+        "references_provider",
+        "type_definition_provider",
+        "document_symbol_provider",
+        "workspace_symbol_provider",
+        "folding_range_provider",
+        "document_highlight_provider",
+        "document_link_provider",
+        "call_hierarchy_provider",
+        "declaration_provider",
+        "diagnostic_provider",
+    ):
         assert getattr(result, name), name
     sync = result.text_document_sync
     assert sync.change == lsp.TextDocumentSyncKind.Incremental
@@ -126,7 +136,7 @@ async def test_hover_allocation_header(client):
     assert field(text, "Size").startswith("132 bytes")
     assert field(text, "Kind") == "preallocated-temp"
     n_values = 0
-    for x in lines[ln + 1:]:
+    for x in lines[ln + 1 :]:
         if not x.startswith(" value:"):
             break
         n_values += 1
@@ -214,7 +224,7 @@ async def test_definition_operand_computation_parameter_and_frame(client):
     # parameter(0) of region_1.2 (branch 1) -> the conditional's operand 2 (operand 0 selects the branch)
     pl, pc = find(lines, "%x.1 = ", header)
     d = await client.text_document_definition_async(lsp.DefinitionParams(**tdp(u, pl, pc + 2)))
-    operand2 = [m.start(1) for m in re.finditer(r"%([\w.\-]+)", lines[ln][lines[ln].index("conditional("):])][2]
+    operand2 = [m.start(1) for m in re.finditer(r"%([\w.\-]+)", lines[ln][lines[ln].index("conditional(") :])][2]
     assert d[0].range.start.line == ln
     assert d[0].range.start.character == lines[ln].index("conditional(") + operand2
     # stack_frame_id -> the FileLocations row (programs/cond_switch.py is not on disk here)
@@ -227,15 +237,17 @@ async def test_references_value_across_files(client):
     u = open_doc(client, LIVE)
     lines = lines_of(LIVE)
     ln, col = find(lines, "    tuple.2{}:")
-    refs = await client.text_document_references_async(lsp.ReferenceParams(
-        **tdp(u, ln, col + 6), context=lsp.ReferenceContext(include_declaration=True)))
+    refs = await client.text_document_references_async(
+        lsp.ReferenceParams(**tdp(u, ln, col + 6), context=lsp.ReferenceContext(include_declaration=True))
+    )
     uris = {r.uri for r in refs}
     for f in (BA, VALUES, LIVE, HLO):
         assert f.resolve().as_uri() in uris, f.name
     expected_live = sum(1 for x in lines if re.match(r"^\s+(\d+:)?tuple\.2(\{\})?(:|$)", x))
     assert sum(1 for r in refs if r.uri == u) >= expected_live
-    no_decl = await client.text_document_references_async(lsp.ReferenceParams(
-        **tdp(u, ln, col + 6), context=lsp.ReferenceContext(include_declaration=False)))
+    no_decl = await client.text_document_references_async(
+        lsp.ReferenceParams(**tdp(u, ln, col + 6), context=lsp.ReferenceContext(include_declaration=False))
+    )
     assert len(no_decl) < len(refs)
 
 
@@ -243,9 +255,12 @@ async def test_references_computation_callers_and_call_hierarchy(client):
     u = open_doc(client, HLO)
     lines = lines_of(HLO)
     header = next(i for i, x in enumerate(lines) if x.startswith("%fused_computation "))
-    refs = await client.text_document_references_async(lsp.ReferenceParams(
-        **tdp(u, header, 3), context=lsp.ReferenceContext(include_declaration=False)))
-    callers = [i for i, x in enumerate(lines) if "calls=%fused_computation," in x or x.endswith("calls=%fused_computation")]
+    refs = await client.text_document_references_async(
+        lsp.ReferenceParams(**tdp(u, header, 3), context=lsp.ReferenceContext(include_declaration=False))
+    )
+    callers = [
+        i for i, x in enumerate(lines) if "calls=%fused_computation," in x or x.endswith("calls=%fused_computation")
+    ]
     assert sorted(r.range.start.line for r in refs) == callers
     items = await client.text_document_prepare_call_hierarchy_async(lsp.CallHierarchyPrepareParams(**tdp(u, header, 3)))
     incoming = await client.call_hierarchy_incoming_calls_async(lsp.CallHierarchyIncomingCallsParams(item=items[0]))
@@ -253,43 +268,52 @@ async def test_references_computation_callers_and_call_hierarchy(client):
     entry = next(i for i, x in enumerate(lines) if x.startswith("ENTRY "))
     items = await client.text_document_prepare_call_hierarchy_async(lsp.CallHierarchyPrepareParams(**tdp(u, entry, 8)))
     outgoing = await client.call_hierarchy_outgoing_calls_async(lsp.CallHierarchyOutgoingCallsParams(item=items[0]))
-    called = set(re.findall(r"(?:calls|branch_computations)=\{?%([\w.]+)(?:, %([\w.]+))?",
-                            "\n".join(lines[entry:])).__iter__().__next__())
+    called = set(
+        re.findall(r"(?:calls|branch_computations)=\{?%([\w.]+)(?:, %([\w.]+))?", "\n".join(lines[entry:]))
+        .__iter__()
+        .__next__()
+    )
     assert {c.to.name for c in outgoing} >= {x for x in called if x}
 
 
 async def test_document_symbols_folding_highlight(client):
     u = open_doc(client, HLO)
     lines = lines_of(HLO)
-    syms = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(
-        text_document=lsp.TextDocumentIdentifier(uri=u)))
+    syms = await client.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
     module = syms[0]
     assert module.name == "jit_piecewise"
     comp_names = [c.name for c in module.children]
     assert comp_names == [re.match(r"(?:ENTRY )?%([^ ]+)", x).group(1) for x in lines if re.match(r"^(ENTRY )?%", x)]
     entry = module.children[-1]
-    assert [c.name for c in entry.children] == [re.match(r"\s+(?:ROOT )?%([^ ]+)", x).group(1)
-                                               for x in lines[entry.range.start.line + 1: entry.range.end.line]]
-    folds = await client.text_document_folding_range_async(lsp.FoldingRangeParams(
-        text_document=lsp.TextDocumentIdentifier(uri=u)))
+    assert [c.name for c in entry.children] == [
+        re.match(r"\s+(?:ROOT )?%([^ ]+)", x).group(1) for x in lines[entry.range.start.line + 1 : entry.range.end.line]
+    ]
+    folds = await client.text_document_folding_range_async(
+        lsp.FoldingRangeParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
     starts = {f.start_line for f in folds}
     assert all(i in starts for i, x in enumerate(lines) if re.match(r"^(ENTRY )?%.*\{$", x))
     ln, col = find(lines, "%tuple.2 = ")
     hl = await client.text_document_document_highlight_async(lsp.DocumentHighlightParams(**tdp(u, ln, col + 2)))
     assert sum(1 for h in hl if h.kind == lsp.DocumentHighlightKind.Write) == 1
-    assert sum(1 for h in hl if h.kind == lsp.DocumentHighlightKind.Read) == lines[ln + 1:].__str__().count("%tuple.2,") + \
-        lines[ln + 1:].__str__().count("%tuple.2)")
+    assert sum(1 for h in hl if h.kind == lsp.DocumentHighlightKind.Read) == lines[ln + 1 :].__str__().count(
+        "%tuple.2,"
+    ) + lines[ln + 1 :].__str__().count("%tuple.2)")
 
 
 async def test_buffer_symbols_and_peak_links(client):
     u = open_doc(client, BA)
-    syms = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(
-        text_document=lsp.TextDocumentIdentifier(uri=u)))
+    syms = await client.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
     headers = [x for x in lines_of(BA) if x.startswith("allocation ")]
     assert [s.name for s in syms] == [h.split(":")[0] for h in headers]
     lu = open_doc(client, LIVE)
-    links = await client.text_document_document_link_async(lsp.DocumentLinkParams(
-        text_document=lsp.TextDocumentIdentifier(uri=lu)))
+    links = await client.text_document_document_link_async(
+        lsp.DocumentLinkParams(text_document=lsp.TextDocumentIdentifier(uri=lu))
+    )
     lines = lines_of(LIVE)
     peak_entries = [i for i, x in enumerate(lines) if re.match(r"^    \S+: \d+ bytes", x)]
     assert sorted({lk.range.start.line for lk in links}) == peak_entries
@@ -308,5 +332,5 @@ async def test_nothing_under_cursor_and_unknown_method(client):
     u = open_doc(client, HLO)
     d = await client.text_document_definition_async(lsp.DefinitionParams(**tdp(u, 1, 0)))
     assert d is None
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - whatever error type the client raises for MethodNotFound
         await client.protocol.send_request_async("hlo/noSuchMethod", {})

@@ -18,9 +18,13 @@ ROOT = DATA / "jax-cpu"
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "hlo_lsp"]), scope="module")
 async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(lsp.InitializeParams(
-        capabilities=client_capabilities("neovim"), root_uri=ROOT.resolve().as_uri(),
-        workspace_folders=[lsp.WorkspaceFolder(uri=ROOT.resolve().as_uri(), name="jax-cpu")]))
+    await lsp_client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=client_capabilities("neovim"),
+            root_uri=ROOT.resolve().as_uri(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=ROOT.resolve().as_uri(), name="jax-cpu")],
+        )
+    )
     yield
     await lsp_client.shutdown_session()
 

@@ -26,8 +26,9 @@ def instruction_lines(hlo_text: str) -> dict[str, int]:
     return out
 
 
-FILES = sorted(p for v in ("jax-0.4.30", "jax-0.4.35")
-               for p in (DATA / "producers" / v).rglob("*-buffer-assignment.txt"))
+FILES = sorted(
+    p for v in ("jax-0.4.30", "jax-0.4.35") for p in (DATA / "producers" / v).rglob("*-buffer-assignment.txt")
+)
 
 
 async def test_hover_and_definition_from_glued_headers(client):
@@ -70,5 +71,6 @@ async def test_companion_file_says_what_it_is(client):
         await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     diags = client.diagnostics[u]
     assert [(d.severity, d.code, d.range.start.line) for d in diags] == [
-        (lsp.DiagnosticSeverity.Information, "dump.companion", 0)]
+        (lsp.DiagnosticSeverity.Information, "dump.companion", 0)
+    ]
     assert diags[0].message.startswith("GPU thunk sequence")

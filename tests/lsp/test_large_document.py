@@ -60,12 +60,14 @@ def _expected(path, text, monkeypatch) -> list[tuple]:
 
 async def _diagnostics_for(client, u: str, version: int, timeout: float = 60) -> list[lsp.Diagnostic]:
     """The diagnostics published for ``u`` at ``version`` (waiting for them)."""
+
     async def wait():
         while True:
             got = [p for p in client.published if p.uri == u and p.version == version]
             if got:
                 return got[-1].diagnostics
             await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
     return await asyncio.wait_for(wait(), timeout)
 
 
@@ -97,8 +99,10 @@ async def test_large_module_diagnostics_progress_and_requests(client, big, monke
     # the read was shown as a progress that began and ended (its end comes after the publication)
     def ended() -> bool:
         reports = [client.progress_reports[t] for t in set(client.progress_reports) - tokens_before]
-        return any(r and isinstance(r[0], lsp.WorkDoneProgressBegin) and isinstance(r[-1], lsp.WorkDoneProgressEnd)
-                   for r in reports)
+        return any(
+            r and isinstance(r[0], lsp.WorkDoneProgressBegin) and isinstance(r[-1], lsp.WorkDoneProgressEnd)
+            for r in reports
+        )
 
     for _ in range(300):
         if ended():
@@ -116,14 +120,19 @@ async def test_large_module_diagnostics_progress_and_requests(client, big, monke
     counts: dict[str, int] = {}
     for ln in _instruction_lines(lines):
         x = lines[ln]
-        ops = x[x.find("(%") + 1: x.find(")", x.find("(%"))] if "(%" in x else ""
+        ops = x[x.find("(%") + 1 : x.find(")", x.find("(%"))] if "(%" in x else ""
         for op in dict.fromkeys(USE.findall(ops + ")")):
             counts[op] = counts.get(op, 0) + 1
     busy = max(counts, key=counts.get)
     assert counts[busy] >= 5
-    def_line = next(ln for ln in _instruction_lines(lines) if re.match(rf"\s+(ROOT\s+)?%{re.escape(busy)} = ", lines[ln]))
-    refs = await client.text_document_references_async(lsp.ReferenceParams(
-        **tdp(u, def_line, lines[def_line].index(busy)), context=lsp.ReferenceContext(include_declaration=True)))
+    def_line = next(
+        ln for ln in _instruction_lines(lines) if re.match(rf"\s+(ROOT\s+)?%{re.escape(busy)} = ", lines[ln])
+    )
+    refs = await client.text_document_references_async(
+        lsp.ReferenceParams(
+            **tdp(u, def_line, lines[def_line].index(busy)), context=lsp.ReferenceContext(include_declaration=True)
+        )
+    )
     in_signature = " parameter(" in lines[def_line]  # a parameter is named in its computation's header too
     assert len(refs) == counts[busy] + 1 + in_signature
     assert len({(r.range.start.line, r.range.start.character) for r in refs}) == len(refs)
@@ -131,11 +140,20 @@ async def test_large_module_diagnostics_progress_and_requests(client, big, monke
     # an edit mends the second fault: its diagnostic goes, the first stays
     ln = faults[1]
     k = lines[ln].index("nowhere_")
-    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=2),
-        content_changes=[lsp.TextDocumentContentChangePartial(
-            range=lsp.Range(start=lsp.Position(line=ln, character=k),
-                            end=lsp.Position(line=ln, character=k + len("nowhere_"))), text="")]))
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=2),
+            content_changes=[
+                lsp.TextDocumentContentChangePartial(
+                    range=lsp.Range(
+                        start=lsp.Position(line=ln, character=k),
+                        end=lsp.Position(line=ln, character=k + len("nowhere_")),
+                    ),
+                    text="",
+                )
+            ],
+        )
+    )
     after = await _diagnostics_for(client, u, 2)
     codes = {(d.range.start.line, str(d.code)) for d in after}
     assert (faults[0], "undefined-operand") in codes and (faults[1], "undefined-operand") not in codes

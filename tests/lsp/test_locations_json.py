@@ -30,8 +30,9 @@ LOCS = [
 ]
 
 
-@pytest.mark.parametrize("encoding", [lsp.PositionEncodingKind.Utf16, lsp.PositionEncodingKind.Utf8,
-                                      lsp.PositionEncodingKind.Utf32])
+@pytest.mark.parametrize(
+    "encoding", [lsp.PositionEncodingKind.Utf16, lsp.PositionEncodingKind.Utf8, lsp.PositionEncodingKind.Utf32]
+)
 def test_spans_json_equals_the_lsprotocol_locations(encoding):
     conv = Converter(encoding, LINES.get)
     expected = server.protocol._converter.unstructure([conv.location(x) for x in LOCS])

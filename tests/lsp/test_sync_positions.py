@@ -21,8 +21,11 @@ STEM = "module_0000.jit_piecewise.cpu_after_optimizations"
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "hlo_lsp"]), scope="module")
 async def client(lsp_client: LanguageClient):
     """A minimal client: plain-text hovers only, UTF-16 positions, no plugin (languageId plaintext)."""
-    caps = lsp.ClientCapabilities(text_document=lsp.TextDocumentClientCapabilities(
-        hover=lsp.HoverClientCapabilities(content_format=[lsp.MarkupKind.PlainText])))
+    caps = lsp.ClientCapabilities(
+        text_document=lsp.TextDocumentClientCapabilities(
+            hover=lsp.HoverClientCapabilities(content_format=[lsp.MarkupKind.PlainText])
+        )
+    )
     await lsp_client.initialize_session(lsp.InitializeParams(capabilities=caps))
     yield
     await lsp_client.shutdown_session()
@@ -81,11 +84,19 @@ async def test_incremental_change_updates_diagnostics(client, tmp_path):
     lines = ASTRAL.split("\n")
     ln, col = find(lines, "call(%a)")
     start = col + len("call(%")
-    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=2),
-        content_changes=[lsp.TextDocumentContentChangePartial(
-            range=lsp.Range(start=lsp.Position(line=ln, character=start),
-                            end=lsp.Position(line=ln, character=start + 1)), text="zz")]))
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=2),
+            content_changes=[
+                lsp.TextDocumentContentChangePartial(
+                    range=lsp.Range(
+                        start=lsp.Position(line=ln, character=start), end=lsp.Position(line=ln, character=start + 1)
+                    ),
+                    text="zz",
+                )
+            ],
+        )
+    )
     await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     while client.diagnostics.get(u) is None or not client.diagnostics[u]:
         await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -98,8 +109,9 @@ async def test_pull_diagnostics(client, tmp_path):
     f = tmp_path / "pull.hlo"
     f.write_text(ASTRAL.replace("parameter(0)\n  ROOT %r", "parameter(0)\n  ROOT %r").replace("%a)", "%q)"))
     u = open_doc(client, f)
-    rep = await client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
-        text_document=lsp.TextDocumentIdentifier(uri=u)))
+    rep = await client.text_document_diagnostic_async(
+        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
     assert [d.code for d in rep.items] == ["undefined-operand"]
 
 

@@ -13,8 +13,13 @@ def uri(path: Path) -> str:
 
 def open_doc(client, path: Path, language: str = "plaintext", text: str | None = None, version: int = 1) -> str:
     u = uri(path)
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
-        uri=u, language_id=language, version=version, text=path.read_text() if text is None else text)))
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(
+                uri=u, language_id=language, version=version, text=path.read_text() if text is None else text
+            )
+        )
+    )
     return u
 
 

@@ -25,8 +25,12 @@ OOM = DATA / "oom"
 DIFF = DATA / "diff"
 MEMORY = DATA / "memory"
 LONG = ("long_1dev", "long_mesh")
-BUFFER_SUFFIXES = ("-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt",
-                   "-memory-usage-report.txt")
+BUFFER_SUFFIXES = (
+    "-buffer-assignment.txt",
+    "-buffer-assignment-values.txt",
+    "-live-range.txt",
+    "-memory-usage-report.txt",
+)
 
 ENTRY = re.compile(r"^\s+(\d+)\. Size: (\S+)\n(?P<body>(?:\s{5}.*\n)*?)\s+=+\n", re.M)
 FIELD = re.compile(r"^\s+(Operator|Shape|Unpadded size|XLA label|Allocation type): (.*)$", re.M)
@@ -46,7 +50,7 @@ def approx_bytes(text: str) -> tuple[float, float]:
     assert m, text
     decimals = len(m[1].split(".")[1]) if "." in m[1] else 0
     unit = UNITS[m[2]]
-    return float(m[1]) * unit, 0.5 * 10 ** -decimals * unit
+    return float(m[1]) * unit, 0.5 * 10**-decimals * unit
 
 
 def entries(log: str) -> list[dict]:
@@ -54,7 +58,7 @@ def entries(log: str) -> list[dict]:
     head = log.index("Largest program allocations in hbm:")
     tail = log.find("Largest program arguments and outputs", head)
     out = []
-    for m in ENTRY.finditer(log[head:tail if tail > 0 else None]):
+    for m in ENTRY.finditer(log[head : tail if tail > 0 else None]):
         fields = dict(FIELD.findall(m["body"]))
         out.append({"rank": int(m[1]), "size": m[2], **fields})
     return out
@@ -82,8 +86,11 @@ def test_long_form_labels_resolve_to_instructions_and_buffers(name):
         inst = m[1]
         assert inst in defined, f"{name}: {inst} not defined in the after-optimizations HLO"
         size, slack = approx_bytes(e["size"])
-        same = [(n, idx, s, shape) for n, idx, s, shape in values
-                if n == inst and abs(int(s) - size) <= slack and shape == e["Shape"]]
+        same = [
+            (n, idx, s, shape)
+            for n, idx, s, shape in values
+            if n == inst and abs(int(s) - size) <= slack and shape == e["Shape"]
+        ]
         assert same, f"{name}: no buffer value {inst} of {e['size']} {e['Shape']}"
         checked += 1
     assert checked >= len(found) - 1
@@ -92,11 +99,13 @@ def test_long_form_labels_resolve_to_instructions_and_buffers(name):
 @pytest.mark.parametrize("name", LONG)
 def test_long_form_arguments_and_outputs_part(name):
     log = one(OOM / name, ".log").read_text(encoding="utf-8")
-    part = log[log.index("Largest program arguments and outputs in hbm:"):]
+    part = log[log.index("Largest program arguments and outputs in hbm:") :]
     labels = re.findall(r"XLA label: (.*)", part)
     assert labels and all(re.fullmatch(r"(Argument \d+|Output) index \{[\d,]*\}", x) for x in labels)
-    layout = re.search(r"entry_computation_layout=\{\((.*?)\)->",
-                       one(OOM / name, ".after_optimizations.txt").read_text(encoding="utf-8")).group(1)
+    layout = re.search(
+        r"entry_computation_layout=\{\((.*?)\)->",
+        one(OOM / name, ".after_optimizations.txt").read_text(encoding="utf-8"),
+    ).group(1)
     n_params = len(re.findall(r"[a-z]\w*\[[\d,]*\]", layout))
     assert all(int(a) < n_params for a in re.findall(r"Argument (\d+) index", part))
 
@@ -106,7 +115,7 @@ def test_mesh_report_is_per_device():
     log = one(OOM / "long_mesh", ".log").read_text(encoding="utf-8")
     hlo = one(OOM / "long_mesh", ".after_optimizations.txt").read_text(encoding="utf-8")
     assert "num_partitions=4" in hlo.splitlines()[0]
-    shapes = set(re.findall(r"Shape: (f32\[\d+,\d+\])", log[log.index("Largest program arguments"):]))
+    shapes = set(re.findall(r"Shape: (f32\[\d+,\d+\])", log[log.index("Largest program arguments") :]))
     assert "f32[16384,8192]" in shapes and "f32[16384,16384]" not in shapes
 
 
@@ -124,10 +133,13 @@ def stem_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.name.endswith("after_optimizations.txt"))
 
 
-@pytest.mark.parametrize("folder", [p.parent for p in sorted((OOM.rglob("*after_optimizations.txt")))]
-                         + [p.parent for p in sorted(DIFF.glob("*/*/*after_optimizations.txt"))]
-                         + [p.parent for p in sorted(MEMORY.glob("*/*after_optimizations.txt"))],
-                         ids=lambda p: str(p.relative_to(DATA)))
+@pytest.mark.parametrize(
+    "folder",
+    [p.parent for p in sorted(OOM.rglob("*after_optimizations.txt"))]
+    + [p.parent for p in sorted(DIFF.glob("*/*/*after_optimizations.txt"))]
+    + [p.parent for p in sorted(MEMORY.glob("*/*after_optimizations.txt"))],
+    ids=lambda p: str(p.relative_to(DATA)),
+)
 def test_each_set_is_whole_and_reads_without_a_finding(folder, capsys):
     (hlo,) = stem_files(folder)
     stem = hlo.name[: -len(".txt")]
@@ -185,13 +197,18 @@ def test_donation_sample_has_donated_and_undonated_parameters(name):
     header = text.splitlines()[0]
     aliased = {int(p) for p in re.findall(r"\{\d+\}: \((\d+), \{\}, may-alias\)", header)}
     start = text.index("\nENTRY ")
-    entry = text[start:text.index("\n}", start)]
-    params = {int(m[2]): (m[1], m[3].replace("\\'", "'")) for m in re.finditer(
-        r"^\s*%\S+ = (\S+) parameter\((\d+)\),.*?metadata=\{op_name=\"(.*?)\"", entry, re.M)}
+    entry = text[start : text.index("\n}", start)]
+    params = {
+        int(m[2]): (m[1], m[3].replace("\\'", "'"))
+        for m in re.finditer(r"^\s*%\S+ = (\S+) parameter\((\d+)\),.*?metadata=\{op_name=\"(.*?)\"", entry, re.M)
+    }
     outputs = re.search(r"->\((.*)\)\}", header)[1]
     out_shapes = re.findall(r"[a-z]\w*\[[\d,]*\]", outputs)
     donated = {params[i][1] for i in aliased if i in params}
-    undonated = {params[i][1] for i in params if i not in aliased
-                 and re.sub(r"\{.*", "", params[i][0]) in out_shapes and params[i][1].startswith("momentum")}
+    undonated = {
+        params[i][1]
+        for i in params
+        if i not in aliased and re.sub(r"\{.*", "", params[i][0]) in out_shapes and params[i][1].startswith("momentum")
+    }
     assert donated and all(n.startswith("params[") for n in donated)
     assert undonated and all(n.startswith("momentum[") for n in undonated)

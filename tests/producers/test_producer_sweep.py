@@ -21,19 +21,44 @@ from tests.fixtures import DATA
 from tests.insight.test_peak import PEAK, check_xla_peak
 
 ROOT = DATA / "producers"
-PRODUCERS = ("jax-0.4.13", "jax-0.4.20", "jax-0.4.30", "jax-0.4.35", "jax-0.5.3", "jax-0.7.2", "jax-0.9.2",
-             "jax-0.10.0", "jax-0.10.2", "tf-2.15", "tf-2.21", "tpu-0.10.2", "gpu-0.10.2")
+PRODUCERS = (
+    "jax-0.4.13",
+    "jax-0.4.20",
+    "jax-0.4.30",
+    "jax-0.4.35",
+    "jax-0.5.3",
+    "jax-0.7.2",
+    "jax-0.9.2",
+    "jax-0.10.0",
+    "jax-0.10.2",
+    "tf-2.15",
+    "tf-2.21",
+    "tpu-0.10.2",
+    "gpu-0.10.2",
+)
 FILES = sorted(p for p in ROOT.rglob("*") if p.is_file() and p.parent != ROOT)
-BUFFER_SUFFIXES = ("-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt",
-                   "-memory-usage-report.txt")
+BUFFER_SUFFIXES = (
+    "-buffer-assignment.txt",
+    "-buffer-assignment-values.txt",
+    "-live-range.txt",
+    "-memory-usage-report.txt",
+)
 # the buffer file holding each set's peak list: the live-range file, else the old single file
-PEAK_FILES = sorted(p for p in FILES if p.name.endswith(("-live-range.txt", "-buffer-assignment.txt"))
-                    and PEAK.search(p.read_text(encoding="utf-8"))
-                    and not (p.name.endswith("-buffer-assignment.txt")
-                             and p.with_name(p.name.replace("-buffer-assignment.txt", "-live-range.txt")).exists()))
-COMPANION_NAMES = re.compile(r"(thunk_sequence\w*\.txt|thunk_metadata\.txt|\.pbtxt|\.debug_options|"
-                             r"(execution_options|hlo_module_config|target_arguments|transfer_stats|"
-                             r"basic_compiler_metadata)\.txt)$")
+PEAK_FILES = sorted(
+    p
+    for p in FILES
+    if p.name.endswith(("-live-range.txt", "-buffer-assignment.txt"))
+    and PEAK.search(p.read_text(encoding="utf-8"))
+    and not (
+        p.name.endswith("-buffer-assignment.txt")
+        and p.with_name(p.name.replace("-buffer-assignment.txt", "-live-range.txt")).exists()
+    )
+)
+COMPANION_NAMES = re.compile(
+    r"(thunk_sequence\w*\.txt|thunk_metadata\.txt|\.pbtxt|\.debug_options|"
+    r"(execution_options|hlo_module_config|target_arguments|transfer_stats|"
+    r"basic_compiler_metadata)\.txt)$"
+)
 # a used value's header glued to the end of the `from instruction:` line before it (jaxlib 0.4.30 and 0.4.35)
 GLUED = re.compile(r"^ from instruction: %(\S+) = .*<(\d+) ([^\s<>{}]+)(\{[\d,]*\})?(?: \(phi\))? @\d+>$")
 HEADER = re.compile(r"<(\d+) ([^\s<>{}]+)(\{[\d,]*\})?(?: \(phi\))? @\d+>$")
@@ -58,8 +83,11 @@ def test_every_producer_has_a_complete_module():
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT))[:90] for p in FILES])
 def test_no_error_or_warning(path):
     ws = Workspace()
-    bad = [f"{d.range.start_line + 1}: {d.code}: {d.message}" for d in document_diagnostics(ws, str(path))
-           if d.severity >= Severity.WARNING]
+    bad = [
+        f"{d.range.start_line + 1}: {d.code}: {d.message}"
+        for d in document_diagnostics(ws, str(path))
+        if d.severity >= Severity.WARNING
+    ]
     assert not bad, "\n".join(bad[:20])
 
 
@@ -75,8 +103,12 @@ def test_peak_agrees_with_the_dump(path):
 
 # ------------------------------------------------------------------------- the values of jaxlib 0.4.30 / 0.4.35
 
-GLUED_FILES = [p for p in FILES if p.name.endswith("-buffer-assignment.txt")
-               and any(GLUED.match(line) for line in p.read_text(encoding="utf-8").split("\n"))]
+GLUED_FILES = [
+    p
+    for p in FILES
+    if p.name.endswith("-buffer-assignment.txt")
+    and any(GLUED.match(line) for line in p.read_text(encoding="utf-8").split("\n"))
+]
 
 
 def test_glued_headers_occur_where_expected():
@@ -119,8 +151,15 @@ COMPANIONS = [p for p in FILES if COMPANION_NAMES.search(p.name)]
 def test_companions_of_tpu_and_gpu_are_present():
     assert {_producer(p) for p in COMPANIONS} >= {"tpu-0.10.2", "gpu-0.10.2"}
     names = " ".join(p.name for p in COMPANIONS)
-    for part in ("thunk_sequence.txt", "thunk_metadata.txt", "gpu_target_config.pbtxt", "target_arguments.txt",
-                 "hlo_module_config.txt", "execution_options.txt", "debug_options"):
+    for part in (
+        "thunk_sequence.txt",
+        "thunk_metadata.txt",
+        "gpu_target_config.pbtxt",
+        "target_arguments.txt",
+        "hlo_module_config.txt",
+        "execution_options.txt",
+        "debug_options",
+    ):
         assert part in names, part
 
 
@@ -132,13 +171,16 @@ def test_companion_says_what_it_is(path):
     assert "XLA" in ds[0].message and len(ds[0].message) > 40
 
 
-@pytest.mark.parametrize("name,word", [
-    ("module_0001.jit_f.thunk_sequence_after_thunk_passes.txt", "thunk sequence"),
-    ("module_0000.jit_f.cl_1.flagfile", "flag file"),
-    ("module_0000.jit_f.cl_1.tpu_comp_env.txt", "TPU compilation environment"),
-    ("compile_options.pb", "compile options"),
-    ("topology.textproto", "topology"),
-])
+@pytest.mark.parametrize(
+    "name,word",
+    [
+        ("module_0001.jit_f.thunk_sequence_after_thunk_passes.txt", "thunk sequence"),
+        ("module_0000.jit_f.cl_1.flagfile", "flag file"),
+        ("module_0000.jit_f.cl_1.tpu_comp_env.txt", "TPU compilation environment"),
+        ("compile_options.pb", "compile options"),
+        ("topology.textproto", "topology"),
+    ],
+)
 def test_companion_names_left_out_of_the_samples(name, word):
     """Companions too large (or binary) to keep in tests/data are known by name all the same."""
     assert kinds.detect_kind(name, "") == kinds.COMPANION
@@ -160,4 +202,5 @@ def test_check_cli_on_a_producer_folder_and_a_companion(capsys):
     assert cli_main(["check", "--fail-on", "warning", str(thunks)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{thunks}:1:1: information: GPU thunk sequence") and out.rstrip().endswith(
-        "[dump.companion]")
+        "[dump.companion]"
+    )

@@ -18,11 +18,19 @@ BA_SEED = SEEDS / "004_a3085531593bac68.txt"  # old single-file buffer assignmen
 TPU_SEED = SEEDS / "003_6f652c95ac4cfb4d.txt"  # old single file with TPU tiling
 SPLIT_DIR = DATA / "jax-cpu" / "cond_switch"
 SPLIT_STEM = "module_0000.jit_piecewise.cpu_after_optimizations"
-SPLIT_SUFFIXES = ("-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt",
-                  "-memory-usage-report.txt")
+SPLIT_SUFFIXES = (
+    "-buffer-assignment.txt",
+    "-buffer-assignment-values.txt",
+    "-live-range.txt",
+    "-memory-usage-report.txt",
+)
 
-DOC_NAMES = ("m.cpu_after_optimizations.txt", "m.cpu_after_optimizations-buffer-assignment.txt",
-             "m.cpu_after_optimizations-live-range.txt", "plain.txt")
+DOC_NAMES = (
+    "m.cpu_after_optimizations.txt",
+    "m.cpu_after_optimizations-buffer-assignment.txt",
+    "m.cpu_after_optimizations-live-range.txt",
+    "plain.txt",
+)
 
 DEEP = 50_000
 HUGE_INT = "123456789012345678901234567890"  # 30 digits
@@ -54,8 +62,12 @@ def text_cases() -> list[tuple[str, str]]:
         ("empty", ""),
         ("only-newlines", "\n" * 1000),
         ("random-printable", "".join(rng.choice("%{}()[]<>,=:.-_ abcfsu0123456789\n") for _ in range(20_000))),
-        ("random-unicode", "".join(chr(rng.randrange(1, 0x10FFFF)) for _ in range(5_000))
-         .encode("utf-8", "replace").decode("utf-8", "replace")),
+        (
+            "random-unicode",
+            "".join(chr(rng.randrange(1, 0x10FFFF)) for _ in range(5_000))
+            .encode("utf-8", "replace")
+            .decode("utf-8", "replace"),
+        ),
         ("nul-chars", hlo[:3000].replace("\n", "\x00\n", 20) + "\x00" * 100),
         ("lone-surrogate-escaped", hlo[:2000] + "\udcff\ud800"),
         ("bom-hlo", "\ufeff" + hlo[:20_000]),
@@ -65,35 +77,63 @@ def text_cases() -> list[tuple[str, str]]:
         ("lone-cr-hlo", hlo.replace("\n", "\r")),
         ("lone-cr-ba", ba.replace("\n", "\r")),
         ("mixed-eol", "".join(ln + rng.choice(("\n", "\r\n", "\r", "\u2028", "\x0b")) for ln in hlo_lines[:500])),
-        ("one-2mb-line", _module("  ROOT %c = f32[] constant(0), metadata={op_name=\"" + "x" * 2_000_000 + "\"}")),
+        ("one-2mb-line", _module('  ROOT %c = f32[] constant(0), metadata={op_name="' + "x" * 2_000_000 + '"}')),
         ("2mb-line-no-newline", "%" + "a" * 2_000_000),
         ("parens-50k", _module("  ROOT %c = f32[] constant(" + "(" * DEEP + ")" * DEEP + ")")),
         ("open-parens-50k", _module("  ROOT %c = f32[] constant(" + "(" * DEEP)),
         ("tuple-50k", _module("  ROOT %c = f32[] constant(0)", result="(" * DEEP + "f32[]" + ")" * DEEP)),
-        ("tuple-shape-50k", _module("  %p = " + "(" * DEEP + "f32[]" + ")" * DEEP + " parameter(0)\n"
-                                    "  ROOT %c = f32[] constant(0)")),
+        (
+            "tuple-shape-50k",
+            _module("  %p = " + "(" * DEEP + "f32[]" + ")" * DEEP + " parameter(0)\n  ROOT %c = f32[] constant(0)"),
+        ),
         ("braces-50k", _module("  ROOT %c = f32[] constant(0), backend_config=" + "{" * DEEP + "}" * DEEP)),
         ("literal-50k", _module("  ROOT %c = f32[1] constant(" + "{" * DEEP + "1" + "}" * DEEP + ")")),
         ("ba-nested-50k", ba.replace("ShapeIndex {}", "ShapeIndex " + "{" * DEEP, 1)),
-        ("int-30-digits", _module(f"  %p = f32[{HUGE_INT}] parameter({HUGE_INT})\n"
-                                  f"  %g = f32[] get-tuple-element(%p), index={HUGE_INT}\n"
-                                  f"  ROOT %c = s32[] constant({HUGE_INT})", sig=f"(p: f32[{HUGE_INT}])")),
-        ("int-5000-digits", _module(f"  %p = (f32[]) parameter(0)\n  ROOT %g = f32[] get-tuple-element(%p), "
-                                    f"index={'7' * 5000}", sig="(p: (f32[]))")),
-        ("dims-100k", _module(f"  %p = f32[{DIMS_100K}] parameter(0)\n  ROOT %r = f32[2] reshape(%p)",
-                              sig=f"(p: f32[{DIMS_100K}])", result="f32[2]")),
+        (
+            "int-30-digits",
+            _module(
+                f"  %p = f32[{HUGE_INT}] parameter({HUGE_INT})\n"
+                f"  %g = f32[] get-tuple-element(%p), index={HUGE_INT}\n"
+                f"  ROOT %c = s32[] constant({HUGE_INT})",
+                sig=f"(p: f32[{HUGE_INT}])",
+            ),
+        ),
+        (
+            "int-5000-digits",
+            _module(
+                f"  %p = (f32[]) parameter(0)\n  ROOT %g = f32[] get-tuple-element(%p), index={'7' * 5000}",
+                sig="(p: (f32[]))",
+            ),
+        ),
+        (
+            "dims-100k",
+            _module(
+                f"  %p = f32[{DIMS_100K}] parameter(0)\n  ROOT %r = f32[2] reshape(%p)",
+                sig=f"(p: f32[{DIMS_100K}])",
+                result="f32[2]",
+            ),
+        ),
         ("ba-int-30-digits", ba.replace("size ", f"size {HUGE_INT}", 3).replace("offset=", f"offset={HUGE_INT}")),
         ("ba-huge-live-range", ba.replace("(max ", "(max 99999999999").replace(":0-", ":0-9999999999")),
-        ("half-hlo-half-ba", "\n".join(hlo_lines[: len(hlo_lines) // 2] + ba_lines[len(ba_lines) // 2:])),
-        ("half-ba-half-hlo", "\n".join(ba_lines[: len(ba_lines) // 2] + hlo_lines[len(hlo_lines) // 2:])),
+        ("half-hlo-half-ba", "\n".join(hlo_lines[: len(hlo_lines) // 2] + ba_lines[len(ba_lines) // 2 :])),
+        ("half-ba-half-hlo", "\n".join(ba_lines[: len(ba_lines) // 2] + hlo_lines[len(hlo_lines) // 2 :])),
         ("interleaved-garbage", interleaved),
         ("ba-sections-shuffled", "\n".join(rng.sample(ba_lines, len(ba_lines)))),
         ("hlo-lines-shuffled", "\n".join(rng.sample(hlo_lines, len(hlo_lines)))),
         ("split-files-concatenated", "\n".join(split.values())),
-        ("xla-abort-parameter-2", _module("  %a = f32[] parameter(0)\n  %b = f32[] parameter(2)\n"
-                                          "  ROOT %s = f32[] add(%a, %b)", sig="(a: f32[], b: f32[])")),
-        ("xla-abort-reshape-count", _module("  %a = f32[2,3] parameter(0)\n  ROOT %r = f32[7] reshape(%a)",
-                                            sig="(a: f32[2,3])", result="f32[7]")),
+        (
+            "xla-abort-parameter-2",
+            _module(
+                "  %a = f32[] parameter(0)\n  %b = f32[] parameter(2)\n  ROOT %s = f32[] add(%a, %b)",
+                sig="(a: f32[], b: f32[])",
+            ),
+        ),
+        (
+            "xla-abort-reshape-count",
+            _module(
+                "  %a = f32[2,3] parameter(0)\n  ROOT %r = f32[7] reshape(%a)", sig="(a: f32[2,3])", result="f32[7]"
+            ),
+        ),
     ]
     return cases
 

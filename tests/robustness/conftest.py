@@ -19,6 +19,7 @@ SERVER_ENV = {**os.environ, "XDG_CACHE_HOME": CACHE}
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=SERVER_ENV), scope="module")
 async def client(lsp_client: LanguageClient):
     lsp_client.init_result = await lsp_client.initialize_session(
-        lsp.InitializeParams(capabilities=client_capabilities("visual-studio-code")))
+        lsp.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
+    )
     yield
     await lsp_client.shutdown_session()

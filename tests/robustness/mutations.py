@@ -7,11 +7,56 @@ from hypothesis import strategies as st
 from tests.robustness.cases import BA_SEED, HLO_SEED, TPU_SEED, split_files
 
 SEEDS = [HLO_SEED, BA_SEED, TPU_SEED] + list(split_files().values())
-TOKENS = ["(", ")", "{", "}", "[", "]", "%", "=", ",", ":", "->", "ENTRY", "ROOT", "HloModule", "parameter(",
-          "f32[", "s32[]", "(f32[], s32[])", "{1,0}", "{0:T(8,128)}", "\n", "\r\n", "\r", "\x00", "\ufeff", "\t",
-          "9" * 30, "1" * 5000, "-1", "BufferAssignment:", "allocation 0: size ", " value: <", "Used values:",
-          "HloLiveRange (max ", "InstructionSequence:", "BufferLiveRange:", "metadata={op_name=\"", "\\", "\"",
-          "calls=", "to_apply=", "index=", "sharding={", "/*", "*/", "é", "中", "\U0001F600"]
+TOKENS = [
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    "%",
+    "=",
+    ",",
+    ":",
+    "->",
+    "ENTRY",
+    "ROOT",
+    "HloModule",
+    "parameter(",
+    "f32[",
+    "s32[]",
+    "(f32[], s32[])",
+    "{1,0}",
+    "{0:T(8,128)}",
+    "\n",
+    "\r\n",
+    "\r",
+    "\x00",
+    "\ufeff",
+    "\t",
+    "9" * 30,
+    "1" * 5000,
+    "-1",
+    "BufferAssignment:",
+    "allocation 0: size ",
+    " value: <",
+    "Used values:",
+    "HloLiveRange (max ",
+    "InstructionSequence:",
+    "BufferLiveRange:",
+    'metadata={op_name="',
+    "\\",
+    '"',
+    "calls=",
+    "to_apply=",
+    "index=",
+    "sharding={",
+    "/*",
+    "*/",
+    "é",
+    "中",
+    "\U0001f600",
+]
 
 
 @st.composite
@@ -36,8 +81,7 @@ def mutated(draw) -> tuple[str, str]:
         elif op == "splice":
             other = draw(st.sampled_from(SEEDS)).read_text()
             k = draw(st.integers(0, len(other)))
-            text = text[:i] + other[k:k + 2000] + text[j:]
+            text = text[:i] + other[k : k + 2000] + text[j:]
         else:
-            text = text[:i] + "".join("9" if c.isdigit() else c for c in text[i:j]) + "99999999999999999999" \
-                + text[j:]
+            text = text[:i] + "".join("9" if c.isdigit() else c for c in text[i:j]) + "99999999999999999999" + text[j:]
     return seed.name, text

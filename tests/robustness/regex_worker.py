@@ -25,8 +25,14 @@ except ImportError:  # pragma: no cover
 SMALL = 2_000
 BIG = 100_000
 KEEP = 4
-_CATEGORY = {"CATEGORY_DIGIT": "7", "CATEGORY_SPACE": " ", "CATEGORY_WORD": "w", "CATEGORY_NOT_DIGIT": "x",
-             "CATEGORY_NOT_SPACE": "x", "CATEGORY_NOT_WORD": "-"}
+_CATEGORY = {
+    "CATEGORY_DIGIT": "7",
+    "CATEGORY_SPACE": " ",
+    "CATEGORY_WORD": "w",
+    "CATEGORY_NOT_DIGIT": "x",
+    "CATEGORY_NOT_SPACE": "x",
+    "CATEGORY_NOT_WORD": "-",
+}
 
 
 def analyse(pattern: str, flags: int) -> tuple[list[str], bool]:
@@ -70,6 +76,7 @@ def analyse(pattern: str, flags: int) -> tuple[list[str], bool]:
                 walk(av[1])
             elif name == "CATEGORY":
                 chars.add(_CATEGORY.get(str(av), "x"))
+
     walk(sre_parse.parse(pattern, flags))
     chars.update(" \n")
     return sorted(chars), repeats

@@ -25,7 +25,7 @@ class Stats:
     worst_s: float = 0.0
     worst: str = ""
 
-    def merge(self, other: "Stats") -> None:
+    def merge(self, other: Stats) -> None:
         self.requests += other.requests
         self.errors += other.errors
         self.hangs += other.hangs
@@ -78,16 +78,26 @@ async def drive_server(client, uri: str, lines: list[str], stats: Stats, limit: 
         ("documentSymbol", client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=td))),
         ("foldingRange", client.text_document_folding_range_async(lsp.FoldingRangeParams(text_document=td))),
         ("documentLink", client.text_document_document_link_async(lsp.DocumentLinkParams(text_document=td))),
-        ("semanticTokens/full", client.text_document_semantic_tokens_full_async(
-            lsp.SemanticTokensParams(text_document=td))),
-        ("semanticTokens/range", client.text_document_semantic_tokens_range_async(
-            lsp.SemanticTokensRangeParams(text_document=td, range=whole))),
+        (
+            "semanticTokens/full",
+            client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(text_document=td)),
+        ),
+        (
+            "semanticTokens/range",
+            client.text_document_semantic_tokens_range_async(
+                lsp.SemanticTokensRangeParams(text_document=td, range=whole)
+            ),
+        ),
         ("inlayHint", client.text_document_inlay_hint_async(lsp.InlayHintParams(text_document=td, range=whole))),
         ("codeLens", client.text_document_code_lens_async(lsp.CodeLensParams(text_document=td))),
         ("diagnostic", client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(text_document=td))),
         ("workspace/symbol", client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="a"))),
-        ("executeCommand", client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-            command="hlo.showMemoryTimeline", arguments=[uri, "svg"]))),
+        (
+            "executeCommand",
+            client.workspace_execute_command_async(
+                lsp.ExecuteCommandParams(command="hlo.showMemoryTimeline", arguments=[uri, "svg"])
+            ),
+        ),
     ]
     for what, coro in doc_requests:
         await ask(stats, what, coro)
@@ -96,24 +106,39 @@ async def drive_server(client, uri: str, lines: list[str], stats: Stats, limit: 
         await ask(stats, "hover", client.text_document_hover_async(lsp.HoverParams(**tdp)))
         await ask(stats, "definition", client.text_document_definition_async(lsp.DefinitionParams(**tdp)))
         await ask(stats, "declaration", client.text_document_declaration_async(lsp.DeclarationParams(**tdp)))
-        await ask(stats, "typeDefinition",
-                  client.text_document_type_definition_async(lsp.TypeDefinitionParams(**tdp)))
-        await ask(stats, "references", client.text_document_references_async(lsp.ReferenceParams(
-            **tdp, context=lsp.ReferenceContext(include_declaration=True))))
-        await ask(stats, "documentHighlight",
-                  client.text_document_document_highlight_async(lsp.DocumentHighlightParams(**tdp)))
+        await ask(stats, "typeDefinition", client.text_document_type_definition_async(lsp.TypeDefinitionParams(**tdp)))
+        await ask(
+            stats,
+            "references",
+            client.text_document_references_async(
+                lsp.ReferenceParams(**tdp, context=lsp.ReferenceContext(include_declaration=True))
+            ),
+        )
+        await ask(
+            stats,
+            "documentHighlight",
+            client.text_document_document_highlight_async(lsp.DocumentHighlightParams(**tdp)),
+        )
         await ask(stats, "completion", client.text_document_completion_async(lsp.CompletionParams(**tdp)))
-        await ask(stats, "prepareRename",
-                  client.text_document_prepare_rename_async(lsp.PrepareRenameParams(**tdp)))
+        await ask(stats, "prepareRename", client.text_document_prepare_rename_async(lsp.PrepareRenameParams(**tdp)))
         await ask(stats, "rename", client.text_document_rename_async(lsp.RenameParams(**tdp, new_name="x.1")))
-        items = await ask(stats, "prepareCallHierarchy", client.text_document_prepare_call_hierarchy_async(
-            lsp.CallHierarchyPrepareParams(**tdp)))
+        items = await ask(
+            stats,
+            "prepareCallHierarchy",
+            client.text_document_prepare_call_hierarchy_async(lsp.CallHierarchyPrepareParams(**tdp)),
+        )
         if isinstance(items, list):
             for it in items[:1]:
-                await ask(stats, "incomingCalls", client.call_hierarchy_incoming_calls_async(
-                    lsp.CallHierarchyIncomingCallsParams(item=it)))
-                await ask(stats, "outgoingCalls", client.call_hierarchy_outgoing_calls_async(
-                    lsp.CallHierarchyOutgoingCallsParams(item=it)))
+                await ask(
+                    stats,
+                    "incomingCalls",
+                    client.call_hierarchy_incoming_calls_async(lsp.CallHierarchyIncomingCallsParams(item=it)),
+                )
+                await ask(
+                    stats,
+                    "outgoingCalls",
+                    client.call_hierarchy_outgoing_calls_async(lsp.CallHierarchyOutgoingCallsParams(item=it)),
+                )
 
 
 async def alive(client, stats: Stats) -> bool:

@@ -14,8 +14,9 @@ from tests.robustness.cases import HLO_SEED
 
 
 def _check(*paths: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hlo_lsp", "check", *paths], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "hlo_lsp", "check", *paths], capture_output=True, text=True, timeout=120
+    )
 
 
 def _bad_file(tmp_path, kind: str) -> tuple[str, tuple[str, ...]]:

@@ -18,8 +18,13 @@ from tests.robustness.server_drive import Stats, alive, drive_server
 
 # HLO_FUZZ_SEED (set by fuzz/run.py) replaces the fixed seed with the given one
 FUZZ_SEED = os.environ.get("HLO_FUZZ_SEED")
-FUZZ = settings(derandomize=FUZZ_SEED is None, deadline=None, database=None,
-                suppress_health_check=list(HealthCheck), print_blob=True)
+FUZZ = settings(
+    derandomize=FUZZ_SEED is None,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+    print_blob=True,
+)
 _seeded = seed(int(FUZZ_SEED)) if FUZZ_SEED else (lambda f: f)
 
 
@@ -54,19 +59,27 @@ async def test_server_survives_mutated_dumps(client, tmp_path):
     draw()
     cases = cases[1:31]
     stats = Stats()
-    for k, (seed, text) in enumerate(cases):
-        u = uri(tmp_path / f"{k}-{_doc_name(seed)}")
-        client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
-            uri=u, language_id="plaintext", version=1, text=text)))
+    for k, (case_seed, text) in enumerate(cases):
+        u = uri(tmp_path / f"{k}-{_doc_name(case_seed)}")
+        client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                text_document=lsp.TextDocumentItem(uri=u, language_id="plaintext", version=1, text=text)
+            )
+        )
         await drive_server(client, u, text.split("\n"), stats, limit=2)
         nxt = cases[(k + 1) % len(cases)][1]
-        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=2),
-            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=nxt)]))
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=2),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=nxt)],
+            )
+        )
         await drive_server(client, u, nxt.split("\n"), stats, limit=1)
         client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
     assert len(cases) == 30
     assert stats.hangs == [], stats.hangs
     assert await alive(client, stats)
-    print(f"\nfuzz server run: {stats.requests} requests, {stats.errors} JSON-RPC errors, {len(stats.hangs)} hangs, "
-          f"worst latency {stats.worst_s:.2f} s ({stats.worst})")
+    print(
+        f"\nfuzz server run: {stats.requests} requests, {stats.errors} JSON-RPC errors, {len(stats.hangs)} hangs, "
+        f"worst latency {stats.worst_s:.2f} s ({stats.worst})"
+    )

@@ -16,8 +16,19 @@ import pytest
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide import hover, inlay
 from hlo_lsp.ide.diagnostics import document_diagnostics
-from tests.robustness.cases import (BA_SEED, DIMS_100K, DOC_NAMES, HLO_SEED, HUGE_INT, SPLIT_DIR, SPLIT_STEM,
-                                    TPU_SEED, prefixes, split_files, text_cases)
+from tests.robustness.cases import (
+    BA_SEED,
+    DIMS_100K,
+    DOC_NAMES,
+    HLO_SEED,
+    HUGE_INT,
+    SPLIT_DIR,
+    SPLIT_STEM,
+    TPU_SEED,
+    prefixes,
+    split_files,
+    text_cases,
+)
 from tests.robustness.drive import drive_core
 
 CASES = text_cases()
@@ -73,18 +84,21 @@ def test_huge_tuple_index_is_out_of_range_not_a_crash():
     assert all(len(d.message) < 500 for d in diags)
 
 
-@pytest.mark.parametrize("case,needle", [("xla-abort-parameter-2", "parameter(2)"),
-                                         ("xla-abort-reshape-count", "reshape(")])
+@pytest.mark.parametrize(
+    "case,needle", [("xla-abort-parameter-2", "parameter(2)"), ("xla-abort-reshape-count", "reshape(")]
+)
 def test_inputs_xla_aborts_on_get_an_error(case, needle):
     text = dict(CASES)[case]
     _, _, diags = _diags(text)
     line = _line_of(text, needle)
-    assert any(d.range.start_line == line and d.severity.label == "error" for d in diags), \
-        [(d.range.start_line, d.code, d.message) for d in diags]
+    assert any(d.range.start_line == line and d.severity.label == "error" for d in diags), [
+        (d.range.start_line, d.code, d.message) for d in diags
+    ]
 
 
-@pytest.mark.parametrize("path", [HLO_SEED, BA_SEED, TPU_SEED] + list(split_files().values()),
-                         ids=lambda p: p.name[-40:])
+@pytest.mark.parametrize(
+    "path", [HLO_SEED, BA_SEED, TPU_SEED] + list(split_files().values()), ids=lambda p: p.name[-40:]
+)
 def test_every_prefix_of_a_real_dump(tmp_path, path):
     """Every line prefix (and 300 character prefixes) of real dumps: analysis and diagnostics never fail; every
     20th prefix runs every feature."""
@@ -121,12 +135,22 @@ DISAGREE = {
     "missing-values": {"-buffer-assignment-values.txt": None},
     "missing-assignment": {"-buffer-assignment.txt": None},
     "missing-hlo": {"": None},
-    "only-live-range": {"": None, "-buffer-assignment.txt": None, "-buffer-assignment-values.txt": None,
-                        "-memory-usage-report.txt": None},
-    "sizes-disagree": {"-buffer-assignment.txt": re.sub(r"size=(\d+)", r"size=\g<1>7",
-                       (SPLIT_DIR / f"{SPLIT_STEM}-buffer-assignment.txt").read_text())},
-    "ranges-disagree": {"-live-range.txt": re.sub(r":(\d+)-(\d+)$", r":\2-\1",
-                        (SPLIT_DIR / f"{SPLIT_STEM}-live-range.txt").read_text(), flags=re.M)},
+    "only-live-range": {
+        "": None,
+        "-buffer-assignment.txt": None,
+        "-buffer-assignment-values.txt": None,
+        "-memory-usage-report.txt": None,
+    },
+    "sizes-disagree": {
+        "-buffer-assignment.txt": re.sub(
+            r"size=(\d+)", r"size=\g<1>7", (SPLIT_DIR / f"{SPLIT_STEM}-buffer-assignment.txt").read_text()
+        )
+    },
+    "ranges-disagree": {
+        "-live-range.txt": re.sub(
+            r":(\d+)-(\d+)$", r":\2-\1", (SPLIT_DIR / f"{SPLIT_STEM}-live-range.txt").read_text(), flags=re.M
+        )
+    },
     "names-disagree": {"": (SPLIT_DIR / f"{SPLIT_STEM}.txt").read_text().replace("%", "%z")},
     "sibling-is-other-module": {"-buffer-assignment-values.txt": HLO_SEED.read_text()},
     "sibling-empty": {"-live-range.txt": "", "-buffer-assignment.txt": ""},

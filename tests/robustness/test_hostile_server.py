@@ -23,8 +23,11 @@ STATS = Stats()
 
 def _open(client, path, text: str, version: int = 1) -> str:
     u = uri(path)
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
-        uri=u, language_id="plaintext", version=version, text=text)))
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=u, language_id="plaintext", version=version, text=text)
+        )
+    )
     return u
 
 
@@ -49,7 +52,7 @@ async def test_every_request_answers_on_hostile_text(client, tmp_path, name, tex
 async def test_bad_bytes_on_disk_as_siblings_and_unopened_documents(client, tmp_path, name, data):
     """The split set copied, one sibling replaced by bad bytes; requests on the open HLO file and on the bad file
     by URI (never opened: the server reads it from disk)."""
-    for suffix, src in split_files().items():
+    for _suffix, src in split_files().items():
         shutil.copy(src, tmp_path / src.name)
     files = {s: tmp_path / p.name for s, p in split_files().items()}
     bad = files[SPLIT_SUFFIXES[1]]
@@ -65,15 +68,22 @@ async def test_bad_bytes_on_disk_as_siblings_and_unopened_documents(client, tmp_
     assert await alive(client, stats)
 
 
-@pytest.mark.parametrize("name,data", [c for c in disk_cases() if c[0] in ("random-bytes", "nul-bytes",
-                                                                          "invalid-utf8", "utf16")],
-                         ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "name,data",
+    [c for c in disk_cases() if c[0] in ("random-bytes", "nul-bytes", "invalid-utf8", "utf16")],
+    ids=lambda x: x if isinstance(x, str) else "",
+)
 async def test_unreadable_document_gets_one_diagnostic(client, tmp_path, name, data):
     path = tmp_path / "m.cpu_after_optimizations.txt"
     path.write_bytes(data)
     stats = Stats()
-    report = await ask(stats, "diagnostic", client.text_document_diagnostic_async(
-        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=uri(path)))))
+    report = await ask(
+        stats,
+        "diagnostic",
+        client.text_document_diagnostic_async(
+            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=uri(path)))
+        ),
+    )
     assert isinstance(report, lsp.RelatedFullDocumentDiagnosticReport), report
     assert len(report.items) == 1, report.items
     message = report.items[0].message
@@ -84,14 +94,21 @@ async def test_missing_document_by_uri(client, tmp_path):
     stats = Stats()
     await drive_server(client, uri(tmp_path / "gone.cpu_after_optimizations.txt"), [""], stats, limit=1)
     assert stats.hangs == []
-    report = await ask(stats, "diagnostic", client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri(tmp_path / "gone.txt")))))
+    report = await ask(
+        stats,
+        "diagnostic",
+        client.text_document_diagnostic_async(
+            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=uri(tmp_path / "gone.txt")))
+        ),
+    )
     assert isinstance(report, lsp.RelatedFullDocumentDiagnosticReport) and len(report.items) == 1
     assert "gone.txt" in report.items[0].message
 
 
 def test_summary():
     """Not a check of its own: prints the counts of this module's run (pytest -s shows them)."""
-    print(f"\nhostile server run: {STATS.requests} requests, {STATS.errors} JSON-RPC errors, "
-          f"{len(STATS.hangs)} hangs, worst latency {STATS.worst_s:.2f} s ({STATS.worst})")
+    print(
+        f"\nhostile server run: {STATS.requests} requests, {STATS.errors} JSON-RPC errors, "
+        f"{len(STATS.hangs)} hangs, worst latency {STATS.worst_s:.2f} s ({STATS.worst})"
+    )
     assert STATS.hangs == []

@@ -31,18 +31,25 @@ def _tid(u: str) -> lsp.TextDocumentIdentifier:
 
 
 def _open(client, u: str, text: str, version: int = 1) -> None:
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
-        uri=u, language_id="plaintext", version=version, text=text)))
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=u, language_id="plaintext", version=version, text=text)
+        )
+    )
 
 
 def _change(client, u: str, version: int, changes) -> None:
-    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version), content_changes=changes))
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version), content_changes=changes
+        )
+    )
 
 
 def _edit(l0: int, c0: int, l1: int, c1: int, text: str) -> lsp.TextDocumentContentChangePartial:
-    return lsp.TextDocumentContentChangePartial(range=lsp.Range(
-        start=lsp.Position(line=l0, character=c0), end=lsp.Position(line=l1, character=c1)), text=text)
+    return lsp.TextDocumentContentChangePartial(
+        range=lsp.Range(start=lsp.Position(line=l0, character=c0), end=lsp.Position(line=l1, character=c1)), text=text
+    )
 
 
 def send_raw(client, method: str, params, msg_id: str | None = None):
@@ -57,8 +64,13 @@ def send_raw(client, method: str, params, msg_id: str | None = None):
 
 
 async def _hover(client, stats: Stats, u: str, line: int = 3, col: int = 5):
-    return await ask(stats, "hover", client.text_document_hover_async(lsp.HoverParams(
-        text_document=_tid(u), position=lsp.Position(line=line, character=col))))
+    return await ask(
+        stats,
+        "hover",
+        client.text_document_hover_async(
+            lsp.HoverParams(text_document=_tid(u), position=lsp.Position(line=line, character=col))
+        ),
+    )
 
 
 async def test_did_change_for_a_document_never_opened(client, tmp_path):
@@ -90,9 +102,13 @@ async def test_ranges_past_the_end_and_reversed(client, tmp_path):
     u = uri(path)
     _open(client, u, TEXT)
     n = len(TEXT.split("\n"))
-    edits = [_edit(n + 100, 0, n + 200, 5, "tail\n"), _edit(0, 10_000, 0, 20_000, "x"),
-             _edit(5, 3, 2, 1, "reversed"), _edit(3, 2**31 - 1, 3, 2**31 - 1, "z"),
-             _edit(0, 0, 2**31 - 1, 0, "HloModule replaced\n")]
+    edits = [
+        _edit(n + 100, 0, n + 200, 5, "tail\n"),
+        _edit(0, 10_000, 0, 20_000, "x"),
+        _edit(5, 3, 2, 1, "reversed"),
+        _edit(3, 2**31 - 1, 3, 2**31 - 1, "z"),
+        _edit(0, 0, 2**31 - 1, 0, "HloModule replaced\n"),
+    ]
     for v, e in enumerate(edits, start=2):
         _change(client, u, v, [e])
         assert await _hover(client, stats, u, line=n + 50, col=2**31 - 1) is None or True
@@ -112,9 +128,20 @@ async def test_open_twice_close_unopened_save_unopened(client, tmp_path):
     assert stats.hangs == [] and await alive(client, stats)
 
 
-@pytest.mark.parametrize("odd_uri", ["untitled:Untitled-1", "file:///", "file:///../../etc/passwd",
-                                     "file:///tmp/%00nul.txt", "file:///tmp/a%2F..%2F..%2Fb.txt",
-                                     "http://example.com/m.hlo", "not a uri", "file://host/share/m.hlo", ""])
+@pytest.mark.parametrize(
+    "odd_uri",
+    [
+        "untitled:Untitled-1",
+        "file:///",
+        "file:///../../etc/passwd",
+        "file:///tmp/%00nul.txt",
+        "file:///tmp/a%2F..%2F..%2Fb.txt",
+        "http://example.com/m.hlo",
+        "not a uri",
+        "file://host/share/m.hlo",
+        "",
+    ],
+)
 async def test_odd_uris(client, odd_uri):
     stats = Stats()
     _open(client, odd_uri, TEXT)
@@ -134,36 +161,65 @@ async def test_unknown_methods_and_notifications(client):
     assert stats.hangs == [] and await alive(client, stats)
 
 
-@pytest.mark.parametrize("args", [None, [], [42], [None], ["not a uri"], ["file:///nonexistent/x.txt"],
-                                  [uri(HLO_SEED), "pdf"], [uri(HLO.parent)], [{"uri": 1}], ["x"] * 100])
+@pytest.mark.parametrize(
+    "args",
+    [
+        None,
+        [],
+        [42],
+        [None],
+        ["not a uri"],
+        ["file:///nonexistent/x.txt"],
+        [uri(HLO_SEED), "pdf"],
+        [uri(HLO.parent)],
+        [{"uri": 1}],
+        ["x"] * 100,
+    ],
+)
 async def test_execute_command_with_bad_arguments(client, args):
     stats = Stats()
-    await ask(stats, "executeCommand", client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-        command="hlo.showMemoryTimeline", arguments=args)))
+    await ask(
+        stats,
+        "executeCommand",
+        client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command="hlo.showMemoryTimeline", arguments=args)
+        ),
+    )
     assert stats.hangs == [] and await alive(client, stats)
 
 
 async def test_unknown_command(client):
     stats = Stats()
-    r = await ask(stats, "executeCommand", client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-        command="hlo.noSuchCommand", arguments=[1])))
+    r = await ask(
+        stats,
+        "executeCommand",
+        client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="hlo.noSuchCommand", arguments=[1])),
+    )
     assert isinstance(r, JsonRpcException) or r is None, r
     assert stats.hangs == [] and await alive(client, stats)
 
 
-@pytest.mark.parametrize("method,params", [
-    ("textDocument/hover", {}),
-    ("textDocument/hover", {"textDocument": {"uri": 5}, "position": {"line": -1, "character": "x"}}),
-    ("textDocument/definition", {"textDocument": {"uri": "file:///x.hlo"}, "position": None}),
-    ("textDocument/rename", {"textDocument": {"uri": "file:///x.hlo"}, "position": {"line": 0, "character": 0}}),
-    ("textDocument/semanticTokens/range", {"textDocument": {"uri": "file:///x.hlo"}, "range": [1, 2]}),
-    ("textDocument/inlayHint", {"textDocument": {"uri": "file:///x.hlo"},
-                                "range": {"start": {"line": 9, "character": 0}, "end": {"line": 0, "character": 0}}}),
-    ("callHierarchy/incomingCalls", {"item": {"uri": "file:///x.hlo"}}),
-    ("workspace/symbol", {"query": None}),
-    ("textDocument/completion", [1, 2, 3]),
-    ("textDocument/documentSymbol", "just a string"),
-])
+@pytest.mark.parametrize(
+    "method,params",
+    [
+        ("textDocument/hover", {}),
+        ("textDocument/hover", {"textDocument": {"uri": 5}, "position": {"line": -1, "character": "x"}}),
+        ("textDocument/definition", {"textDocument": {"uri": "file:///x.hlo"}, "position": None}),
+        ("textDocument/rename", {"textDocument": {"uri": "file:///x.hlo"}, "position": {"line": 0, "character": 0}}),
+        ("textDocument/semanticTokens/range", {"textDocument": {"uri": "file:///x.hlo"}, "range": [1, 2]}),
+        (
+            "textDocument/inlayHint",
+            {
+                "textDocument": {"uri": "file:///x.hlo"},
+                "range": {"start": {"line": 9, "character": 0}, "end": {"line": 0, "character": 0}},
+            },
+        ),
+        ("callHierarchy/incomingCalls", {"item": {"uri": "file:///x.hlo"}}),
+        ("workspace/symbol", {"query": None}),
+        ("textDocument/completion", [1, 2, 3]),
+        ("textDocument/documentSymbol", "just a string"),
+    ],
+)
 async def test_malformed_params_get_an_answer(client, method, params):
     stats = Stats()
     await ask(stats, method, send_raw(client, method, params))
@@ -187,8 +243,10 @@ async def test_cancel_request_storm(client, tmp_path):
     _open(client, u, TEXT)
     futures = []
     for i in range(500):
-        f = client.protocol.send_request(lsp.TEXT_DOCUMENT_HOVER, lsp.HoverParams(
-            text_document=_tid(u), position=lsp.Position(line=i % 40, character=i % 30)))
+        f = client.protocol.send_request(
+            lsp.TEXT_DOCUMENT_HOVER,
+            lsp.HoverParams(text_document=_tid(u), position=lsp.Position(line=i % 40, character=i % 30)),
+        )
         client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=f"never-{i}"))
         client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=i))
         futures.append(f)
@@ -204,18 +262,20 @@ async def test_cancel_request_storm(client, tmp_path):
         if not f.done():
             f.cancel()
     assert await alive(client, stats)
-    r = await _hover(client, stats, u)  # a request after the storm gets its answer
+    await _hover(client, stats, u)  # a request after the storm gets its answer
     assert stats.hangs == []
 
 
 # -- requests after shutdown: their own server process, spoken to in raw JSON-RPC ----------------------------
 
+
 class RawServer:
     """The server as a subprocess with Content-Length framing; `request` waits (bounded) for the answer."""
 
     def __init__(self):
-        self.proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=SERVER_ENV)
+        self.proc = subprocess.Popen(
+            SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=SERVER_ENV
+        )
         self.answers: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 0
@@ -274,16 +334,19 @@ def test_requests_after_shutdown(tmp_path):
         assert "result" in server.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
         server.send("initialized", {})
         u = uri(tmp_path / HLO.name)
-        server.send("textDocument/didOpen", {"textDocument": {"uri": u, "languageId": "hlo", "version": 1,
-                                                              "text": TEXT}})
+        server.send(
+            "textDocument/didOpen", {"textDocument": {"uri": u, "languageId": "hlo", "version": 1, "text": TEXT}}
+        )
         pos = {"textDocument": {"uri": u}, "position": {"line": 3, "character": 5}}
         assert server.request("textDocument/hover", pos) is not None
         shut = server.request("shutdown")
         assert shut is not None and "result" in shut and shut["result"] is None, shut
-        after = [server.request("textDocument/hover", pos),
-                 server.request("textDocument/documentSymbol", {"textDocument": {"uri": u}}),
-                 server.request("hlo/unknown", {}),
-                 server.request("shutdown")]
+        after = [
+            server.request("textDocument/hover", pos),
+            server.request("textDocument/documentSymbol", {"textDocument": {"uri": u}}),
+            server.request("hlo/unknown", {}),
+            server.request("shutdown"),
+        ]
         server.send("textDocument/didChange", {"textDocument": {"uri": u, "version": 2}, "contentChanges": []})
         # LSP: "requests after shutdown should error with InvalidRequest"; above all, each gets an answer
         assert all(a is not None for a in after), after

@@ -57,17 +57,28 @@ async def test_full_server_run_changes_no_file(client, tmp_path):
     for path in files:
         text = path.read_text()
         u = uri(path)
-        client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
-            uri=u, language_id="hlo", version=1, text=text)))
+        client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                text_document=lsp.TextDocumentItem(uri=u, language_id="hlo", version=1, text=text)
+            )
+        )
         await drive_server(client, u, text.split("\n"), stats, limit=4)
         lines = text.split("\n")
         for ln, line in enumerate(lines):  # rename every instruction-looking name once until one succeeds
             col = line.find("%")
             if col < 0 or "=" not in line:
                 continue
-            edit = await ask(stats, "rename", client.text_document_rename_async(lsp.RenameParams(
-                text_document=lsp.TextDocumentIdentifier(uri=u), position=lsp.Position(line=ln, character=col + 1),
-                new_name="renamed_by_test")))
+            edit = await ask(
+                stats,
+                "rename",
+                client.text_document_rename_async(
+                    lsp.RenameParams(
+                        text_document=lsp.TextDocumentIdentifier(uri=u),
+                        position=lsp.Position(line=ln, character=col + 1),
+                        new_name="renamed_by_test",
+                    )
+                ),
+            )
             if isinstance(edit, lsp.WorkspaceEdit):
                 renamed += 1
                 assert edit.changes or edit.document_changes
@@ -75,13 +86,22 @@ async def test_full_server_run_changes_no_file(client, tmp_path):
             refused += 1
             if refused > 200:
                 break
-        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=2),
-            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text + "\n// edited\n")]))
-        client.text_document_did_save(lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=u),
-                                                                    text=text))
-        await ask(stats, "timeline", client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-            command="hlo.showMemoryTimeline", arguments=[u, "html"])))
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=2),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text + "\n// edited\n")],
+            )
+        )
+        client.text_document_did_save(
+            lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=u), text=text)
+        )
+        await ask(
+            stats,
+            "timeline",
+            client.workspace_execute_command_async(
+                lsp.ExecuteCommandParams(command="hlo.showMemoryTimeline", arguments=[u, "html"])
+            ),
+        )
         client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
     assert await alive(client, stats)
     assert stats.hangs == []
@@ -93,8 +113,12 @@ def test_check_changes_no_file(tmp_path):
     folder = _copy_dump(tmp_path)
     before = snapshot(folder)
     for fmt in ("text", "json"):
-        r = subprocess.run([sys.executable, "-m", "hlo_lsp", "check", "--format", fmt, str(folder)],
-                           capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [sys.executable, "-m", "hlo_lsp", "check", "--format", fmt, str(folder)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert r.returncode in (0, 1), r.stderr
     assert snapshot(folder) == before
 

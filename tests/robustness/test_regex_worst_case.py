@@ -23,11 +23,6 @@ import sys
 import threading
 from pathlib import Path
 
-try:
-    import re._parser as sre_parse  # Python 3.11+
-except ImportError:  # pragma: no cover
-    import sre_parse  # type: ignore[no-redef]
-
 import hlo_lsp
 
 ROOT = Path(hlo_lsp.__file__).resolve().parent
@@ -50,7 +45,7 @@ def _module_patterns() -> dict[tuple[str, int], str]:
             for var, v in list(space.items()):
                 items = v if isinstance(v, (list, tuple)) else v.values() if isinstance(v, dict) else [v]
                 for x in items:
-                    for y in (x if isinstance(x, tuple) else (x,)):
+                    for y in x if isinstance(x, tuple) else (x,):
                         if isinstance(y, re.Pattern) and isinstance(y.pattern, str):
                             out[(y.pattern, y.flags & ~re.UNICODE)] = f"{info.name}.{var}"
     return out
@@ -61,9 +56,14 @@ def _literal_patterns() -> dict[tuple[str, int], str]:
     for path in ROOT.rglob("*.py"):
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in RE_FUNCS and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id == "re" and node.args):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in RE_FUNCS
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "re"
+                and node.args
+            ):
                 continue
             arg = node.args[0]
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -139,8 +139,13 @@ def test_every_regex_is_linear_on_its_worst_case():
     for (pattern, flags), where in sorted(all_patterns().items()):
         jobs.append((pattern, flags, scanning(where, sources)))
         names.append(f"{where}: {pattern!r}")
-    proc = subprocess.Popen([sys.executable, "-m", "tests.robustness.regex_worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.robustness.regex_worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
     proc.stdin.write(json.dumps(jobs))

@@ -10,6 +10,7 @@ SERVER = [sys.executable, "-m", "hlo_lsp"]
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER), scope="module")
 async def client(lsp_client: LanguageClient):
     lsp_client.init_result = await lsp_client.initialize_session(
-        lsp.InitializeParams(capabilities=client_capabilities("visual-studio-code")))
+        lsp.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
+    )
     yield
     await lsp_client.shutdown_session()

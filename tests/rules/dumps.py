@@ -41,8 +41,15 @@ class Module:
             if m:
                 flags = m.group(3)
                 color = re.search(r", color (\d+)", flags)
-                out.append({"index": int(m.group(1)), "size": int(m.group(2)), "line": n,
-                            "color": int(color.group(1)) if color else 0, "thread_local": "thread-local" in flags})
+                out.append(
+                    {
+                        "index": int(m.group(1)),
+                        "size": int(m.group(2)),
+                        "line": n,
+                        "color": int(color.group(1)) if color else 0,
+                        "thread_local": "thread-local" in flags,
+                    }
+                )
         return out
 
     def values(self) -> list[dict]:
@@ -89,8 +96,15 @@ class Module:
                 m = _PEAK.match(line)
                 if not m:
                     break
-                rows.append({"instruction": m.group(1), "index": m.group(2), "bytes": int(m.group(3)),
-                             "cumulative": int(m.group(4)) if m.group(4) else None, "line": n})
+                rows.append(
+                    {
+                        "instruction": m.group(1),
+                        "index": m.group(2),
+                        "bytes": int(m.group(3)),
+                        "cumulative": int(m.group(4)) if m.group(4) else None,
+                        "line": n,
+                    }
+                )
         return n_peak, rows
 
     def total_line(self) -> tuple[int, int] | None:

@@ -11,8 +11,25 @@ from pathlib import Path
 
 from tests.rules.dumps import Module
 
-_BITS = {"pred": 8, "s8": 8, "u8": 8, "s16": 16, "u16": 16, "s32": 32, "u32": 32, "s64": 64, "u64": 64,
-         "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128, "s4": 4, "u4": 4}
+_BITS = {
+    "pred": 8,
+    "s8": 8,
+    "u8": 8,
+    "s16": 16,
+    "u16": 16,
+    "s32": 32,
+    "u32": 32,
+    "s64": 64,
+    "u64": 64,
+    "f16": 16,
+    "bf16": 16,
+    "f32": 32,
+    "f64": 64,
+    "c64": 64,
+    "c128": 128,
+    "s4": 4,
+    "u4": 4,
+}
 
 
 @dataclass
@@ -71,19 +88,31 @@ def _value_line(m: Module, v: dict, size: int | None = None, offset: int | None 
 
 # ------------------------------------------------------------------------------------------------ buffer
 
+
 def shifted_offset(m: Module) -> list[Fault]:
     for alloc, v in _alone(m):
         new = _value_line(m, v, offset=alloc["size"] - v["size"] + 1)
-        return [_fault("shifted offset", m, "assignment", v["line"], new,
-                       [("assignment", "buffer.slice-out-of-range", v["line"])])]
+        return [
+            _fault(
+                "shifted offset",
+                m,
+                "assignment",
+                v["line"],
+                new,
+                [("assignment", "buffer.slice-out-of-range", v["line"])],
+            )
+        ]
     return []
 
 
 def grown_size(m: Module) -> list[Fault]:
     for alloc, v in _alone(m):
         new = _value_line(m, v, size=alloc["size"] - v["offset"] + 1)
-        return [_fault("grown size", m, "assignment", v["line"], new,
-                       [("assignment", "buffer.slice-out-of-range", v["line"])])]
+        return [
+            _fault(
+                "grown size", m, "assignment", v["line"], new, [("assignment", "buffer.slice-out-of-range", v["line"])]
+            )
+        ]
     return []
 
 
@@ -104,8 +133,16 @@ def duplicate_id(m: Module) -> list[Fault]:
         return []
     v = vals[len(vals) // 2]
     line = m.lines("assignment")[v["line"]]
-    return [_fault("duplicate id", m, "assignment", v["line"], line + "\n" + line,
-                   [("assignment", "buffer.duplicate-value", v["line"] + 1)])]
+    return [
+        _fault(
+            "duplicate id",
+            m,
+            "assignment",
+            v["line"],
+            line + "\n" + line,
+            [("assignment", "buffer.duplicate-value", v["line"] + 1)],
+        )
+    ]
 
 
 _UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
@@ -143,13 +180,12 @@ def wrong_report_total(m: Module) -> list[Fault]:
         mm = re.match(r"^Total bytes: (\d+) \(([^()]*)\)$", line)
         if mm:
             new = line.replace(mm.group(1), str(_same_human(int(mm.group(1)), mm.group(2))), 1)
-            return [_fault("wrong report total", m, "memory-report", n, new,
-                           [("memory-report", "buffers.total", n)])]
+            return [_fault("wrong report total", m, "memory-report", n, new, [("memory-report", "buffers.total", n)])]
     return []
 
 
 def inverted_live_range(m: Module) -> list[Fault]:
-    for key, (s, e, n) in m.live().items():
+    for _key, (s, e, n) in m.live().items():
         if s < e:
             line = m.lines("live-range")[n]
             new = line[: line.rindex(":") + 1] + f"{e}-{s}"
@@ -167,8 +203,9 @@ def beyond_schedule(m: Module) -> list[Fault]:
             s, e, n = live[v["key"]]
             line = m.lines("live-range")[n]
             new = line[: line.rindex(":") + 1] + f"{s}-{mx + 1}"
-            return [_fault("end beyond max", m, "live-range", n, new,
-                           [("live-range", "live-range.beyond-schedule", n)])]
+            return [
+                _fault("end beyond max", m, "live-range", n, new, [("live-range", "live-range.beyond-schedule", n)])
+            ]
     return []
 
 
@@ -178,8 +215,16 @@ def duplicate_step(m: Module) -> list[Fault]:
         return []
     step, _name, n = seq[len(seq) // 2]
     prev = seq[len(seq) // 2 - 1][1]
-    return [_fault("name twice in sequence", m, "live-range", n, f"    {step}:{prev}",
-                   [("live-range", "live-range.duplicate-step", n)])]
+    return [
+        _fault(
+            "name twice in sequence",
+            m,
+            "live-range",
+            n,
+            f"    {step}:{prev}",
+            [("live-range", "live-range.duplicate-step", n)],
+        )
+    ]
 
 
 def sequence_gap(m: Module) -> list[Fault]:
@@ -187,8 +232,16 @@ def sequence_gap(m: Module) -> list[Fault]:
     if len(seq) < 3:
         return []
     step, name, n = seq[len(seq) // 2]
-    return [_fault("sequence index skipped", m, "live-range", n, f"    {step + 1}:{name}",
-                   [("live-range", "live-range.sequence-index", n)])]
+    return [
+        _fault(
+            "sequence index skipped",
+            m,
+            "live-range",
+            n,
+            f"    {step + 1}:{name}",
+            [("live-range", "live-range.sequence-index", n)],
+        )
+    ]
 
 
 def missing_used_value(m: Module) -> list[Fault]:
@@ -242,7 +295,7 @@ def _moved_onto(m: Module, mode: str) -> list[Fault]:
         al = allocs[a["allocation"]]
         if al["color"] or al["thread_local"]:
             continue
-        for b in vals[i + 1:]:
+        for b in vals[i + 1 :]:
             if b["allocation"] != a["allocation"] or b["id"] == a["id"] or b["offset"] == a["offset"]:
                 continue
             ra, rb = live[a["key"]][:2], live[b["key"]][:2]
@@ -258,8 +311,11 @@ def _moved_onto(m: Module, mode: str) -> list[Fault]:
             new_off = a["offset"]
             exp = _overlaps_after(m, b, new_off, b["size"])
             new = _value_line(m, b, offset=new_off)
-            name = {"live": "two live values on the same bytes", "touch": "touching ranges, slices differ",
-                    "touch-same": "touching ranges, same slice (legal)"}[mode]
+            name = {
+                "live": "two live values on the same bytes",
+                "touch": "touching ranges, slices differ",
+                "touch-same": "touching ranges, same slice (legal)",
+            }[mode]
             return [_fault(name, m, "assignment", b["line"], new, sorted(exp))]
     return []
 
@@ -282,16 +338,25 @@ def peak_not_live(m: Module) -> list[Fault]:
     if n_peak is None:
         return []
     for r in rows:
-        keys = [r["instruction"] + r["index"]] if r["index"] else \
-            [k for k in live if k.split("{")[0] == r["instruction"]]
+        keys = (
+            [r["instruction"] + r["index"]] if r["index"] else [k for k in live if k.split("{")[0] == r["instruction"]]
+        )
         if len(keys) != 1 or keys[0] not in live:
             continue
         s, e, n = live[keys[0]]
         if s <= n_peak - 1 and e >= n_peak:
             line = m.lines("live-range")[n]
             new = line[: line.rindex(":") + 1] + f"{s}-{n_peak - 1}"
-            return [_fault("peak entry not live", m, "live-range", n, new,
-                           [("live-range", "live-range.peak-not-live", r["line"])])]
+            return [
+                _fault(
+                    "peak entry not live",
+                    m,
+                    "live-range",
+                    n,
+                    new,
+                    [("live-range", "live-range.peak-not-live", r["line"])],
+                )
+            ]
     return []
 
 
@@ -303,16 +368,40 @@ def peak_cumulative(m: Module) -> list[Fault]:
     r = rows[len(rows) // 2]
     line = m.lines("live-range")[r["line"]]
     new = line.replace(f"(cumulative: {r['cumulative']} bytes)", f"(cumulative: {r['cumulative'] + 8} bytes)")
-    return [_fault("cumulative not a running sum", m, "live-range", r["line"], new,
-                   [("live-range", "live-range.peak-cumulative", r["line"])])]
+    return [
+        _fault(
+            "cumulative not a running sum",
+            m,
+            "live-range",
+            r["line"],
+            new,
+            [("live-range", "live-range.peak-cumulative", r["line"])],
+        )
+    ]
 
 
-BUFFER_FAULTS = (shifted_offset, grown_size, shrunk_size, duplicate_id, wrong_total, wrong_report_total,
-                 inverted_live_range, beyond_schedule, duplicate_step, sequence_gap, missing_used_value,
-                 moved_onto_live, moved_onto_touching, moved_onto_touching_same, peak_not_live, peak_cumulative)
+BUFFER_FAULTS = (
+    shifted_offset,
+    grown_size,
+    shrunk_size,
+    duplicate_id,
+    wrong_total,
+    wrong_report_total,
+    inverted_live_range,
+    beyond_schedule,
+    duplicate_step,
+    sequence_gap,
+    missing_used_value,
+    moved_onto_live,
+    moved_onto_touching,
+    moved_onto_touching_same,
+    peak_not_live,
+    peak_cumulative,
+)
 
 
 # ------------------------------------------------------------------------------------------------ scoring
+
 
 def score(results: list[tuple[Fault, set[tuple[Path, str, int]]]]) -> dict[str, dict[str, int]]:
     """Per code: tp, fn, fp over every fault run (observed = every diagnostic of the checked files)."""

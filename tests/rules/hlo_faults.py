@@ -107,7 +107,7 @@ def _swap_operand(lines: list[str], ins: Ins, k: int, new_name: str) -> str:
     head, tail = line[:start], line[start:]
     pos = [mm for mm in re.finditer(r"%([^\s,()]+)", tail)][k]
     assert pos.group(1) == ops[k]
-    return head + tail[: pos.start(1)] + new_name + tail[pos.end(1):]
+    return head + tail[: pos.start(1)] + new_name + tail[pos.end(1) :]
 
 
 def _earlier(instrs: list[Ins], ins: Ins) -> list[Ins]:
@@ -132,8 +132,15 @@ def elementwise_dims(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]
         for o in _earlier(instrs, ins):
             a = array(o.shape)
             if a is not None and a[0] == out[0] and a[1] != out[1]:
-                return [HloFault("operand of another shape", "verifier.elementwise-shape", path,
-                                 _edit(text, ins.line, _swap_operand(lines, ins, 1, o.name)), ins.line)]
+                return [
+                    HloFault(
+                        "operand of another shape",
+                        "verifier.elementwise-shape",
+                        path,
+                        _edit(text, ins.line, _swap_operand(lines, ins, 1, o.name)),
+                        ins.line,
+                    )
+                ]
     return []
 
 
@@ -148,8 +155,15 @@ def element_type(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
         for o in _earlier(instrs, ins):
             a = array(o.shape)
             if a is not None and a[1] == out[1] and a[0] != out[0] and not (a[0] in _FLOATS and out[0] in _FLOATS):
-                return [HloFault("operand of another element type", "verifier.element-type", path,
-                                 _edit(text, ins.line, _swap_operand(lines, ins, 1, o.name)), ins.line)]
+                return [
+                    HloFault(
+                        "operand of another element type",
+                        "verifier.element-type",
+                        path,
+                        _edit(text, ins.line, _swap_operand(lines, ins, 1, o.name)),
+                        ins.line,
+                    )
+                ]
     return []
 
 
@@ -163,30 +177,52 @@ def _count(dims: tuple[int, ...]) -> int:
 def bitcast_count(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
     lines = text.split("\n")
     for ins in instrs:
-        if ins.opcode != "bitcast" or array(ins.shape) is None or len(operand_names(ins.rest)) != 1 \
-                or "[" in ins.rest.split(")")[0]:
+        if (
+            ins.opcode != "bitcast"
+            or array(ins.shape) is None
+            or len(operand_names(ins.rest)) != 1
+            or "[" in ins.rest.split(")")[0]
+        ):
             continue
         out = array(ins.shape)
         for o in _earlier(instrs, ins):
             a = array(o.shape)
             if a is not None and a[0] == out[0] and _count(a[1]) != _count(out[1]):
-                return [HloFault("bitcast of another size", "verifier.element-count", path,
-                                 _edit(text, ins.line, _swap_operand(lines, ins, 0, o.name)), ins.line)]
+                return [
+                    HloFault(
+                        "bitcast of another size",
+                        "verifier.element-count",
+                        path,
+                        _edit(text, ins.line, _swap_operand(lines, ins, 0, o.name)),
+                        ins.line,
+                    )
+                ]
     return []
 
 
 def reshape_count(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
     lines = text.split("\n")
     for ins in instrs:
-        if ins.opcode != "reshape" or array(ins.shape) is None or len(operand_names(ins.rest)) != 1 \
-                or "[" in ins.rest.split(")")[0]:
+        if (
+            ins.opcode != "reshape"
+            or array(ins.shape) is None
+            or len(operand_names(ins.rest)) != 1
+            or "[" in ins.rest.split(")")[0]
+        ):
             continue
         out = array(ins.shape)
         for o in _earlier(instrs, ins):
             a = array(o.shape)
             if a is not None and a[0] == out[0] and _count(a[1]) != _count(out[1]):
-                return [HloFault("reshape of another element count", "verifier.element-count", path,
-                                 _edit(text, ins.line, _swap_operand(lines, ins, 0, o.name)), ins.line)]
+                return [
+                    HloFault(
+                        "reshape of another element count",
+                        "verifier.element-count",
+                        path,
+                        _edit(text, ins.line, _swap_operand(lines, ins, 0, o.name)),
+                        ins.line,
+                    )
+                ]
     return []
 
 
@@ -203,8 +239,9 @@ def gte_out_of_range(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]
             continue
         line = text.split("\n")[ins.line]
         new = line.replace(f"index={mm.group(1)}", f"index={len(elems)}", 1)
-        return [HloFault("tuple index out of range", "verifier.tuple-index", path, _edit(text, ins.line, new),
-                         ins.line)]
+        return [
+            HloFault("tuple index out of range", "verifier.tuple-index", path, _edit(text, ins.line, new), ins.line)
+        ]
     return []
 
 
@@ -223,8 +260,15 @@ def gte_other_element(path: Path, text: str, instrs: list[Ins]) -> list[HloFault
             if no_layout(e) != no_layout(ins.shape):
                 line = text.split("\n")[ins.line]
                 new = line.replace(f"index={mm.group(1)}", f"index={k}", 1)
-                return [HloFault("tuple index of another element", "verifier.tuple-index", path,
-                                 _edit(text, ins.line, new), ins.line)]
+                return [
+                    HloFault(
+                        "tuple index of another element",
+                        "verifier.tuple-index",
+                        path,
+                        _edit(text, ins.line, new),
+                        ins.line,
+                    )
+                ]
     return []
 
 
@@ -240,8 +284,15 @@ def fusion_operand_shape(path: Path, text: str, instrs: list[Ins]) -> list[HloFa
         cur = no_layout(by_name[(ins.comp, ops[0])].shape)
         for o in _earlier(instrs, ins):
             if array(o.shape) is not None and no_layout(o.shape) != cur and o.name not in ops:
-                return [HloFault("fusion operand of another shape", "verifier.called-parameters", path,
-                                 _edit(text, ins.line, _swap_operand(lines, ins, 0, o.name)), ins.line)]
+                return [
+                    HloFault(
+                        "fusion operand of another shape",
+                        "verifier.called-parameters",
+                        path,
+                        _edit(text, ins.line, _swap_operand(lines, ins, 0, o.name)),
+                        ins.line,
+                    )
+                ]
     return []
 
 
@@ -255,8 +306,15 @@ def fusion_operand_dropped(path: Path, text: str, instrs: list[Ins]) -> list[Hlo
         needle = f", %{ops[-1]})"
         if line.count(needle) != 1:
             continue
-        return [HloFault("fusion operand dropped", "verifier.called-parameters", path,
-                         _edit(text, ins.line, line.replace(needle, ")", 1)), ins.line)]
+        return [
+            HloFault(
+                "fusion operand dropped",
+                "verifier.called-parameters",
+                path,
+                _edit(text, ins.line, line.replace(needle, ")", 1)),
+                ins.line,
+            )
+        ]
     return []
 
 
@@ -265,7 +323,7 @@ def entry_layout_param(path: Path, text: str, instrs: list[Ins]) -> list[HloFaul
     for n, line in enumerate(lines[:5]):
         mm = re.search(r"entry_computation_layout=\{\((\w+)\[(\d+)", line)
         if line.startswith("HloModule") and mm:
-            new = line[: mm.start(2)] + str(int(mm.group(2)) + 1) + line[mm.end(2):]
+            new = line[: mm.start(2)] + str(int(mm.group(2)) + 1) + line[mm.end(2) :]
             return [HloFault("entry layout parameter changed", "verifier.entry-layout", path, _edit(text, n, new), n)]
     return []
 
@@ -280,9 +338,12 @@ def written_operand_shape(path: Path, text: str, instrs: list[Ins]) -> list[HloF
             continue
         line = lines[ins.line]
         start = line.index(ins.opcode + "(") + len(ins.opcode) + 1 + mm.start(2)
-        new = line[:start] + str(int(mm.group(2)) + 1) + line[start + len(mm.group(2)):]
-        out.append(HloFault("written operand shape changed", "operand-shape-mismatch", path,
-                            _edit(text, ins.line, new), ins.line))
+        new = line[:start] + str(int(mm.group(2)) + 1) + line[start + len(mm.group(2)) :]
+        out.append(
+            HloFault(
+                "written operand shape changed", "operand-shape-mismatch", path, _edit(text, ins.line, new), ins.line
+            )
+        )
         if len(out) == 8:
             break
     return out
@@ -300,12 +361,29 @@ def name_reused(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
         for o in instrs:
             if o.comp < ins.comp and o.name not in names_in[ins.comp]:
                 new = lines[ins.line].replace(f"%{ins.name} = ", f"%{o.name} = ", 1)
-                return [HloFault("root renamed to a name of another computation", "verifier.name-reused", path,
-                                 _edit(text, ins.line, new), ins.line)]
+                return [
+                    HloFault(
+                        "root renamed to a name of another computation",
+                        "verifier.name-reused",
+                        path,
+                        _edit(text, ins.line, new),
+                        ins.line,
+                    )
+                ]
     return []
 
 
-HLO_FAULTS = (elementwise_dims, element_type, bitcast_count, gte_out_of_range, gte_other_element,
-              fusion_operand_shape, fusion_operand_dropped, entry_layout_param, written_operand_shape, name_reused)
+HLO_FAULTS = (
+    elementwise_dims,
+    element_type,
+    bitcast_count,
+    gte_out_of_range,
+    gte_other_element,
+    fusion_operand_shape,
+    fusion_operand_dropped,
+    entry_layout_param,
+    written_operand_shape,
+    name_reused,
+)
 #: Run over before-optimizations modules too (XLA's CPU pipeline turns every reshape into a bitcast).
 BEFORE_FAULTS = (reshape_count,)

@@ -42,23 +42,82 @@ def operand_names(rest: str) -> list[str]:
             depth -= 1
     return []
 
+
 #: The opcodes of issue 17's list whose result XLA infers (iota's shape is free; custom-call and parameter too).
-OPCODES = ("dot", "convolution", "reduce", "reduce-window", "select-and-scatter", "broadcast", "transpose",
-           "reshape", "bitcast", "slice", "dynamic-slice", "dynamic-update-slice", "gather", "scatter",
-           "concatenate", "pad", "select", "clamp", "compare", "convert", "bitcast-convert", "sort", "reverse",
-           "map", "while", "conditional", "call", "fusion", "tuple", "get-tuple-element", "all-gather",
-           "all-gather-start", "all-gather-done", "all-reduce", "all-reduce-start", "all-reduce-done",
-           "reduce-scatter", "all-to-all", "collective-permute", "collective-permute-start",
-           "collective-permute-done", "async-start", "async-done", "copy-start", "copy-done", "dynamic-reshape",
-           "cholesky", "triangular-solve", "fft", "rng-bit-generator")
+OPCODES = (
+    "dot",
+    "convolution",
+    "reduce",
+    "reduce-window",
+    "select-and-scatter",
+    "broadcast",
+    "transpose",
+    "reshape",
+    "bitcast",
+    "slice",
+    "dynamic-slice",
+    "dynamic-update-slice",
+    "gather",
+    "scatter",
+    "concatenate",
+    "pad",
+    "select",
+    "clamp",
+    "compare",
+    "convert",
+    "bitcast-convert",
+    "sort",
+    "reverse",
+    "map",
+    "while",
+    "conditional",
+    "call",
+    "fusion",
+    "tuple",
+    "get-tuple-element",
+    "all-gather",
+    "all-gather-start",
+    "all-gather-done",
+    "all-reduce",
+    "all-reduce-start",
+    "all-reduce-done",
+    "reduce-scatter",
+    "all-to-all",
+    "collective-permute",
+    "collective-permute-start",
+    "collective-permute-done",
+    "async-start",
+    "async-done",
+    "copy-start",
+    "copy-done",
+    "dynamic-reshape",
+    "cholesky",
+    "triangular-solve",
+    "fft",
+    "rng-bit-generator",
+)
 #: Opcodes whose result element type XLA does not fix (a preferred type, a conversion, a reinterpretation).
 FREE_TYPE = frozenset(("dot", "convolution", "convert", "bitcast-convert", "bitcast"))
 #: Result dimensions taken from a count or a group, not inferred one by one: the gathered/scattered one.
 _GROUPED = frozenset(("all-gather", "all-gather-start", "reduce-scatter"))
 _ARRAY = re.compile(r"([a-z][a-z0-9]*)\[((?:<=)?[0-9]+(?:,(?:<=)?[0-9]+)*)?\]")
-_OTHER_TYPE = {"pred": "s32", "s8": "f32", "s16": "f32", "s32": "f32", "s64": "f32", "u8": "f32", "u16": "f32",
-               "u32": "f32", "u64": "f32", "f16": "s32", "bf16": "s32", "f32": "s32", "f64": "s32",
-               "c64": "s32", "c128": "s32"}
+_OTHER_TYPE = {
+    "pred": "s32",
+    "s8": "f32",
+    "s16": "f32",
+    "s32": "f32",
+    "s64": "f32",
+    "u8": "f32",
+    "u16": "f32",
+    "u32": "f32",
+    "u64": "f32",
+    "f16": "s32",
+    "bf16": "s32",
+    "f32": "s32",
+    "f64": "s32",
+    "c64": "s32",
+    "c128": "s32",
+}
 
 
 _ODD_OPERANDS = re.compile(r"[a-z0-9]\(|,\s*,|\(\s*,")
@@ -120,7 +179,8 @@ def _allowed(instrs: list[Ins], ins: Ins, lines: list[str], comp_names: dict[int
     out = {o.line for o in instrs if o.comp == ins.comp and ins.name in operand_names(o.rest)}
     last = max(o.line for o in instrs if o.comp == ins.comp)
     is_root = lines[ins.line].lstrip().startswith("ROOT ") or (
-        ins.line == last and not any(lines[o.line].lstrip().startswith("ROOT ") for o in instrs if o.comp == ins.comp))
+        ins.line == last and not any(lines[o.line].lstrip().startswith("ROOT ") for o in instrs if o.comp == ins.comp)
+    )
     if is_root:
         name = comp_names.get(ins.comp, "")
         call = re.compile(r"=%?" + re.escape(name) + r"\b|[{,]\s*%?" + re.escape(name) + r"\b")
@@ -152,7 +212,7 @@ def shape_faults(path: Path, text: str, per_opcode: int = 2) -> list[ShapeFault]
             continue
         line = lines[ins.line]
         at = line.find(" = ") + 3
-        if line[at:at + len(ins.shape)] != ins.shape or _ODD_OPERANDS.search(ins.rest.split("=")[0]):
+        if line[at : at + len(ins.shape)] != ins.shape or _ODD_OPERANDS.search(ins.rest.split("=")[0]):
             continue  # hand-written oddities the verifier rules skip: nested instructions, empty operands
         for kind in ("dims", "type"):
             if counts.get((ins.opcode, kind), 0) >= per_opcode or (kind == "type" and ins.opcode in FREE_TYPE):
@@ -161,16 +221,22 @@ def shape_faults(path: Path, text: str, per_opcode: int = 2) -> list[ShapeFault]
                 e = _dims_edit(ins)
                 # a bitcast's verifier compares byte sizes, TPU's padded to the tile: grow past any tile
                 grow = 256 if ins.opcode == "bitcast" else 1
-                new_shape = None if e is None else \
-                    ins.shape[:e[0]] + str(int(ins.shape[e[0]:e[1]]) + grow) + ins.shape[e[1]:]
+                new_shape = (
+                    None
+                    if e is None
+                    else ins.shape[: e[0]] + str(int(ins.shape[e[0] : e[1]]) + grow) + ins.shape[e[1] :]
+                )
             else:
                 t = _type_edit(ins)
-                new_shape = None if t is None else ins.shape[:t[0]] + t[2] + ins.shape[t[1]:]
+                new_shape = None if t is None else ins.shape[: t[0]] + t[2] + ins.shape[t[1] :]
             if new_shape is None:
                 continue
-            new = line[:at] + new_shape + line[at + len(ins.shape):]
-            edited = "\n".join(lines[:ins.line] + [new] + lines[ins.line + 1:])
+            new = line[:at] + new_shape + line[at + len(ins.shape) :]
+            edited = "\n".join(lines[: ins.line] + [new] + lines[ins.line + 1 :])
             counts[(ins.opcode, kind)] = counts.get((ins.opcode, kind), 0) + 1
-            out.append(ShapeFault(ins.opcode, kind, path, platform(path), edited, ins.line,
-                                  _allowed(instrs, ins, lines, comps)))
+            out.append(
+                ShapeFault(
+                    ins.opcode, kind, path, platform(path), edited, ins.line, _allowed(instrs, ins, lines, comps)
+                )
+            )
     return out

@@ -61,8 +61,10 @@ def test_each_fault_gives_exactly_its_diagnostics():
     bad = []
     for fault, observed in _results():
         if observed != fault.expected:
-            bad.append(f"{fault.name} in {fault.module}: missing {sorted(fault.expected - observed)}, "
-                       f"extra {sorted(observed - fault.expected)}")
+            bad.append(
+                f"{fault.name} in {fault.module}: missing {sorted(fault.expected - observed)}, "
+                f"extra {sorted(observed - fault.expected)}"
+            )
     assert not bad, "\n".join(bad[:30])
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import time
 
-from hlo_lsp.core.diagnostics import Severity
-
 from hlo_lsp.core.buffers import read_buffers
 from hlo_lsp.core.buffers.bufferset import BufferSet
 from hlo_lsp.core.buffers.rules import buffer_findings
+from hlo_lsp.core.diagnostics import Severity
 
 
 def _single(n_values: int, same_offset: bool) -> str:
@@ -32,14 +31,16 @@ def test_many_values_on_one_offset_end_fast():
     t = time.perf_counter()
     found = buffer_findings(bs)
     assert time.perf_counter() - t < 30
-    assert [(f.diagnostic.code, f.diagnostic.severity.label) for f in found] == \
-        [("buffer.overlap-incomplete", "information")]
+    assert [(f.diagnostic.code, f.diagnostic.severity.label) for f in found] == [
+        ("buffer.overlap-incomplete", "information")
+    ]
 
 
 def test_absurd_numbers_are_findings_not_exceptions():
     text = _single(3, same_offset=False)
-    text = text.replace("v.1{}:1-1", "v.1{}:1-" + "9" * 40).replace("(size=4,offset=8)", "(size=" + "9" * 30 +
-                                                                   ",offset=8)")
+    text = text.replace("v.1{}:1-1", "v.1{}:1-" + "9" * 40).replace(
+        "(size=4,offset=8)", "(size=" + "9" * 30 + ",offset=8)"
+    )
     bs = BufferSet.from_docs([read_buffers(text, "single")])
     codes = sorted(f.diagnostic.code for f in buffer_findings(bs))
     assert "live-range.beyond-schedule" in codes and "buffer.slice-out-of-range" in codes
@@ -63,8 +64,12 @@ def test_a_cut_listing_gives_the_reader_error_not_a_flood_of_rule_errors():
             cut = cut[:-1]
         ws = Workspace()
         ws.open(str(ba), cut)
-        codes = [d.code for p in (ba, m.paths["values"]) for d in document_diagnostics(ws, str(p))
-                 if d.severity >= Severity.WARNING]
+        codes = [
+            d.code
+            for p in (ba, m.paths["values"])
+            for d in document_diagnostics(ws, str(p))
+            if d.severity >= Severity.WARNING
+        ]
         assert codes and all(c.startswith("buffers.") for c in codes), (ba.name, codes)
         checked += 1
     assert checked >= 20

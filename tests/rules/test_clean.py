@@ -47,7 +47,7 @@ def test_rules_have_work_on_real_dumps():
                 by_alloc.setdefault(v["allocation"], []).append(v)
         for vs in by_alloc.values():
             for i, a in enumerate(vs):
-                for b in vs[i + 1:]:
+                for b in vs[i + 1 :]:
                     if a["offset"] < b["offset"] + b["size"] and b["offset"] < a["offset"] + a["size"]:
                         shared_bytes += 1
                         (sa, ea, _), (sb, eb, _) = live[a["key"]], live[b["key"]]

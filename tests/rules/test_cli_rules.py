@@ -14,8 +14,12 @@ from tests.rules.faults import duplicate_step, moved_onto_live
 
 
 def _check(*paths, fail_on="warning"):
-    return subprocess.run([sys.executable, "-m", "hlo_lsp", "check", "--format", "json", "--fail-on", fail_on,
-                           *map(str, paths)], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "hlo_lsp", "check", "--format", "json", "--fail-on", fail_on, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _copy(m, tmp_path):
@@ -37,8 +41,11 @@ def test_check_reports_injected_faults_on_their_file_and_line(tmp_path):
         target.write_text(f.text)
         r = _check(*sorted(tmp_path.iterdir()))
         assert r.returncode == 1, r.stderr
-        got = {(d["path"].split("/")[-1], d["code"], d["line"] - 1)
-               for d in json.loads(r.stdout) if d["severity"] in ("error", "warning")}
+        got = {
+            (d["path"].split("/")[-1], d["code"], d["line"] - 1)
+            for d in json.loads(r.stdout)
+            if d["severity"] in ("error", "warning")
+        }
         want = {(p.name, code, ln) for p, code, ln in f.expected}
         assert got == want, (f.name, got, want)
         target.write_text(f.path.read_text())  # restore the copy for the next fault

@@ -21,7 +21,7 @@ def apply(text: str, edits) -> str:
         r = e.range
         assert r.start_line == r.end_line
         line = lines[r.start_line]
-        lines[r.start_line] = line[: r.start_col] + e.new_text + line[r.end_col:]
+        lines[r.start_line] = line[: r.start_col] + e.new_text + line[r.end_col :]
     return "\n".join(lines)
 
 
@@ -34,7 +34,7 @@ def _typo_in_operand(text: str) -> tuple[str, int, int, str] | None:
             name = m.group(2)
             typo = name[0] + name  # doubled first letter
             col = m.start(2)
-            lines[n] = line[:col] + typo + line[col + len(name):]
+            lines[n] = line[:col] + typo + line[col + len(name) :]
             return "\n".join(lines), n, col, name
     return None
 
@@ -70,8 +70,8 @@ def test_written_operand_shape_fix_restores_old_style_module():
         m = re.search(r"\((\w+)\[(\d+)([\d,]*)\](\{[^}]*\})? %", line)
         if m is None or " parameter(" in line:
             continue
-        bad = line[: m.start(2)] + str(int(m.group(2)) + 1) + line[m.end(2):]
-        text = "\n".join(lines[:n] + [bad] + lines[n + 1:])
+        bad = line[: m.start(2)] + str(int(m.group(2)) + 1) + line[m.end(2) :]
+        text = "\n".join(lines[:n] + [bad] + lines[n + 1 :])
         ws = Workspace()
         path = str(OLD_STYLE.resolve())
         ws.open(path, text)

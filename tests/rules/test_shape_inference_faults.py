@@ -16,7 +16,7 @@ from hlo_lsp.core.hlo.rules.verifier import verify
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.diagnostics import document_diagnostics
 from tests.fixtures import DATA
-from tests.rules.shape_faults import FREE_TYPE, OPCODES, ShapeFault, platform, shape_faults
+from tests.rules.shape_faults import FREE_TYPE, OPCODES, ShapeFault, shape_faults
 
 PER_CELL = 2  # faults per (opcode, kind, platform)
 
@@ -25,10 +25,16 @@ def _modules(paths) -> list[Path]:
     return [p for p in paths if p.read_text(errors="replace").lstrip().startswith("HloModule")]
 
 
-REAL = _modules(sorted(DATA.glob("jax-cpu/*/*optimizations.txt")) + sorted(DATA.glob("seeds/*.txt"))
-                + sorted(DATA.glob("shape-inference/*/*.txt"))
-                + sorted(p for p in DATA.glob("producers/**/*.txt")
-                         if not any(k in p.name for k in ("buffer-assignment", "live-range", "memory-usage"))))
+REAL = _modules(
+    sorted(DATA.glob("jax-cpu/*/*optimizations.txt"))
+    + sorted(DATA.glob("seeds/*.txt"))
+    + sorted(DATA.glob("shape-inference/*/*.txt"))
+    + sorted(
+        p
+        for p in DATA.glob("producers/**/*.txt")
+        if not any(k in p.name for k in ("buffer-assignment", "live-range", "memory-usage"))
+    )
+)
 HANDWRITTEN = sorted(DATA.glob("handwritten/valid/*.hlo"))
 
 
@@ -94,18 +100,23 @@ def test_recall_and_precision_per_opcode():
         platforms[f.opcode].add(f.platform)
         if not caught or stray:
             misses.append(f"{f.opcode} {f.kind} {f.path.name}:{f.line + 1} caught={caught} stray={stray}")
-    out = ["shape inference: fault injection per opcode (dims: one result dimension; type: the element type)",
-           f"{'opcode':26} {'platforms':22} {'dims':>5} {'recall':>6} {'types':>5} {'recall':>6} {'stray':>5} "
-           f"{'precision':>9}"]
+    out = [
+        "shape inference: fault injection per opcode (dims: one result dimension; type: the element type)",
+        f"{'opcode':26} {'platforms':22} {'dims':>5} {'recall':>6} {'types':>5} {'recall':>6} {'stray':>5} "
+        f"{'precision':>9}",
+    ]
     for op in OPCODES:
         n, c, tn, tc, stray = rows[op]
         rec = c / n if n else float("nan")
         trec = tc / tn if tn else float("nan")
         prec = (c + tc) / (c + tc + stray) if c + tc + stray else float("nan")
-        out.append(f"{op:26} {','.join(sorted(platforms[op])):22} {n:5} {rec:6.2f} {tn:5} {trec:6.2f} {stray:5} "
-                   f"{prec:9.2f}")
-    out.append(f"{len(FAULTS)} faults over {len(REAL)} real modules (+ hand-written for "
-               f"{sorted(set(OPCODES) - REAL_OPCODES)}); unchanged modules: no finding")
+        out.append(
+            f"{op:26} {','.join(sorted(platforms[op])):22} {n:5} {rec:6.2f} {tn:5} {trec:6.2f} {stray:5} {prec:9.2f}"
+        )
+    out.append(
+        f"{len(FAULTS)} faults over {len(REAL)} real modules (+ hand-written for "
+        f"{sorted(set(OPCODES) - REAL_OPCODES)}); unchanged modules: no finding"
+    )
     print("\n" + "\n".join(out))
     assert not misses, "\n".join(misses[:30])
 
@@ -121,8 +132,11 @@ def test_the_server_shows_one_fault_per_opcode_on_its_line():
         seen.add(f.opcode)
         ws = Workspace()
         ws.open(str(f.path), f.text)
-        diags = [d for d in document_diagnostics(ws, str(f.path))
-                 if d.severity >= Severity.WARNING and d.range.start_line == f.line]
+        diags = [
+            d
+            for d in document_diagnostics(ws, str(f.path))
+            if d.severity >= Severity.WARNING and d.range.start_line == f.line
+        ]
         if not diags:
             bad.append(f"{f.opcode} in {f.path.name}:{f.line + 1}: {[(d.code, d.message) for d in diags]}")
     assert not bad, "\n".join(bad)

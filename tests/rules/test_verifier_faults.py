@@ -1,11 +1,11 @@
 """Verifier-level faults injected into the real HLO modules of tests/data (every jax-cpu after-optimizations
-module and the old-style GPU seed 001; reshapes from the before-optimizations modules): the rule fires on the edited line with its code and no rule fires
+module and the old-style GPU seed 001; reshapes from the before-optimizations modules): the rule fires on the
+edited line with its code and no rule fires
 elsewhere (the table), and the shared aggregator shows a warning or error on that line and nothing else."""
 
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 from hlo_lsp.core.diagnostics import Severity
 from hlo_lsp.core.hlo.read import read_hlo
@@ -74,8 +74,7 @@ def test_aggregator_reports_each_fault_on_its_line_only():
         diags = [d for d in document_diagnostics(ws, str(f.path)) if d.severity >= Severity.WARNING]
         lines = {d.range.start_line for d in diags}
         if lines != {f.line}:
-            bad.append(f"{f.name} in {f.path.name} line {f.line}: "
-                       f"{[(d.range.start_line, d.code) for d in diags]}")
+            bad.append(f"{f.name} in {f.path.name} line {f.line}: {[(d.range.start_line, d.code) for d in diags]}")
         mine = [d for d in diags if d.code in CODES]
         if mine and {d.code for d in mine} != {f.code}:
             bad.append(f"{f.name}: wrong code {[d.code for d in mine]}")

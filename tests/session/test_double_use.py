@@ -37,8 +37,11 @@ def test_each_use_of_an_undefined_name_is_reported(which, large):
     ws = Workspace()
     path = f"/nonexistent/{which}.hlo"
     ws.open(path, "\n".join(lines), 1)
-    got = sorted((d.range.start_col, d.range.end_col) for d in document_diagnostics(ws, path, True)
-                 if d.range.start_line == at and d.code == "undefined-operand")
+    got = sorted(
+        (d.range.start_col, d.range.end_col)
+        for d in document_diagnostics(ws, path, True)
+        if d.range.start_line == at and d.code == "undefined-operand"
+    )
     # the grammar (small documents) covers the `%` too, the structural checks the name alone
     want = _uses(BAD, "nosuch")
     assert len(got) == len(want) == 2

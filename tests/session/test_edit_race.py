@@ -24,7 +24,7 @@ def large(tmp_path_factory):
 
 def _constant_lines(lines: list[str]) -> list[int]:
     """Lines of instructions whose edit keeps every name (a number inside a constant, a metadata string)."""
-    return [i for i, line in enumerate(lines) if "metadata={op_name=\"" in line][:4000]
+    return [i for i, line in enumerate(lines) if 'metadata={op_name="' in line][:4000]
 
 
 def test_verifier_runs_while_edits_land(large, caplog):

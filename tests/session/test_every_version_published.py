@@ -18,24 +18,34 @@ TIMEOUT = 90
 
 async def _published(client, u: str, version: int) -> list[lsp.Diagnostic]:
     """The diagnostics published for ``u`` at ``version``, waiting for them."""
+
     async def wait():
         while True:
             got = [p for p in client.published if p.uri == u and p.version == version]
             if got:
                 return got[-1].diagnostics
             await asyncio.sleep(0.05)
+
     try:
         return await asyncio.wait_for(wait(), TIMEOUT)
     except TimeoutError:
-        print("DIAGS", {k[-50:]: len(v) for k, v in client.diagnostics.items()}, "PUBLISHED", [(p.uri[-60:], p.version, len(p.diagnostics)) for p in client.published])
+        print(
+            "DIAGS",
+            {k[-50:]: len(v) for k, v in client.diagnostics.items()},
+            "PUBLISHED",
+            [(p.uri[-60:], p.version, len(p.diagnostics)) for p in client.published],
+        )
         raise
 
 
 def _insert(client, u: str, version: int, line: int, text: str) -> None:
     at = lsp.Position(line=line, character=0)
-    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version),
-        content_changes=[lsp.TextDocumentContentChangePartial(range=lsp.Range(start=at, end=at), text=text)]))
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version),
+            content_changes=[lsp.TextDocumentContentChangePartial(range=lsp.Range(start=at, end=at), text=text)],
+        )
+    )
 
 
 async def test_two_quick_structural_edits_of_a_large_module(client, tmp_path):
@@ -50,17 +60,24 @@ async def test_two_quick_structural_edits_of_a_large_module(client, tmp_path):
     _insert(client, u, 3, at + 1, "  %a.2 = f32[] negate(f32[] %nosuch)\n")
     diags = await _published(client, u, 3)
     assert [(d.range.start.line, str(d.code)) for d in diags if "nosuch" in d.message] == [
-        (at + 1, "undefined-operand")]
+        (at + 1, "undefined-operand")
+    ]
     # and the client is never left with version 1's diagnostics as the last word
     last = [p for p in client.published if p.uri == u][-1]
     assert last.version == 3
 
 
-@pytest.mark.parametrize("stem", ["mlp_sgd/module_0000.jit_train_step", "transformer_block_f32/module_0002.jit_block_train_step_f32"])
+@pytest.mark.parametrize(
+    "stem", ["mlp_sgd/module_0000.jit_train_step", "transformer_block_f32/module_0002.jit_block_train_step_f32"]
+)
 async def test_a_modules_files_opened_in_a_row(client, stem):
     base = DATA / "jax-cpu"
-    names = [f"{stem}.before_optimizations.txt", f"{stem}.cpu_after_optimizations-buffer-assignment-values.txt",
-             f"{stem}.cpu_after_optimizations-buffer-assignment.txt", f"{stem}.cpu_after_optimizations-live-range.txt"]
+    names = [
+        f"{stem}.before_optimizations.txt",
+        f"{stem}.cpu_after_optimizations-buffer-assignment-values.txt",
+        f"{stem}.cpu_after_optimizations-buffer-assignment.txt",
+        f"{stem}.cpu_after_optimizations-live-range.txt",
+    ]
     paths = [base / n for n in names]
     for p in paths:
         open_doc(client, p)

@@ -15,12 +15,14 @@ CODE = "from hlo_lsp.lsp.heap import limit_arenas; print(limit_arenas())"
 
 
 def _run(env: dict[str, str]) -> str:
-    return subprocess.run([sys.executable, "-c", CODE], env=env, capture_output=True, text=True, check=True,
-                          timeout=60).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", CODE], env=env, capture_output=True, text=True, check=True, timeout=60
+    ).stdout.strip()
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
-                    reason="mallopt(M_ARENA_MAX) is glibc's")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc", reason="mallopt(M_ARENA_MAX) is glibc's"
+)
 def test_arenas_capped_on_glibc():
     env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
     assert _run(env) == "True"

@@ -39,8 +39,9 @@ def _messages(stream, out: list, first_publish: threading.Event) -> None:
 def test_exit_during_background_work_is_quiet_and_quick(tmp_path):
     path = tmp_path / "module_0000.jit_big.cpu_after_optimizations.txt"
     text = large_module(path, size_mb=4.5)  # above the size the server reports progress for
-    proc = subprocess.Popen([sys.executable, "-m", "hlo_lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hlo_lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     got: list[dict] = []
     published = threading.Event()
     reader = threading.Thread(target=_messages, args=(proc.stdout, got, published), daemon=True)
@@ -53,11 +54,22 @@ def test_exit_during_background_work_is_quiet_and_quick(tmp_path):
         proc.stdin.write(_frame(p))
         proc.stdin.flush()
 
-    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "processId": None, "rootUri": None, "capabilities": {"window": {"workDoneProgress": True}}}})
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": None, "capabilities": {"window": {"workDoneProgress": True}}},
+        }
+    )
     send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-    send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-        "uri": path.as_uri(), "languageId": "hlo", "version": 1, "text": text}}})
+    send(
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didOpen",
+            "params": {"textDocument": {"uri": path.as_uri(), "languageId": "hlo", "version": 1, "text": text}},
+        }
+    )
     deadline = time.monotonic() + 120
     answered: set = set()
     while not published.is_set() and time.monotonic() < deadline:

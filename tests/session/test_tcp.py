@@ -75,8 +75,9 @@ def _closed(sock: socket.socket) -> bool:
 @pytest.fixture
 def tcp_server():
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "hlo_lsp", "--tcp", f"127.0.0.1:{port}"],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hlo_lsp", "--tcp", f"127.0.0.1:{port}"], stderr=subprocess.PIPE, text=True
+    )
     for _ in range(200):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()  # an empty connect, closed at once
@@ -91,16 +92,27 @@ def tcp_server():
 
 
 def _initialize(sock, msg_id=1):
-    _send(sock, {"jsonrpc": "2.0", "id": msg_id, "method": "initialize",
-                 "params": {"processId": None, "rootUri": None, "capabilities": {}}})
+    _send(
+        sock,
+        {
+            "jsonrpc": "2.0",
+            "id": msg_id,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": None, "capabilities": {}},
+        },
+    )
     return _answer(sock, msg_id)
 
 
 def test_one_session_garbage_and_second_clients_end_only_themselves(tcp_server):
     port, proc = tcp_server
     connect = lambda: socket.create_connection(("127.0.0.1", port), timeout=10)  # noqa: E731
-    for garbage in (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", b"x" * 100_000,
-                    b"Content-Length: 99999999999999\r\n\r\n{}", b"\x00\xff" * 50 + b"\r\n"):
+    for garbage in (
+        b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"x" * 100_000,
+        b"Content-Length: 99999999999999\r\n\r\n{}",
+        b"\x00\xff" * 50 + b"\r\n",
+    ):
         with connect() as g:
             g.sendall(garbage)
             assert _closed(g)
@@ -109,21 +121,40 @@ def test_one_session_garbage_and_second_clients_end_only_themselves(tcp_server):
     init = _initialize(a)
     assert init is not None and "capabilities" in init["result"]
     b = connect()
-    refused = _answer(b, 1) if _send(b, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                                          "params": {"processId": None, "capabilities": {}}}) is None else None
+    refused = (
+        _answer(b, 1)
+        if _send(
+            b, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "capabilities": {}}}
+        )
+        is None
+        else None
+    )
     assert refused is not None and "one session per server" in refused["error"]["message"]
     assert _closed(b)
     b.close()
     # the first client is served as before: its hover answer comes to it
     _send(a, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
     uri = DOC.resolve().as_uri()
-    _send(a, {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-        "uri": uri, "languageId": "hlo", "version": 1, "text": DOC.read_text()}}})
+    _send(
+        a,
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didOpen",
+            "params": {"textDocument": {"uri": uri, "languageId": "hlo", "version": 1, "text": DOC.read_text()}},
+        },
+    )
     lines = DOC.read_text().split("\n")
     ln = next(i for i, x in enumerate(lines) if x.strip().startswith("ROOT %"))
     col = lines[ln].index("%") + 1
-    _send(a, {"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
-        "textDocument": {"uri": uri}, "position": {"line": ln, "character": col}}})
+    _send(
+        a,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "textDocument/hover",
+            "params": {"textDocument": {"uri": uri}, "position": {"line": ln, "character": col}},
+        },
+    )
     hover = _answer(a, 2)
     name = lines[ln].split("%")[1].split(" ")[0]
     assert hover is not None and name in json.dumps(hover["result"])

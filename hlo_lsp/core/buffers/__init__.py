@@ -32,6 +32,20 @@ from hlo_lsp.core.buffers.records import (  # noqa: F401
 )
 
 __all__ = [
-    "KINDS", "Allocation", "Assignment", "BufferDoc", "LiveRange", "MemoryRow", "MemoryTable", "PeakEntry",
-    "Position", "SequenceStep", "StackNode", "Use", "UsedValue", "SUFFIX_KINDS", "kind_from_path", "read_buffers",
+    "KINDS",
+    "Allocation",
+    "Assignment",
+    "BufferDoc",
+    "LiveRange",
+    "MemoryRow",
+    "MemoryTable",
+    "PeakEntry",
+    "Position",
+    "SequenceStep",
+    "StackNode",
+    "Use",
+    "UsedValue",
+    "SUFFIX_KINDS",
+    "kind_from_path",
+    "read_buffers",
 ]

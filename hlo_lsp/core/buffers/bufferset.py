@@ -68,7 +68,7 @@ class BufferValue:
     value_id: int | None = None
     phi: bool = False
     color: int | None = None
-    owner: "BufferSet | None" = field(default=None, repr=False, compare=False)
+    owner: BufferSet | None = field(default=None, repr=False, compare=False)
     n: int = field(default=-1, repr=False, compare=False)
 
     def _record(self, role: int):
@@ -310,22 +310,27 @@ class BufferSet:
         elif v.value_id != value_id:
             ln = cols.line[r]
             rng = Range(ln, cols.start[r], ln, cols.end[r])
-            self.problems.append((kind, warning(rng, "bufferset.id-mismatch",
-                                                f"{v.key} has id {value_id} here but {v.value_id} elsewhere")))
+            self.problems.append(
+                (
+                    kind,
+                    warning(rng, "bufferset.id-mismatch", f"{v.key} has id {value_id} here but {v.value_id} elsewhere"),
+                )
+            )
 
     def _join(self, role: int, v: BufferValue, d: int, r: int) -> None:
         self._rec[role][v.n] = r
         self._doc[role][v.n] = d
 
     @classmethod
-    def from_docs(cls, docs: list[BufferDoc]) -> "BufferSet":
+    def from_docs(cls, docs: list[BufferDoc]) -> BufferSet:
         """Join one old single file, or the split files of one module (any subset, any order)."""
         bs = cls()
         if len(docs) > 255:
             docs = docs[:255]  # one byte names a value's document
         get, set_id, join = bs._get, bs._set_id, bs._join
-        most = sum(len(d.assignment_records) + len(d.used_values) + len(d.live_ranges) + len(d.peak_entries)
-                   for d in docs)  # at most one value per record: the role columns are made at that size once
+        most = sum(
+            len(d.assignment_records) + len(d.used_values) + len(d.live_ranges) + len(d.peak_entries) for d in docs
+        )  # at most one value per record: the role columns are made at that size once
         bs._rec = [array("q", [-1]) * most for _ in range(5)]
         bs._doc = [bytearray(most) for _ in range(5)]
         for d, doc in enumerate(sorted(docs, key=lambda d: _KIND_ORDER.get(d.kind, 9))):
@@ -415,12 +420,17 @@ class BufferSet:
             for v in bs.values_by_key.values():
                 if asg[v.n] < 0 and live[v.n] >= 0:
                     at = v.live_range_at
-                    bs.problems.append((at.kind, warning(at.range, "bufferset.no-allocation",
-                                                         f"{v.key} has a live range but no allocation")))
+                    bs.problems.append(
+                        (
+                            at.kind,
+                            warning(at.range, "bufferset.no-allocation", f"{v.key} has a live range but no allocation"),
+                        )
+                    )
         return bs
 
 
 # ---------------------------------------------------------------------------------------- split sets
+
 
 def split_stem(name: str) -> tuple[str, str] | None:
     """(stem, kind) of a dump file name: ``m-live-range.txt`` -> (``m``, ``live-range``), ``m.txt`` -> (``m``,

@@ -132,8 +132,10 @@ class SequenceSteps(Records):
 
     def _make(self, i: int):
         ln = self.line[i]
-        return _new(_records.SequenceStep, (self.num(self.step, "step", i), self.name[i], ln,
-                                   _new(Range, (ln, self.start[i], ln, self.end[i]))))
+        return _new(
+            _records.SequenceStep,
+            (self.num(self.step, "step", i), self.name[i], ln, _new(Range, (ln, self.start[i], ln, self.end[i]))),
+        )
 
 
 class LiveRanges(Records):
@@ -151,8 +153,9 @@ class LiveRanges(Records):
         self.end = array("I")
         self.wide: dict = {}
 
-    def add(self, key: str, instruction: str, index_text: str | None, first: int, last: int, line: int,
-            end: int) -> None:
+    def add(
+        self, key: str, instruction: str, index_text: str | None, first: int, last: int, line: int, end: int
+    ) -> None:
         self.key.append(key)
         self.instruction.append(instruction)
         self.index_text.append(index_text)
@@ -167,9 +170,16 @@ class LiveRanges(Records):
 
     def _make(self, i: int):
         instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
-        return _records.LiveRange(self.key[i], instr if itext is None else instr + itext, instr, shape_index(itext),
-                         self.num(self.first, "first", i), self.num(self.last, "last", i), ln,
-                         _new(Range, (ln, 4, ln, self.end[i])))
+        return _records.LiveRange(
+            self.key[i],
+            instr if itext is None else instr + itext,
+            instr,
+            shape_index(itext),
+            self.num(self.first, "first", i),
+            self.num(self.last, "last", i),
+            ln,
+            _new(Range, (ln, 4, ln, self.end[i])),
+        )
 
 
 class PeakEntries(Records):
@@ -186,8 +196,9 @@ class PeakEntries(Records):
         self.end = array("I")
         self.wide: dict = {}
 
-    def add(self, instruction: str, index_text: str | None, nbytes: int, cumulative: int | None, line: int,
-            end: int) -> None:
+    def add(
+        self, instruction: str, index_text: str | None, nbytes: int, cumulative: int | None, line: int, end: int
+    ) -> None:
         self.instruction.append(instruction)
         self.index_text.append(index_text)
         self.put(self.bytes, "bytes", nbytes)
@@ -202,8 +213,15 @@ class PeakEntries(Records):
     def _make(self, i: int):
         instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
         name = instr if itext is None else instr + itext
-        return _records.PeakEntry(name, None if itext is None else name, instr, self.num(self.bytes, "bytes", i),
-                         self.num(self.cumulative, "cumulative", i), ln, _new(Range, (ln, 4, ln, self.end[i])))
+        return _records.PeakEntry(
+            name,
+            None if itext is None else name,
+            instr,
+            self.num(self.bytes, "bytes", i),
+            self.num(self.cumulative, "cumulative", i),
+            ln,
+            _new(Range, (ln, 4, ln, self.end[i])),
+        )
 
 
 class _ValueLines(Records):
@@ -224,8 +242,18 @@ class _ValueLines(Records):
         self.end = array("I")
         self.wide: dict = {}
 
-    def _add_value(self, value_id: int, key: str, instruction: str, index_text: str | None, phi: bool,
-                   color: int | None, line: int, start: int, end: int) -> None:
+    def _add_value(
+        self,
+        value_id: int,
+        key: str,
+        instruction: str,
+        index_text: str | None,
+        phi: bool,
+        color: int | None,
+        line: int,
+        start: int,
+        end: int,
+    ) -> None:
         if _LO <= value_id <= _HI:
             self.value_id.append(value_id)
         else:
@@ -253,18 +281,37 @@ class UsedValues(_ValueLines):
         self.from_line = array("q")  # NONE until the value's `` from instruction:`` line is read
         self.text = text
 
-    def add(self, value_id: int, key: str, instruction: str, index_text: str | None, phi: bool,
-            color: int | None, line: int, start: int, end: int) -> None:
+    def add(
+        self,
+        value_id: int,
+        key: str,
+        instruction: str,
+        index_text: str | None,
+        phi: bool,
+        color: int | None,
+        line: int,
+        start: int,
+        end: int,
+    ) -> None:
         self._add_value(value_id, key, instruction, index_text, phi, color, line, start, end)
         self.from_line.append(NONE)
 
     def _make(self, i: int):
         instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
         fl = self.from_line[i]
-        return _records.UsedValue(self.num(self.value_id, "value_id", i), instr if itext is None else instr + itext,
-                         self.key[i], instr, shape_index(itext), bool(self.phi[i]), self.num(self.color, "color", i),
-                         ln, _new(Range, (ln, self.start[i], ln, self.end[i])), None if fl == NONE else fl,
-                         self.text)
+        return _records.UsedValue(
+            self.num(self.value_id, "value_id", i),
+            instr if itext is None else instr + itext,
+            self.key[i],
+            instr,
+            shape_index(itext),
+            bool(self.phi[i]),
+            self.num(self.color, "color", i),
+            ln,
+            _new(Range, (ln, self.start[i], ln, self.end[i])),
+            None if fl == NONE else fl,
+            self.text,
+        )
 
 
 class Assignments(_ValueLines):
@@ -280,9 +327,22 @@ class Assignments(_ValueLines):
         self.shape: list[str] = []
         self.allocation = array("q")
 
-    def add(self, value_id: int, key: str, instruction: str, index_text: str | None, phi: bool,
-            color: int | None, size: int, offset: int, shape: str, allocation: int, line: int, start: int,
-            end: int) -> None:
+    def add(
+        self,
+        value_id: int,
+        key: str,
+        instruction: str,
+        index_text: str | None,
+        phi: bool,
+        color: int | None,
+        size: int,
+        offset: int,
+        shape: str,
+        allocation: int,
+        line: int,
+        start: int,
+        end: int,
+    ) -> None:
         self._add_value(value_id, key, instruction, index_text, phi, color, line, start, end)
         if _LO <= size <= _HI and _LO <= offset <= _HI and _LO <= allocation <= _HI:
             self.size.append(size)  # the usual case, without `put`'s checks one by one
@@ -302,10 +362,21 @@ class Assignments(_ValueLines):
     def _make(self, i: int):
         instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
         num = self.num
-        return _records.Assignment(num(self.value_id, "value_id", i), instr if itext is None else instr + itext, self.key[i],
-                          instr, shape_index(itext), bool(self.phi[i]), num(self.color, "color", i),
-                          num(self.size, "size", i), num(self.offset, "offset", i), self.shape[i],
-                          num(self.allocation, "allocation", i), ln, _new(Range, (ln, self.start[i], ln, self.end[i])))
+        return _records.Assignment(
+            num(self.value_id, "value_id", i),
+            instr if itext is None else instr + itext,
+            self.key[i],
+            instr,
+            shape_index(itext),
+            bool(self.phi[i]),
+            num(self.color, "color", i),
+            num(self.size, "size", i),
+            num(self.offset, "offset", i),
+            self.shape[i],
+            num(self.allocation, "allocation", i),
+            ln,
+            _new(Range, (ln, self.start[i], ln, self.end[i])),
+        )
 
 
 class AssignmentRun(_RecordSequence):

@@ -37,7 +37,9 @@ class BufferDoc:
     stack_trace: list[StackNode] = field(default_factory=list)
     memory_report: list[MemoryTable] = field(default_factory=list)
     occurrences: OccurrenceTable = field(default_factory=OccurrenceTable)
-    assignment_records: _columns.Assignments = field(default_factory=lambda: _columns.Assignments())  # every allocation's value lines
+    assignment_records: _columns.Assignments = field(
+        default_factory=lambda: _columns.Assignments()
+    )  # every allocation's value lines
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def assignments(self) -> list[Assignment]:

@@ -41,9 +41,7 @@ _ALLOC_FULL = re.compile(
     r"(?:, parameter (\d+)(?:, shape \|([^|]*)\|)?(?: at ShapeIndex \{([0-9,]*)\})?)?"
     r"(?:, output shape is \|([^|]*)\|)?(, constant)?(, thread-local)?(, maybe-live-out)?(, preallocated-temp)?:\Z"
 )
-_VALUE = re.compile(
-    rf" value: <(\d+) ({NAME})({INDEX})?( \(phi\))?(?: @(\d+))?> \(size=(\d+),offset=(\d+)\): (\S.*)\Z"
-)
+_VALUE = re.compile(rf" value: <(\d+) ({NAME})({INDEX})?( \(phi\))?(?: @(\d+))?> \(size=(\d+),offset=(\d+)\): (\S.*)\Z")
 _TOTAL = re.compile(r"Total bytes used: (\d+) \(([^()]*)\)\Z")
 # A whole used value as XLA writes it (header, positions, uses, `from instruction:`), matched in the text at the
 # header's offset: such a block is read in one step (`_Reader.used_block`); any other form goes line by line.
@@ -240,8 +238,21 @@ class _Reader:
                                 key = intern(instr + itext if itext is not None else instr + "{}")
                                 vid, size, offset = int(vid), int(size), int(offset)
                                 color = int(color) if color is not None else None
-                                add_assignment(vid, key, instr, itext, phi is not None, color, size, offset,
-                                               intern(shape), alloc.index, ln, s, e)
+                                add_assignment(
+                                    vid,
+                                    key,
+                                    instr,
+                                    itext,
+                                    phi is not None,
+                                    color,
+                                    size,
+                                    offset,
+                                    intern(shape),
+                                    alloc.index,
+                                    ln,
+                                    s,
+                                    e,
+                                )
                                 alloc.count += 1
                                 self.value_def(ln, s, e, key)
                                 continue
@@ -358,9 +369,13 @@ class _Reader:
             doc.total_bytes_used_line = ln
             self.saw.add("values")
             if human_size(doc.total_bytes_used) != m.group(2):
-                self.err(ln, m.start(2), m.end(2),
-                         f"{m.group(2)} does not match {doc.total_bytes_used} bytes ({human_size(doc.total_bytes_used)})",
-                         CODE_TOTAL)
+                self.err(
+                    ln,
+                    m.start(2),
+                    m.end(2),
+                    f"{m.group(2)} does not match {doc.total_bytes_used} bytes ({human_size(doc.total_bytes_used)})",
+                    CODE_TOTAL,
+                )
             self.section = None
         elif line == "Used values:":
             self.section = "used"
@@ -450,15 +465,38 @@ class _Reader:
         if f is not None:  # one positional construction: this runs once per allocation of a large dump
             idx, address, size, color, param, pshape, pindex, oshape, const, tl, mlo, temp = f.groups()
             pindex = (tuple(int(p) for p in pindex.split(",")) if pindex else ()) if pindex is not None else None
-            alloc = Allocation(int(idx), int(size), ln, f.end(1), address,
-                               int(color) if color is not None else 0, int(param) if param is not None else None,
-                               pshape if param is not None else None, pindex if param is not None else None,
-                               _intern(oshape) if oshape is not None else None, const is not None, tl is not None,
-                               mlo is not None, temp is not None, records, len(records), 0, self.text_lines)
+            alloc = Allocation(
+                int(idx),
+                int(size),
+                ln,
+                f.end(1),
+                address,
+                int(color) if color is not None else 0,
+                int(param) if param is not None else None,
+                pshape if param is not None else None,
+                pindex if param is not None else None,
+                _intern(oshape) if oshape is not None else None,
+                const is not None,
+                tl is not None,
+                mlo is not None,
+                temp is not None,
+                records,
+                len(records),
+                0,
+                self.text_lines,
+            )
             rest = ""
         else:
-            alloc = Allocation(index=int(m.group(1)), size=int(m.group(3)), line=ln, name_end=m.end(1),
-                               address=m.group(2), records=records, first=len(records), text=self.text_lines)
+            alloc = Allocation(
+                index=int(m.group(1)),
+                size=int(m.group(3)),
+                line=ln,
+                name_end=m.end(1),
+                address=m.group(2),
+                records=records,
+                first=len(records),
+                text=self.text_lines,
+            )
             rest = line[m.end() : -1]
         base = m.end()
         pos = 0
@@ -549,8 +587,21 @@ class _Reader:
         color = m.group(5)
         vid, size, offset = int(m.group(1)), int(m.group(6)), int(m.group(7))
         color = int(color) if color is not None else None
-        self.doc.assignment_records.add(vid, key, instr, itext, m.group(4) is not None, color, size, offset,
-                                        _intern(m.group(8)), alloc.index, ln, s, e)
+        self.doc.assignment_records.add(
+            vid,
+            key,
+            instr,
+            itext,
+            m.group(4) is not None,
+            color,
+            size,
+            offset,
+            _intern(m.group(8)),
+            alloc.index,
+            ln,
+            s,
+            e,
+        )
         alloc.count += 1
         self.value_def(ln, s, e, key)
 
@@ -560,11 +611,20 @@ class _Reader:
         # (BufferAssigner::AssignBuffersFromHeapSimulator): with no chunks it stays empty (TPU writes
         # `size 0, color 1, preallocated-temp:`). Parameters, constants and live-out buffers are made with
         # their value (NewAllocation), so only those must list one.
-        if (alloc is not None and not alloc.count and not alloc.preallocated_temp
-                and len(self.doc.diagnostics) == self.mark):
+        if (
+            alloc is not None
+            and not alloc.count
+            and not alloc.preallocated_temp
+            and len(self.doc.diagnostics) == self.mark
+        ):
             r = alloc.range
-            self.err(r.start_line, 0, len(self.lines[alloc.line]), f"allocation {alloc.index} lists no values",
-                     CODE_STRUCTURE)
+            self.err(
+                r.start_line,
+                0,
+                len(self.lines[alloc.line]),
+                f"allocation {alloc.index} lists no values",
+                CODE_STRUCTURE,
+            )
         self.alloc = None
 
     # ------------------------------------------------------------------ used values
@@ -667,8 +727,9 @@ class _Reader:
             k += 1  # ``  (none)``
         used.from_line[i] = k
         line_start = m.end(7)
-        self.instruction_use(k, m.start(8) - line_start, m.end(8) - line_start,
-                             instr if from_name == instr else _intern(from_name))
+        self.instruction_use(
+            k, m.start(8) - line_start, m.end(8) - line_start, instr if from_name == instr else _intern(from_name)
+        )
         self.value = i
         self.sub = "done"
         return k - ln + 1
@@ -725,8 +786,13 @@ class _Reader:
         i = self.value
         if i is not None and self.doc.used_values.from_line[i] == NONE and len(self.doc.diagnostics) == self.mark:
             v = self.doc.used_values[i]
-            self.err(v.line, v.range.start_col, v.range.end_col,
-                     f"value {v.name} ends before its ` from instruction:` line", CODE_STRUCTURE)
+            self.err(
+                v.line,
+                v.range.start_col,
+                v.range.end_col,
+                f"value {v.name} ends before its ` from instruction:` line",
+                CODE_STRUCTURE,
+            )
         self.value = None
         self.sub = None
 
@@ -810,16 +876,28 @@ class _Reader:
         # The tail holds no " (" of its own, so it starts at the last one: one anchored match, linear time.
         m = _STACK_TAIL.match(line, max(line.rfind(" ("), 0))
         if m is None or m.start() <= col:
-            self.bad_line(ln, line, "a stack-trace node `name (P%, total: N bytes, current: N bytes, remaining: N bytes)`")
+            self.bad_line(
+                ln, line, "a stack-trace node `name (P%, total: N bytes, current: N bytes, remaining: N bytes)`"
+            )
             return
         depth = 0 if col <= 4 else max(1, (col - 6) // 4)
         parents = self.stack_parents
         del parents[depth:]
         parent = parents[-1] if parents and depth > 0 else None
         nodes = self.doc.stack_trace
-        nodes.append(StackNode(line[col : m.start()], depth, float(m.group(1)), _spaced_int(m.group(2)),
-                               _spaced_int(m.group(3)), _spaced_int(m.group(4)), parent, ln,
-                               _new(Range, (ln, col, ln, m.start()))))
+        nodes.append(
+            StackNode(
+                line[col : m.start()],
+                depth,
+                float(m.group(1)),
+                _spaced_int(m.group(2)),
+                _spaced_int(m.group(3)),
+                _spaced_int(m.group(4)),
+                parent,
+                ln,
+                _new(Range, (ln, col, ln, m.start())),
+            )
+        )
         while len(parents) < depth:
             parents.append(parent if parent is not None else len(nodes) - 1)
         parents.append(len(nodes) - 1)
@@ -842,8 +920,13 @@ class _Reader:
         m = _MEM_OLD_ALLOC.match(line)
         if m is not None:
             color = _MEM_OLD_COLOR.search(line)
-            self.table = MemoryTable(color=int(color.group(1)) if color else 0, memory_space="", total_bytes=None,
-                                     line=ln, allocation=int(m.group(1)))
+            self.table = MemoryTable(
+                color=int(color.group(1)) if color else 0,
+                memory_space="",
+                total_bytes=None,
+                line=ln,
+                allocation=int(m.group(1)),
+            )
             self.doc.memory_report.append(self.table)
             self.pending_old_table = True
             return True
@@ -881,8 +964,17 @@ class _Reader:
         if not shapes or shapes[-1] not in "])":
             self.err(ln, len(line) - len(parts[4]), len(line), "the shapes list is cut short (truncated line?)")
             return
-        self.table.rows.append(MemoryRow(mc.group(1), int(mc.group(2)), _intern(ms.group(1)), int(mo.group(1)),
-                                         int(mn.group(1)), ln, self.text_lines))
+        self.table.rows.append(
+            MemoryRow(
+                mc.group(1),
+                int(mc.group(2)),
+                _intern(ms.group(1)),
+                int(mo.group(1)),
+                int(mn.group(1)),
+                ln,
+                self.text_lines,
+            )
+        )
 
     # ------------------------------------------------------------------ end of document
     def finish(self) -> None:
@@ -905,47 +997,81 @@ class _Reader:
                 doc.kind = "assignment"
         if not saw:
             last = max(len(self.lines) - 1, 0)
-            doc.diagnostics.append(error(Range(0, 0, 0, len(self.lines[0]) if self.lines else 0), CODE_STRUCTURE,
-                                         "no buffer-assignment section found (empty or not an XLA buffer dump)"))
+            doc.diagnostics.append(
+                error(
+                    Range(0, 0, 0, len(self.lines[0]) if self.lines else 0),
+                    CODE_STRUCTURE,
+                    "no buffer-assignment section found (empty or not an XLA buffer dump)",
+                )
+            )
             del last
         if doc.kind == "single" and doc.allocations and doc.total_bytes_used is not None:
             total = sum(a.size for a in doc.allocations)
             if total != doc.total_bytes_used:
                 ln = doc.total_bytes_used_line or 0
-                self.err(ln, 0, len(self.lines[ln]),
-                         f"Total bytes used {doc.total_bytes_used} differs from the sum of allocation sizes {total}",
-                         CODE_TOTAL)
+                self.err(
+                    ln,
+                    0,
+                    len(self.lines[ln]),
+                    f"Total bytes used {doc.total_bytes_used} differs from the sum of allocation sizes {total}",
+                    CODE_TOTAL,
+                )
         if doc.live_range_available and doc.live_range_max is not None and doc.sequence and not doc.diagnostics:
             want = doc.live_range_max
             if len(doc.sequence) != want:
                 ln = doc.sequence[-1].line
-                self.err(ln, 0, len(self.lines[ln]),
-                         f"InstructionSequence has {len(doc.sequence)} steps but the header says max {want}",
-                         CODE_STRUCTURE)
+                self.err(
+                    ln,
+                    0,
+                    len(self.lines[ln]),
+                    f"InstructionSequence has {len(doc.sequence)} steps but the header says max {want}",
+                    CODE_STRUCTURE,
+                )
         clean = not any(d.severity >= Severity.ERROR for d in doc.diagnostics)
         last = len(self.lines) - 1
         while last > 0 and not self.lines[last].strip():
             last -= 1
         if clean and doc.live_range_available and doc.sequence:
-            missing = [h for h, key in (("BufferLiveRange:", "BufferLiveRa"), ("Live ranges at N (peak):", "Live ranges "))
-                       if key not in self.lr_parts]
+            missing = [
+                h
+                for h, key in (("BufferLiveRange:", "BufferLiveRa"), ("Live ranges at N (peak):", "Live ranges "))
+                if key not in self.lr_parts
+            ]
             if missing:
-                self.err(last, 0, len(self.lines[last]),
-                         f"the live-range dump ends before `{missing[0]}` (truncated file?)", CODE_STRUCTURE)
+                self.err(
+                    last,
+                    0,
+                    len(self.lines[last]),
+                    f"the live-range dump ends before `{missing[0]}` (truncated file?)",
+                    CODE_STRUCTURE,
+                )
         if clean and doc.stack_trace and doc.stack_trace[-1].remaining != 0:
             node = doc.stack_trace[-1]
-            self.err(node.line, 0, len(self.lines[node.line]),
-                     f"the stack-trace breakdown ends with {node.remaining} bytes not shown (truncated file?)",
-                     CODE_STRUCTURE)
+            self.err(
+                node.line,
+                0,
+                len(self.lines[node.line]),
+                f"the stack-trace breakdown ends with {node.remaining} bytes not shown (truncated file?)",
+                CODE_STRUCTURE,
+            )
         if self.lines and self.lines[-1]:
             ln = len(self.lines) - 1
-            doc.diagnostics.append(info(Range(ln, 0, ln, len(self.lines[ln])), "buffers.truncated",
-                                           "the file ends in the middle of a line (XLA ends dumps with a newline): "
-                                           "is it truncated?"))
+            doc.diagnostics.append(
+                info(
+                    Range(ln, 0, ln, len(self.lines[ln])),
+                    "buffers.truncated",
+                    "the file ends in the middle of a line (XLA ends dumps with a newline): is it truncated?",
+                )
+            )
         if doc.live_range_available is False:
             ln = doc.live_range_line or 0
-            doc.diagnostics.append(info(Range(ln, 0, ln, len(self.lines[ln])), "buffers.no-live-range",
-                                        "XLA wrote no live ranges for this module"))
+            doc.diagnostics.append(
+                info(
+                    Range(ln, 0, ln, len(self.lines[ln])),
+                    "buffers.no-live-range",
+                    "XLA wrote no live ranges for this module",
+                )
+            )
 
 
 def read_buffers(text: str, kind_hint: str | None = None) -> BufferDoc:

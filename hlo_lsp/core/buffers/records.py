@@ -301,8 +301,9 @@ def used_value_block(lines, header: int) -> tuple[list[Position], list[Use]]:
             if m is not None:
                 itext = m.group(2)
                 try:
-                    positions.append(Position(m.group(1), parse_index(itext) if itext else None,
-                                              Range(ln, 2, ln, m.end(1))))
+                    positions.append(
+                        Position(m.group(1), parse_index(itext) if itext else None, Range(ln, 2, ln, m.end(1)))
+                    )
                 except ValueError:
                     pass  # reported by the reader
         elif sub == "uses" and line != "  (none)":

@@ -76,16 +76,22 @@ def _assignments(ctx: Context):
 
 # ------------------------------------------------------------------------------------------------ errors
 
+
 def slice_out_of_range(ctx: Context) -> Iterator[Finding]:
     """``buffer.slice-out-of-range`` (error): a value's ``offset + size`` exceeds its allocation's size, or the
     offset is negative. XLA: ``BufferAllocation::AddAssignment`` CHECKs ``offset <= size_`` and
     ``offset + size <= size_`` for every assigned value."""
     for alloc, a, kind in _assignments(ctx):
         if a.offset < 0 or a.size < 0 or a.offset + a.size > alloc.size:
-            yield _finding(Source(kind, a.line, a.range), error(
-                a.range, "buffer.slice-out-of-range",
-                f"{a.name}: bytes [{a.offset}, {a.offset + a.size}) lie outside allocation {alloc.index} "
-                f"of {alloc.size} bytes"))
+            yield _finding(
+                Source(kind, a.line, a.range),
+                error(
+                    a.range,
+                    "buffer.slice-out-of-range",
+                    f"{a.name}: bytes [{a.offset}, {a.offset + a.size}) lie outside allocation {alloc.index} "
+                    f"of {alloc.size} bytes",
+                ),
+            )
 
 
 def duplicate_value(ctx: Context) -> Iterator[Finding]:
@@ -100,9 +106,15 @@ def duplicate_value(ctx: Context) -> Iterator[Finding]:
             first[a.value_id] = (here, alloc.index)
             continue
         where = "again in the same allocation" if prev[1] == alloc.index else f"also in allocation {prev[1]}"
-        yield _finding(here, error(a.range, "buffer.duplicate-value",
-                                   f"value {a.value_id} ({a.name}) is listed {where}; XLA assigns a value once"),
-                       ((prev[0], f"first listing of value {a.value_id}"),))
+        yield _finding(
+            here,
+            error(
+                a.range,
+                "buffer.duplicate-value",
+                f"value {a.value_id} ({a.name}) is listed {where}; XLA assigns a value once",
+            ),
+            ((prev[0], f"first listing of value {a.value_id}"),),
+        )
 
 
 def total_mismatch(ctx: Context) -> Iterator[Finding]:
@@ -116,12 +128,22 @@ def total_mismatch(ctx: Context) -> Iterator[Finding]:
     if not bs.allocations or not ctx.complete("assignment", "values", "memory-report"):
         return
     total = sum(a.size for a in bs.allocations)
-    if bs.total_bytes_used is not None and bs.total_at is not None and bs.total_at.kind != "single" \
-            and bs.total_bytes_used != total:
+    if (
+        bs.total_bytes_used is not None
+        and bs.total_at is not None
+        and bs.total_at.kind != "single"
+        and bs.total_bytes_used != total
+    ):
         at = bs.total_at
-        yield _finding(at, error(at.range, "buffers.total",
-                                 f"Total bytes used is {bs.total_bytes_used}, but the {len(bs.allocations)} "
-                                 f"allocations add up to {total}"))
+        yield _finding(
+            at,
+            error(
+                at.range,
+                "buffers.total",
+                f"Total bytes used is {bs.total_bytes_used}, but the {len(bs.allocations)} "
+                f"allocations add up to {total}",
+            ),
+        )
     lines = ctx.lines.get("memory-report")
     if not bs.memory_report or lines is None or "assignment" not in bs.docs:
         return
@@ -141,9 +163,14 @@ def total_mismatch(ctx: Context) -> Iterator[Finding]:
         ln = _total_line(lines, t.line, t.total_bytes)
         start = len("Total bytes: ")
         rng = Range(ln, start, ln, start + len(str(t.total_bytes)))
-        yield _finding(Source("memory-report", ln, rng), error(
-            rng, "buffers.total",
-            f"Total bytes is {t.total_bytes}, but the allocations of color {t.color} add up to {expected}"))
+        yield _finding(
+            Source("memory-report", ln, rng),
+            error(
+                rng,
+                "buffers.total",
+                f"Total bytes is {t.total_bytes}, but the allocations of color {t.color} add up to {expected}",
+            ),
+        )
 
 
 def _total_line(lines: list[str], table_line: int, total: int) -> int:
@@ -170,11 +197,23 @@ def live_range_bounds(ctx: Context) -> Iterator[Finding]:
         start, end = v.live_range
         at = v.live_range_at
         if start > end:
-            yield _finding(at, error(at.range, "live-range.inverted",
-                                     f"{v.key} is live from {start} to {end}: the range ends before it starts"))
+            yield _finding(
+                at,
+                error(
+                    at.range,
+                    "live-range.inverted",
+                    f"{v.key} is live from {start} to {end}: the range ends before it starts",
+                ),
+            )
         elif start < 0 or mx is not None and end > mx:
-            yield _finding(at, error(at.range, "live-range.beyond-schedule",
-                                     f"{v.key} is live {start}-{end}, outside the schedule 0-{mx}"))
+            yield _finding(
+                at,
+                error(
+                    at.range,
+                    "live-range.beyond-schedule",
+                    f"{v.key} is live {start}-{end}, outside the schedule 0-{mx}",
+                ),
+            )
 
 
 def sequence_steps(ctx: Context) -> Iterator[Finding]:
@@ -192,22 +231,39 @@ def sequence_steps(ctx: Context) -> Iterator[Finding]:
         here = Source(kind, step.line, step.range)
         if step.step != pos and not reported_index:
             reported_index = True
-            yield _finding(here, error(step.range, "live-range.sequence-index",
-                                       f"step {step.step} is at position {pos} of the sequence; XLA numbers "
-                                       "the steps 0, 1, 2, ... in order"))
+            yield _finding(
+                here,
+                error(
+                    step.range,
+                    "live-range.sequence-index",
+                    f"step {step.step} is at position {pos} of the sequence; XLA numbers "
+                    "the steps 0, 1, 2, ... in order",
+                ),
+            )
         prev = seen.get(step.name)
         if prev is not None:
-            yield _finding(here, error(step.range, "live-range.duplicate-step",
-                                       f"`{step.name}` is scheduled twice (steps {bs.step_of(step.name)} and "
-                                       f"{step.step})"), ((prev, f"first step of `{step.name}`"),))
+            yield _finding(
+                here,
+                error(
+                    step.range,
+                    "live-range.duplicate-step",
+                    f"`{step.name}` is scheduled twice (steps {bs.step_of(step.name)} and {step.step})",
+                ),
+                ((prev, f"first step of `{step.name}`"),),
+            )
         else:
             seen[step.name] = here
     mx = bs.live_range_max
     if mx is not None and not reported_index and len(bs.sequence) != mx and ctx.complete("live-range"):
         last = bs.sequence[-1]
-        yield _finding(Source(kind, last.line, last.range), error(
-            last.range, "live-range.sequence-index",
-            f"the sequence has {len(bs.sequence)} steps, but the header says max {mx}"))
+        yield _finding(
+            Source(kind, last.line, last.range),
+            error(
+                last.range,
+                "live-range.sequence-index",
+                f"the sequence has {len(bs.sequence)} steps, but the header says max {mx}",
+            ),
+        )
 
 
 def size_below_shape(ctx: Context) -> Iterator[Finding]:
@@ -217,14 +273,19 @@ def size_below_shape(ctx: Context) -> Iterator[Finding]:
     ``HloBufferSize`` takes the max over aliased values. Tuples (platform-specific pointer tables), token and
     opaque values are not checked; a value larger than its shape is never flagged."""
     seen: dict[str, int | None] = {}
-    for alloc, a, kind in _assignments(ctx):
+    for _alloc, a, kind in _assignments(ctx):
         need = seen.get(a.shape, -1)
         if need == -1:
             need = seen[a.shape] = _packed_bytes(a.shape)
         if need is not None and a.size < need:
-            yield _finding(Source(kind, a.line, a.range), error(
-                a.range, "buffer.size-below-shape",
-                f"{a.name} has size {a.size}, but its shape {a.shape} holds {need} bytes of data"))
+            yield _finding(
+                Source(kind, a.line, a.range),
+                error(
+                    a.range,
+                    "buffer.size-below-shape",
+                    f"{a.name} has size {a.size}, but its shape {a.shape} holds {need} bytes of data",
+                ),
+            )
 
 
 def _packed_bytes(shape_text: str) -> int | None:
@@ -252,15 +313,22 @@ def used_values_mismatch(ctx: Context) -> Iterator[Finding]:
         used_at, assignment_at = v.used_at, v.assignment_at  # each read from the files' columns
         if used_at is not None and assignment_at is None:
             at = used_at
-            yield _finding(at, error(at.range, "buffer.used-values-mismatch",
-                                     f"{v.key} is a used value, but no allocation lists it"))
+            yield _finding(
+                at,
+                error(at.range, "buffer.used-values-mismatch", f"{v.key} is a used value, but no allocation lists it"),
+            )
         elif assignment_at is not None and used_at is None:
             at = assignment_at
-            yield _finding(at, error(at.range, "buffer.used-values-mismatch",
-                                     f"{v.key} is assigned, but `Used values` does not list it"))
+            yield _finding(
+                at,
+                error(
+                    at.range, "buffer.used-values-mismatch", f"{v.key} is assigned, but `Used values` does not list it"
+                ),
+            )
 
 
 # ---------------------------------------------------------------------------------------------- warnings
+
 
 def overlapping_slices(ctx: Context) -> Iterator[Finding]:
     """``buffer.overlap`` (warning): two values of one allocation whose byte ranges intersect while both are
@@ -295,10 +363,15 @@ def overlapping_slices(ctx: Context) -> Iterator[Finding]:
             active = [x for x in active if x[1] > off]
             budget -= 2 * len(active)
             if budget < 0:
-                yield _finding(Source(at_kind, alloc.line, alloc.range), info(
-                    alloc.range, "buffer.overlap-incomplete",
-                    f"allocation {alloc.index}: too many values share bytes to compare every pair; the overlap "
-                    f"check stopped at offset {off}"))
+                yield _finding(
+                    Source(at_kind, alloc.line, alloc.range),
+                    info(
+                        alloc.range,
+                        "buffer.overlap-incomplete",
+                        f"allocation {alloc.index}: too many values share bytes to compare every pair; the overlap "
+                        f"check stopped at offset {off}",
+                    ),
+                )
                 break
             for other in active:
                 if other[4].value_id != it[4].value_id and _interferes(other, it):
@@ -318,13 +391,20 @@ def _interferes(x, y) -> bool:
 def _overlap(kind: str, index: int, first, second) -> Finding:
     """The overlap of two sweep items, reported on the line of the value listed later (XLA lists by id)."""
     va, vb = first[4], second[4]
-    msg = (f"{vb.name} (bytes {vb.offset}-{vb.offset + vb.size}, live {second[2]}-{second[3]}) overlaps "
-           f"{va.name} (bytes {va.offset}-{va.offset + va.size}, live {first[2]}-{first[3]}) in allocation "
-           f"{index}")
+    msg = (
+        f"{vb.name} (bytes {vb.offset}-{vb.offset + vb.size}, live {second[2]}-{second[3]}) overlaps "
+        f"{va.name} (bytes {va.offset}-{va.offset + va.size}, live {first[2]}-{first[3]}) in allocation "
+        f"{index}"
+    )
     diag = warning(vb.range, "buffer.overlap", msg)
-    return _finding(Source(kind, vb.line, vb.range), diag,
-                    ((Source(kind, va.line, va.range), f"{va.name}, overlapped"),
-                     (Source(kind, vb.line, vb.range), f"{vb.name}, overlapping")))
+    return _finding(
+        Source(kind, vb.line, vb.range),
+        diag,
+        (
+            (Source(kind, va.line, va.range), f"{va.name}, overlapped"),
+            (Source(kind, vb.line, vb.range), f"{vb.name}, overlapping"),
+        ),
+    )
 
 
 def peak_not_live(ctx: Context) -> Iterator[Finding]:
@@ -350,8 +430,12 @@ def peak_not_live(ctx: Context) -> Iterator[Finding]:
         if not ranges or any(s <= n <= e for s, e in ranges):
             continue
         shown = ", ".join(f"{s}-{e}" for s, e in ranges[:4])
-        yield _finding(Source(kind, p.line, p.range), warning(
-            p.range, "live-range.peak-not-live", f"{p.name} is listed as live at the peak {n}, but is live {shown}"))
+        yield _finding(
+            Source(kind, p.line, p.range),
+            warning(
+                p.range, "live-range.peak-not-live", f"{p.name} is listed as live at the peak {n}, but is live {shown}"
+            ),
+        )
 
 
 def peak_cumulative(ctx: Context) -> Iterator[Finding]:
@@ -372,9 +456,14 @@ def peak_cumulative(ctx: Context) -> Iterator[Finding]:
         # One wrong row is flagged once: it breaks both the running sum and the step from the row above, while
         # the rows after a wrong cumulative (or after a wrong size) break only one of the two.
         if p.cumulative != running and p.cumulative != previous + p.bytes:
-            yield _finding(Source(kind, p.line, p.range), warning(
-                p.range, "live-range.peak-cumulative",
-                f"cumulative {p.cumulative} bytes, but the sizes so far add up to {running}"))
+            yield _finding(
+                Source(kind, p.line, p.range),
+                warning(
+                    p.range,
+                    "live-range.peak-cumulative",
+                    f"cumulative {p.cumulative} bytes, but the sizes so far add up to {running}",
+                ),
+            )
         previous = p.cumulative
 
 
@@ -396,8 +485,9 @@ BUFFER_RULES: tuple[tuple[Callable[[Context], Iterator[Finding]], tuple[str, ...
 def buffer_findings(bs: BufferSet, lines: dict[str, list[str]] | None = None) -> list[Finding]:
     """All findings of every buffer rule on one module's buffer facts; [] for a consistent dump. ``lines`` maps a
     document kind to its lines (used to place the memory report's totals); rules needing absent text skip."""
-    broken = frozenset(kind for kind, doc in bs.docs.items()
-                       if any(d.severity >= Severity.ERROR for d in doc.diagnostics))
+    broken = frozenset(
+        kind for kind, doc in bs.docs.items() if any(d.severity >= Severity.ERROR for d in doc.diagnostics)
+    )
     ctx = Context(bs, lines or {}, broken)
     out: list[Finding] = []
     for rule, _codes in BUFFER_RULES:

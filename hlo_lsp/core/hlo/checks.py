@@ -39,8 +39,9 @@ def check_and_summarize(mod: HloModule, c: Computation) -> tuple[list[Diagnostic
     return _check_lines(mod, c, rows, calls), summary
 
 
-def _check_lines(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None = None,
-                 calls: dict[int, list[str]] | None = None) -> list[Diagnostic]:
+def _check_lines(
+    mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None = None, calls: dict[int, list[str]] | None = None
+) -> list[Diagnostic]:
     """The errors of ``c`` one instruction at a time. With the computation's rows (and `row_calls`), names,
     ROOT flags, operands and calls come from them and only a line with an error is parsed (an error in an
     ENTRY of 50,000 instructions: milliseconds, not a parse of every line); the result is the same."""
@@ -55,13 +56,18 @@ def _check_lines(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | N
         heads = [(ins.name, ins.is_root) for ins in map(make, span)]
     for i, (name, is_root) in zip(span, heads):
         if name in names:
-            out.append(error(make(i).name_range, "duplicate-instruction",
-                             f"instruction `{name}` is defined twice in `{c.name}`"))
+            out.append(
+                error(
+                    make(i).name_range, "duplicate-instruction", f"instruction `{name}` is defined twice in `{c.name}`"
+                )
+            )
         names.add(name)
         if is_root:
             roots += 1
             if roots == 2:
-                out.append(error(make(i).name_range, "multiple-roots", f"computation `{c.name}` has two ROOT instructions"))
+                out.append(
+                    error(make(i).name_range, "multiple-roots", f"computation `{c.name}` has two ROOT instructions")
+                )
     comps = mod.computation_by_name
     for k, i in enumerate(span):
         if rows is not None:
@@ -83,8 +89,13 @@ def _line_errors(mod: HloModule, c: Computation, ins, names: set[str], comps: di
     """What ``ins``'s own line gets (the second pass of `_check_lines`): unreadable, or its undefined operands
     and unknown callees."""
     if ins.opcode == "" or ins.unreadable:
-        return [error(Range(ins.line, ins.name_start, ins.line, len(mod.lines[ins.line].rstrip())),
-                      "syntax-error", f"cannot read `{ins.name}`: {ins.unreadable}")]
+        return [
+            error(
+                Range(ins.line, ins.name_start, ins.line, len(mod.lines[ins.line].rstrip())),
+                "syntax-error",
+                f"cannot read `{ins.name}`: {ins.unreadable}",
+            )
+        ]
     bad_ops = [op for op in ins.operands if op not in names]
     bad_calls = [cc for cc in ins.called if cc not in comps]
     return _placed(mod, c, ins, bad_ops, bad_calls) if bad_ops or bad_calls else []
@@ -131,8 +142,11 @@ def recheck_lines(mod: HloModule, c: Computation, old: list[Diagnostic], edited:
     out = [d for d in old if not (d.range.start_line in edited and d.code in LINE_CODES)]
     t = mod.instructions
     make = mod.make_instruction
-    names = set(t.names[c.instructions.start:c.instructions.stop]) if isinstance(t, InstructionTable) else {
-        t[i].name for i in c.instructions}
+    names = (
+        set(t.names[c.instructions.start : c.instructions.stop])
+        if isinstance(t, InstructionTable)
+        else {t[i].name for i in c.instructions}
+    )
     comps = mod.computation_by_name
     for ln in sorted(edited):
         i = mod.index_at_line(ln)

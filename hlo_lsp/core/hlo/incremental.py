@@ -68,4 +68,3 @@ def _patch_instruction(mod: HloModule, table: InstructionTable, i: int, line: st
         r = table.root_flags.rfind(1, lo, hi)
         c.root = r if r >= 0 else (hi - 1 if hi > lo else None)
     return kept
-

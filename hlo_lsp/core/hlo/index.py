@@ -83,7 +83,9 @@ class HloIndex:
             return out
         comp = mod.computation_at_line(line)
         if comp is not None and comp.line == line:
-            out.append(Occurrence(line, comp.name_start, comp.name_start + len(comp.name), "computation", comp.name, "def"))
+            out.append(
+                Occurrence(line, comp.name_start, comp.name_start + len(comp.name), "computation", comp.name, "def")
+            )
             for m in _SIG_PARAM.finditer(text, comp.name_start + len(comp.name)):
                 out.append(Occurrence(line, m.start(1), m.end(1), "instruction", m.group(1), "use"))
             return out
@@ -160,8 +162,11 @@ class HloIndex:
         for ln in self._lines_for("instruction", key, user_lines):
             row = users.get(ln)
             if row is None:
-                out.extend((o.line, o.start, o.end, o.role) for o in self.on_line(ln)
-                           if o.kind == "instruction" and o.key == key)
+                out.extend(
+                    (o.line, o.start, o.end, o.role)
+                    for o in self.on_line(ln)
+                    if o.kind == "instruction" and o.key == key
+                )
                 continue
             text = lines[ln]
             # a machine-written operand list `(%a, /*index=5*/%b)`: its "(" is the line's first "(%" (a shape has

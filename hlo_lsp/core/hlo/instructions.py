@@ -13,8 +13,18 @@ class Instruction:
     """One instruction line: name and position from the index pass; opcode, operands and parameter number are
     read from the line on first use (`_parse`) and kept. Columns are code points on ``line``."""
 
-    __slots__ = ("name", "line", "name_start", "is_root", "_called", "_lines", "_opcode", "_operands", "_param",
-                 "unreadable")
+    __slots__ = (
+        "name",
+        "line",
+        "name_start",
+        "is_root",
+        "_called",
+        "_lines",
+        "_opcode",
+        "_operands",
+        "_param",
+        "unreadable",
+    )
 
     def __init__(self, name: str, line: int, name_start: int, is_root: bool, lines: list[str]):
         self.name = name
@@ -44,8 +54,9 @@ class Instruction:
         elif "%" in line:
             # machine-written: every called computation is written `key=%name` or `key={%a, %b}`
             if "=%" in line or "={%" in line:
-                self._called = tuple(n.group(1) for m in CALL_ATTR_PCT.finditer(line, close)
-                                     for n in CALLED_NAME.finditer(m.group(2)))
+                self._called = tuple(
+                    n.group(1) for m in CALL_ATTR_PCT.finditer(line, close) for n in CALLED_NAME.finditer(m.group(2))
+                )
         elif CALLED_ANY.search(line, close):
             self._called = called_in(line[close + 1 :])
 
@@ -110,8 +121,7 @@ class InstructionTable:
         if ins is None:
             if not 0 <= i < len(self.names):
                 raise IndexError("instruction index out of range")
-            ins = Instruction(self.names[i], self.line_of[i], self.col_of[i], bool(self.root_flags[i]),
-                              self._lines)
+            ins = Instruction(self.names[i], self.line_of[i], self.col_of[i], bool(self.root_flags[i]), self._lines)
             self._objs[i] = ins
         return ins
 

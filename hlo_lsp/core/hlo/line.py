@@ -104,7 +104,7 @@ def _parse_line(line: str) -> InstructionLine | None:
             nm, off = r
             start = open_pos + 1 + a + off
             out.operands.append(Span(nm, start, start + len(nm)))
-            written = item[: off].strip().rstrip("%").strip()
+            written = item[:off].strip().rstrip("%").strip()
             if written:
                 ws = open_pos + 1 + a + item.index(written)
                 out.operand_shapes.append(Span(written, ws, ws + len(written)))

@@ -194,8 +194,11 @@ class HloModule:
         if k is None:
             return []
         lines, line_of, needle = self.lines, t.line_of, "%" + name
-        return [j for j in self.computations[k].instructions
-                if needle in lines[line_of[j]] and name in self.make_instruction(j).operands]
+        return [
+            j
+            for j in self.computations[k].instructions
+            if needle in lines[line_of[j]] and name in self.make_instruction(j).operands
+        ]
 
     def users(self, name: str) -> list[Instruction]:
         """Instructions that take ``name`` as an operand, in document order; [] when unused."""
@@ -245,5 +248,3 @@ def warm_module(mod: HloModule) -> None:
     references or definition request on a large module does not pay for them."""
     mod.build_maps()
     mod.computation_at_line(0)
-
-

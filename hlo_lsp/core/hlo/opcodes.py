@@ -10,13 +10,14 @@ Attribute kinds (how the value is written):
 ``int``, ``float``, ``bool``, ``string``, ``int_list`` (``{1,2}``), ``int_list_list`` (``{{0,1},{1,0}}``),
 ``computation`` (``%name``), ``computation_list`` (``{%a, %b}``), ``instruction_list``,
 ``window``, ``dim_labels``, ``padding``, ``slice``, ``shape``, ``shape_list``, ``enum:<name>``,
-``replica_groups``, ``sharding``, ``metadata``, ``frontend``, ``json`` (string or JSON dict), ``any`` (checked by XLA only).
+``replica_groups``, ``sharding``, ``metadata``, ``frontend``, ``json`` (string or JSON dict),
+``any`` (checked by XLA only).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 # Attributes every instruction accepts (HloParserImpl::ParseInstructionRhs).
 COMMON_ATTRIBUTES: dict[str, str] = {
@@ -37,8 +38,15 @@ ENUMS: dict[str, frozenset[str]] = {
     "distribution": frozenset({"rng_uniform", "rng_normal"}),
     "rng_algorithm": frozenset({"rng_default", "rng_three_fry", "rng_philox"}),
     "fft_type": frozenset({"FFT", "IFFT", "RFFT", "IRFFT"}),
-    "api_version": frozenset({"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
-                              "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"}),
+    "api_version": frozenset(
+        {
+            "API_VERSION_UNSPECIFIED",
+            "API_VERSION_ORIGINAL",
+            "API_VERSION_STATUS_RETURNING",
+            "API_VERSION_STATUS_RETURNING_UNIFIED",
+            "API_VERSION_TYPED_FFI",
+        }
+    ),
 }
 
 # Attributes whose value names computations, in the order completion should offer them.
@@ -88,7 +96,9 @@ def _a(**kinds: str) -> dict[str, Attr]:
 
 
 _ACCURACY = _a(result_accuracy="any")
-_COLLECTIVE = _a(replica_groups="replica_groups", channel_id="int", constrain_layout="bool", use_global_device_ids="bool")
+_COLLECTIVE = _a(
+    replica_groups="replica_groups", channel_id="int", constrain_layout="bool", use_global_device_ids="bool"
+)
 _DOT = _a(
     lhs_contracting_dims="int_list",
     rhs_contracting_dims="int_list",
@@ -107,15 +117,33 @@ def _add(names: str, family: str, arity: int | None, attrs: dict[str, Attr] | No
 
 
 # Elementwise unary with result_accuracy (the CreateInstruction list "Unary ops with result accuracy").
-_add("acos acosh asin asinh atanh exponential-minus-one log log-plus-one logistic sqrt cbrt rsqrt tanh erf "
-     "sine sinh cosine cosh tan exponential", "elementwise-unary", 1, _ACCURACY, True)
-_add("abs round-nearest-afz round-nearest-even ceil count-leading-zeros copy opt-barrier imag is-finite floor "
-     "not negate popcnt real sign", "elementwise-unary", 1, None, True)
+_add(
+    "acos acosh asin asinh atanh exponential-minus-one log log-plus-one logistic sqrt cbrt rsqrt tanh erf "
+    "sine sinh cosine cosh tan exponential",
+    "elementwise-unary",
+    1,
+    _ACCURACY,
+    True,
+)
+_add(
+    "abs round-nearest-afz round-nearest-even ceil count-leading-zeros copy opt-barrier imag is-finite floor "
+    "not negate popcnt real sign",
+    "elementwise-unary",
+    1,
+    None,
+    True,
+)
 _add("bitcast", "data-movement", 1)
 _add("all-gather-done all-reduce-done collective-permute-done", "collective", 1)
 _add("copy-done", "async", 1)
-_add("add divide multiply subtract atan2 complex maximum minimum power remainder and or xor shift-left "
-     "shift-right-arithmetic shift-right-logical", "elementwise-binary", 2, None, True)
+_add(
+    "add divide multiply subtract atan2 complex maximum minimum power remainder and or xor shift-left "
+    "shift-right-arithmetic shift-right-logical",
+    "elementwise-binary",
+    2,
+    None,
+    True,
+)
 _add("stochastic-convert", "elementwise-binary", 2)
 _add("clamp select", "elementwise-ternary", 3, None, True)
 _add("convert bitcast-convert", "conversion", 1)
@@ -134,24 +162,50 @@ _add("topk", "sort", 1, _a(k="int!", largest="bool"), True)
 _add("sort", "sort", None, _a(dimensions="int_list!", is_stable="bool", to_apply="computation!"), True)
 _add("all-gather all-gather-start", "collective", None, {**_COLLECTIVE, **_a(dimensions="int_list!")})
 _add("all-reduce all-reduce-start", "collective", None, {**_COLLECTIVE, **_a(to_apply="computation!", mode="any")})
-_add("reduce-scatter", "collective", None,
-     {**_COLLECTIVE, **_a(to_apply="computation!", mode="any", dimensions="int_list!")})
-_add("all-to-all", "collective", None, _a(replica_groups="replica_groups", channel_id="int", dimensions="int_list",
-                                          constrain_layout="bool"))
-_add("ragged-all-to-all", "collective", None, _a(replica_groups="replica_groups", channel_id="int", dimensions="int_list"))
+_add(
+    "reduce-scatter",
+    "collective",
+    None,
+    {**_COLLECTIVE, **_a(to_apply="computation!", mode="any", dimensions="int_list!")},
+)
+_add(
+    "all-to-all",
+    "collective",
+    None,
+    _a(replica_groups="replica_groups", channel_id="int", dimensions="int_list", constrain_layout="bool"),
+)
+_add(
+    "ragged-all-to-all",
+    "collective",
+    None,
+    _a(replica_groups="replica_groups", channel_id="int", dimensions="int_list"),
+)
 _add("collective-broadcast", "collective", None, _a(replica_groups="replica_groups", channel_id="int"))
-_add("collective-permute collective-permute-start", "collective", None,
-     _a(source_target_pairs="int_list_list!", channel_id="int", slice_sizes="int_list_list"))
-_add("async-start", "async", None, _a(calls="computation!", async_execution_thread="string",
-                                      output_to_operand_aliasing="any"))
+_add(
+    "collective-permute collective-permute-start",
+    "collective",
+    None,
+    _a(source_target_pairs="int_list_list!", channel_id="int", slice_sizes="int_list_list"),
+)
+_add(
+    "async-start",
+    "async",
+    None,
+    _a(calls="computation!", async_execution_thread="string", output_to_operand_aliasing="any"),
+)
 _add("async-update async-done", "async", None, _a(calls="computation", async_execution_thread="string"))
 _add("copy-start", "async", 1, _a(cross_program_prefetch_index="int"))
 _add("dynamic-reshape", "data-movement", None)
 _add("reshape", "data-movement", 1, _a(inferred_dimension="int"))
 _add("while", "control-flow", 1, _a(condition="computation!", body="computation!"), True)
 _add("call", "control-flow", None, _a(to_apply="computation!", is_composite="bool"), True)
-_add("conditional", "control-flow", None, _a(true_computation="computation", false_computation="computation",
-                                             branch_computations="computation_list"), True)
+_add(
+    "conditional",
+    "control-flow",
+    None,
+    _a(true_computation="computation", false_computation="computation", branch_computations="computation_list"),
+    True,
+)
 _add("recv", "send-recv", 1, _CHANNEL)
 _add("recv-done", "send-recv", 1, _CHANNEL)
 _add("send", "send-recv", 2, _CHANNEL)
@@ -160,17 +214,38 @@ _add("reduce-window", "reduction", None, _a(window="window", to_apply="computati
 _add("reduce", "reduction", None, _a(to_apply="computation!", dimensions="int_list!"), True)
 _add("select-and-scatter", "reduction", 3, _a(select="computation!", scatter="computation!", window="window"), True)
 _add("map", "reduction", None, _a(to_apply="computation!", dimensions="int_list"), True)
-_add("scan", "reduction", None, _a(to_apply="computation!", dimensions="int_list!", num_carries="int!",
-                                   is_reverse="bool", is_associative="bool"), True)
-_add("convolution", "convolution-dot", 2, _a(window="window", dim_labels="dim_labels!", feature_group_count="int",
-                                             batch_group_count="int", conv_kind="any", operand_precision="any"), True)
+_add(
+    "scan",
+    "reduction",
+    None,
+    _a(to_apply="computation!", dimensions="int_list!", num_carries="int!", is_reverse="bool", is_associative="bool"),
+    True,
+)
+_add(
+    "convolution",
+    "convolution-dot",
+    2,
+    _a(
+        window="window",
+        dim_labels="dim_labels!",
+        feature_group_count="int",
+        batch_group_count="int",
+        conv_kind="any",
+        operand_precision="any",
+    ),
+    True,
+)
 _add("dot", "convolution-dot", None, {**_DOT, **_a(algorithm="any")}, True)
-_add("ragged-dot", "convolution-dot", None, {**_DOT, **_a(lhs_ragged_dims="int_list", rhs_group_dims="int_list")},
-     True)
+_add("ragged-dot", "convolution-dot", None, {**_DOT, **_a(lhs_ragged_dims="int_list", rhs_group_dims="int_list")}, True)
 _add("scaled-dot", "convolution-dot", None, {**_DOT, **_a(algorithm="any")}, True)
 _add("fft", "convolution-dot", 1, _a(fft_type="enum:fft_type!", fft_length="int_list!"), True)
-_add("triangular-solve", "linear-algebra", 2, _a(left_side="bool", lower="bool", unit_diagonal="bool",
-                                                 transpose_a="any"), True)
+_add(
+    "triangular-solve",
+    "linear-algebra",
+    2,
+    _a(left_side="bool", lower="bool", unit_diagonal="bool", transpose_a="any"),
+    True,
+)
 _add("cholesky", "linear-algebra", 1, _a(lower="bool"), True)
 _add("broadcast", "data-movement", 1, _a(dimensions="int_list"), True)
 _add("concatenate", "data-movement", None, _a(dimensions="int_list!"), True)
@@ -180,29 +255,71 @@ _add("slice", "data-movement", 1, _a(slice="slice!"))
 _add("dynamic-slice", "data-movement", None, _a(dynamic_slice_sizes="int_list!"))
 _add("dynamic-update-slice", "data-movement", None)
 _add("pad", "data-movement", 2, _a(padding="padding!"), True)
-_add("gather", "data-movement", 2, _a(offset_dims="int_list!", collapsed_slice_dims="int_list!",
-                                      start_index_map="int_list!", index_vector_dim="int!", slice_sizes="int_list!",
-                                      indices_are_sorted="bool", operand_batching_dims="int_list",
-                                      start_indices_batching_dims="int_list"), True)
-_add("scatter", "data-movement", None, _a(update_window_dims="int_list!", inserted_window_dims="int_list!",
-                                          scatter_dims_to_operand_dims="int_list!", index_vector_dim="int!",
-                                          to_apply="computation!", indices_are_sorted="bool", unique_indices="bool",
-                                          input_batching_dims="int_list", scatter_indices_batching_dims="int_list"),
-     True)
+_add(
+    "gather",
+    "data-movement",
+    2,
+    _a(
+        offset_dims="int_list!",
+        collapsed_slice_dims="int_list!",
+        start_index_map="int_list!",
+        index_vector_dim="int!",
+        slice_sizes="int_list!",
+        indices_are_sorted="bool",
+        operand_batching_dims="int_list",
+        start_indices_batching_dims="int_list",
+    ),
+    True,
+)
+_add(
+    "scatter",
+    "data-movement",
+    None,
+    _a(
+        update_window_dims="int_list!",
+        inserted_window_dims="int_list!",
+        scatter_dims_to_operand_dims="int_list!",
+        index_vector_dim="int!",
+        to_apply="computation!",
+        indices_are_sorted="bool",
+        unique_indices="bool",
+        input_batching_dims="int_list",
+        scatter_indices_batching_dims="int_list",
+    ),
+    True,
+)
 _add("batch-norm-training", "normalization", 3, _a(epsilon="float!", feature_index="int!"), True)
 _add("batch-norm-inference batch-norm-grad", "normalization", 5, _a(epsilon="float!", feature_index="int!"), True)
-_add("fusion", "control-flow", None, _a(calls="computation!", kind="enum:fusion_kind!",
-                                        output_to_operand_aliasing="any"))
+_add(
+    "fusion", "control-flow", None, _a(calls="computation!", kind="enum:fusion_kind!", output_to_operand_aliasing="any")
+)
 _add("infeed", "io", 1, _a(infeed_config="string"))
 _add("outfeed", "io", 2, _a(outfeed_config="string", outfeed_shape="shape"))
 _add("rng", "rng", None, _a(distribution="enum:distribution!"))
 _add("rng-get-and-update-state", "rng", 0, _a(delta="int!"))
 _add("rng-bit-generator", "rng", None, _a(algorithm="enum:rng_algorithm!"))
-_add("custom-call", "custom", None, _a(
-    custom_call_target="string!", window="window", dim_labels="dim_labels", feature_group_count="int",
-    batch_group_count="int", operand_layout_constraints="shape_list", custom_call_has_side_effect="bool",
-    to_apply="computation", called_computations="computation_list", output_to_operand_aliasing="any",
-    padding_type="any", literal="any", operand_precision="any", schedule="any", api_version="enum:api_version"))
+_add(
+    "custom-call",
+    "custom",
+    None,
+    _a(
+        custom_call_target="string!",
+        window="window",
+        dim_labels="dim_labels",
+        feature_group_count="int",
+        batch_group_count="int",
+        operand_layout_constraints="shape_list",
+        custom_call_has_side_effect="bool",
+        to_apply="computation",
+        called_computations="computation_list",
+        output_to_operand_aliasing="any",
+        padding_type="any",
+        literal="any",
+        operand_precision="any",
+        schedule="any",
+        api_version="enum:api_version",
+    ),
+)
 _add("get-dimension-size", "dynamic-shape", 1, _a(dimensions="int_list!"), True)
 _add("set-dimension-size", "dynamic-shape", 2, _a(dimensions="int_list!"), True)
 
@@ -212,8 +329,12 @@ OPCODES: dict[str, OpcodeInfo] = {
 
 # In hlo_opcode.h (newer XLA) but without a case in HloParserImpl::CreateInstruction: XLA's parser
 # fails on them without a message.  Listed so completion can show them and the checker can say why.
-for _name, _family, _arity in (("atan", "elementwise-unary", 1), ("mulhi", "elementwise-binary", 2),
-                               ("shuffle", "data-movement", 1), ("collective-reduce", "collective", None)):
+for _name, _family, _arity in (
+    ("atan", "elementwise-unary", 1),
+    ("mulhi", "elementwise-binary", 2),
+    ("shuffle", "data-movement", 1),
+    ("collective-reduce", "collective", None),
+):
     OPCODES[_name] = OpcodeInfo(_name, _family, _arity, {}, False, in_parser=False)
 
 ASYNC_SUFFIXES = ("-start", "-update", "-done")

@@ -141,8 +141,12 @@ def row_calls(rows: list[tuple[str, ...]], a: int, lines: list[str], line_of) ->
     return out
 
 
-def is_clean(rows: list[tuple[str, ...]], computations: dict[str, int], calls: dict[int, list[str]],
-             cols: list[tuple[str, ...]] | None = None) -> bool:
+def is_clean(
+    rows: list[tuple[str, ...]],
+    computations: dict[str, int],
+    calls: dict[int, list[str]],
+    cols: list[tuple[str, ...]] | None = None,
+) -> bool:
     """True when `hlo_checks.check_computation` would find nothing in the computation read as ``rows``: no
     repeated name, at most one ROOT, every operand defined in it and every called computation in
     ``computations`` (a sufficient condition, checked with set operations over the whole computation).
@@ -302,5 +306,3 @@ def users_and_callers(mod: HloModule) -> tuple[UsesTable, dict]:
     del by
     start, flat = _grouped(len(names), dst, src, ordered=not rest)
     return UsesTable(mod, patches, names, start, flat, other), callers
-
-

@@ -87,8 +87,16 @@ def file_location(mod: HloModule, loc_id: int, frame_id: int | None = None) -> S
     line = _int(f, "line")
     if fname is None or line is None:
         return None
-    return SourceFrame(fname.string(), func.string() if func else None, line, _int(f, "column"),
-                       _int(f, "end_line"), _int(f, "end_column"), frame_id, loc_id)
+    return SourceFrame(
+        fname.string(),
+        func.string() if func else None,
+        line,
+        _int(f, "column"),
+        _int(f, "end_line"),
+        _int(f, "end_column"),
+        frame_id,
+        loc_id,
+    )
 
 
 def stack(mod: HloModule, frame_id: int) -> list[SourceFrame]:

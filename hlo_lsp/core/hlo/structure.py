@@ -14,12 +14,13 @@ from hlo_lsp.core.hlo.instructions import Instruction, InstructionTable
 from hlo_lsp.core.hlo.model import Computation, HloModule, TableRow
 from hlo_lsp.core.hlo.text import INSTR, TABLE_ROW, TABLES, TOP_LINE, computation_header
 
-_HEADER_LINE = re.compile(r"\n(ENTRY[ \t]+)?%?([^\s(%{=}/][^\s(%{=]*)(?![^\s(%{=])[ \t]*(?![ \t])([^\n]*)\{[ \t]*(?=\n|\Z)")
+_HEADER_LINE = re.compile(
+    r"\n(ENTRY[ \t]+)?%?([^\s(%{=}/][^\s(%{=]*)(?![^\s(%{=])[ \t]*(?![ \t])([^\n]*)\{[ \t]*(?=\n|\Z)"
+)
 _CLOSE_LINE = re.compile(r"\n\}")
 
 
-def read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable,
-                    roots: list[int]) -> None:
+def read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable, roots: list[int]) -> None:
     """Computations, tables and header from the column-0 lines. Machine-written text takes the bulk path
     (`_read_structure_bulk`: headers and closing braces found by regex and paired by bisection); anything it
     cannot vouch for takes the per-line path, which also places the errors."""
@@ -31,7 +32,9 @@ def read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: Instru
         _read_structure_lines(mod, scan, offsets, instrs, roots)
 
 
-def bulk_headers(mod: HloModule, scan: str, start: int = 0, end: int | None = None) -> list[tuple[re.Match, int]] | None:
+def bulk_headers(
+    mod: HloModule, scan: str, start: int = 0, end: int | None = None
+) -> list[tuple[re.Match, int]] | None:
     """(header match, offset of the closing line's newline) of every computation when the column-0 lines are
     the module header and tables (read into ``mod`` here), then computation headers and lone closing braces
     alternating with only blank lines between; None otherwise (``mod`` may then hold part of the prefix).
@@ -65,7 +68,9 @@ def bulk_headers(mod: HloModule, scan: str, start: int = 0, end: int | None = No
     return list(zip(heads, closes))
 
 
-def bulk_computations(mod: HloModule, scan: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]] | None:
+def bulk_computations(
+    mod: HloModule, scan: str, start: int = 0, end: int | None = None
+) -> list[tuple[int, int]] | None:
     """`bulk_headers` (of ``scan[start:end]``), with each computation made and added to ``mod`` (name, lines,
     signature; the name and signature interned: callers name the computations again, and fusion signatures
     repeat): per computation the offsets in ``scan`` of its header line's and its closing line's newlines.
@@ -83,8 +88,9 @@ def bulk_computations(mod: HloModule, scan: str, start: int = 0, end: int | None
     for hm, c in pairs:
         h = hm.start()
         ln += count("\n", prev, h + 1)
-        comp = Computation(sys.intern(hm.group(2)), ln, hm.start(2) - h - 1, hm.start(1) >= 0,
-                           sys.intern(hm.group(3).strip()))
+        comp = Computation(
+            sys.intern(hm.group(2)), ln, hm.start(2) - h - 1, hm.start(1) >= 0, sys.intern(hm.group(3).strip())
+        )
         comp.end_line = ln + count("\n", h + 1, c + 1)
         prev = c + 1
         ln = comp.end_line
@@ -94,8 +100,9 @@ def bulk_computations(mod: HloModule, scan: str, start: int = 0, end: int | None
     return offsets
 
 
-def _read_structure_bulk(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable,
-                         roots: list[int]) -> bool:
+def _read_structure_bulk(
+    mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable, roots: list[int]
+) -> bool:
     """The bulk path; returns False (having changed nothing that the per-line path does not reset) unless every
     column-0 line is the module header, a table line, a computation header or a closing brace, and headers and
     braces alternate."""
@@ -124,8 +131,9 @@ def _read_structure_bulk(mod: HloModule, scan: str, offsets: list[int], instrs: 
     return True
 
 
-def _read_structure_lines(mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable | list,
-                          roots: list[int]) -> None:
+def _read_structure_lines(
+    mod: HloModule, scan: str, offsets: list[int], instrs: InstructionTable | list, roots: list[int]
+) -> None:
     """The per-line path: read the column-0 lines (header, tables, computation headers, braces) and give each
     computation its contiguous slice of the instruction array, reporting whatever does not fit."""
     lines = mod.lines
@@ -184,9 +192,13 @@ def _read_structure_lines(mod: HloModule, scan: str, offsets: list[int], instrs:
             comps.append(cur)
             continue
         if " = " not in line or not INSTR.match(line):
-            diags.append(error(Range(ln, 0, ln, len(line.rstrip())), "syntax-error",
-                               "unexpected text outside any computation: expected `HloModule`, a table, "
-                               "or a computation header"))
+            diags.append(
+                error(
+                    Range(ln, 0, ln, len(line.rstrip())),
+                    "syntax-error",
+                    "unexpected text outside any computation: expected `HloModule`, a table, or a computation header",
+                )
+            )
     if cur is not None:
         diags.append(error(cur.name_range, "unclosed-computation", f"computation `{cur.name}` has no closing `}}`"))
         cur.end_line = len(lines) - 1
@@ -217,7 +229,9 @@ def _read_structure_lines(mod: HloModule, scan: str, offsets: list[int], instrs:
         inside = {id(x) for x in kept}
         for ins in instrs:
             if id(ins) not in inside:
-                diags.append(error(ins.name_range, "syntax-error", f"instruction `{ins.name}` is outside any computation"))
+                diags.append(
+                    error(ins.name_range, "syntax-error", f"instruction `{ins.name}` is outside any computation")
+                )
     mod.instructions = kept
     n = len(kept)
     # reversed, so that the first definition of a repeated name wins
@@ -233,5 +247,10 @@ def _report_unread_lines(mod: HloModule, comp: Computation, instrs: list[Instruc
         if ln in have or not s or s.startswith("//") or s == "}" or text[:1] == "}":
             continue
         col = len(text) - len(text.lstrip())
-        mod.diagnostics.append(error(Range(ln, col, ln, len(text.rstrip())), "syntax-error",
-                                     "cannot read this line as an instruction: expected `name = shape opcode(operands)`"))
+        mod.diagnostics.append(
+            error(
+                Range(ln, col, ln, len(text.rstrip())),
+                "syntax-error",
+                "cannot read this line as an instruction: expected `name = shape opcode(operands)`",
+            )
+        )

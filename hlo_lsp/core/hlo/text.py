@@ -27,6 +27,8 @@ def computation_header(line: str) -> tuple[bool, int, str, str] | None:
     if m is None or m.end() >= len(body) + 1:
         return None
     return m.group(1) is not None, m.start(2), m.group(2), body[m.end() : -1].strip()
+
+
 TABLE_ROW = re.compile(r"(\d+) (.*)$")
 CALL_ATTR_PCT = re.compile(
     r"[\s,](calls|to_apply|body|condition|true_computation|false_computation|branch_computations|"
@@ -40,10 +42,21 @@ CALLED_ANY = re.compile(
 )
 # a key starts after a non-name character: search stays linear on a long run of name characters without '='
 ATTR_KEY = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_.]*)=")
-CALL_ATTRS = frozenset({
-    "calls", "to_apply", "body", "condition", "true_computation", "false_computation", "branch_computations",
-    "called_computations", "select", "scatter", "comparator",
-})
+CALL_ATTRS = frozenset(
+    {
+        "calls",
+        "to_apply",
+        "body",
+        "condition",
+        "true_computation",
+        "false_computation",
+        "branch_computations",
+        "called_computations",
+        "select",
+        "scatter",
+        "comparator",
+    }
+)
 COMMENT_INDEX = re.compile(r"/\*[^*]*\*/")
 # XLA numbers the items of a long list (`%a, ..., /*index=5*/%f`); a plain operand list is `%name` items only
 INDEX_NUMBER_TEXT = r"/\*index=[0-9]+\*/"
@@ -61,6 +74,8 @@ def plain_operand_names(ops: str) -> list[str]:
     if "/" in ops:
         ops = INDEX_NUMBER.sub("", ops)
     return ops.replace("%", "").split(", ")
+
+
 TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 
@@ -231,5 +246,3 @@ def scan_instructions(scan: str) -> tuple[list[int], list[str], list[int], list[
         add_line(ln)
         add_col(m.start(2) - start - 1)
     return offsets, names, line_of, col_of, roots
-
-

@@ -40,9 +40,15 @@ class DiffRow:
         return "same"
 
     def as_json(self) -> dict:
-        return {"source": self.label, "status": self.status, "old_bytes": self.old_bytes,
-                "new_bytes": self.new_bytes, "delta": self.delta, "old_values": self.old_values,
-                "new_values": self.new_values}
+        return {
+            "source": self.label,
+            "status": self.status,
+            "old_bytes": self.old_bytes,
+            "new_bytes": self.new_bytes,
+            "delta": self.delta,
+            "old_values": self.old_values,
+            "new_values": self.new_values,
+        }
 
 
 @dataclass(slots=True)
@@ -59,11 +65,13 @@ class PeakDiff:
 
     def as_json(self, top: int | None = None) -> dict:
         rows = [r for r in self.rows if r.status != "same"]
-        return {"old": {"peak_step": self.old_step, "peak_bytes": self.old_bytes},
-                "new": {"peak_step": self.new_step, "peak_bytes": self.new_bytes},
-                "delta": self.delta,
-                "changes": [r.as_json() for r in (rows[:top] if top else rows)],
-                "unchanged": sum(1 for r in self.rows if r.status == "same")}
+        return {
+            "old": {"peak_step": self.old_step, "peak_bytes": self.old_bytes},
+            "new": {"peak_step": self.new_step, "peak_bytes": self.new_bytes},
+            "delta": self.delta,
+            "changes": [r.as_json() for r in (rows[:top] if top else rows)],
+            "unchanged": sum(1 for r in self.rows if r.status == "same"),
+        }
 
 
 def group_label(v: LiveValue) -> str:

@@ -31,10 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlo_lsp.core.buffers.bufferset import BufferSet, BufferValue
-from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.line import parse_instruction_line
-from hlo_lsp.core.shapes import Shape, SizeError, byte_size, parse_shape, shape_text
+from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.source import SourceFrame, instruction_source
+from hlo_lsp.core.shapes import Shape, SizeError, byte_size, parse_shape, shape_text
 
 CATEGORIES = ("parameter", "output", "constant", "temporary")
 
@@ -53,10 +53,12 @@ class ValueSource:
         return self.op_name or ""
 
     def as_json(self) -> dict:
-        return {"op_name": self.op_name,
-                "file": self.frames[0].file if self.frames else None,
-                "line": self.frames[0].line if self.frames else None,
-                "function": self.frames[0].function if self.frames else None}
+        return {
+            "op_name": self.op_name,
+            "file": self.frames[0].file if self.frames else None,
+            "line": self.frames[0].line if self.frames else None,
+            "function": self.frames[0].function if self.frames else None,
+        }
 
 
 @dataclass(slots=True)
@@ -112,21 +114,31 @@ class PeakReport:
             "peak_step": self.xla.step,
             "peak_bytes": self.xla.bytes,
             "live_at_peak": [_value_json(v) for v in live],
-            "allocated": {"peak_step": self.allocated.peak_step, "peak_bytes": self.allocated.peak_bytes,
-                          "live_at_peak": [_value_json(v) for v in
-                                           (self.allocated.live[:top] if top else self.allocated.live)]},
+            "allocated": {
+                "peak_step": self.allocated.peak_step,
+                "peak_bytes": self.allocated.peak_bytes,
+                "live_at_peak": [_value_json(v) for v in (self.allocated.live[:top] if top else self.allocated.live)],
+            },
             "dump": {"peak_step": self.dump_peak_step, "total": self.dump_total},
             "problems": self.problems,
         }
 
 
 def _value_json(v: LiveValue) -> dict:
-    return {"name": v.key, "bytes": v.bytes, "shape": v.shape, "allocation": v.allocation,
-            "live_range": list(v.live_range), "size": v.size, "padding": v.padding,
-            "source": v.source.as_json() if v.source else None}
+    return {
+        "name": v.key,
+        "bytes": v.bytes,
+        "shape": v.shape,
+        "allocation": v.allocation,
+        "live_range": list(v.live_range),
+        "size": v.size,
+        "padding": v.padding,
+        "source": v.source.as_json() if v.source else None,
+    }
 
 
 # ------------------------------------------------------------------------------------------------ shapes
+
 
 class _Shapes:
     """Instruction and value shapes of one module, from the HLO text and the buffer listings (memoised)."""
@@ -198,6 +210,7 @@ def _size(s: Shape | None) -> int | None:
 
 # ------------------------------------------------------------------------------------------------ analysis
 
+
 def xla_peak_step(ranges: list[tuple[int, int, int]]) -> tuple[int | None, int]:
     """(peak time, running sum there) of ``(start, end, weight)`` triples, exactly as
     ``ComputePeakMemoryMoment``; (None, 0) when the sum never exceeds 0."""
@@ -249,11 +262,20 @@ def analyse_peak(bs: BufferSet, hlo: HloModule | None = None) -> PeakReport:
     return report
 
 
-def _live_value(v: BufferValue, nbytes: int, own: Shape | None, sources: "_Sources") -> LiveValue:
+def _live_value(v: BufferValue, nbytes: int, own: Shape | None, sources: _Sources) -> LiveValue:
     unpadded = _size(own)
     padding = v.size - unpadded if v.size is not None and unpadded is not None else None
-    return LiveValue(v.key, v.instruction, nbytes, v.shape or (shape_text(own) if own else None), v.allocation,
-                     v.live_range, v.size, padding, sources.of(v.instruction))
+    return LiveValue(
+        v.key,
+        v.instruction,
+        nbytes,
+        v.shape or (shape_text(own) if own else None),
+        v.allocation,
+        v.live_range,
+        v.size,
+        padding,
+        sources.of(v.instruction),
+    )
 
 
 def _is_old_layout(bs: BufferSet) -> bool:

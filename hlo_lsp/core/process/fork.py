@@ -105,7 +105,7 @@ def _child(fn: Callable[[Any], Any], part: Any, w: int) -> None:
         data = pickle.dumps(fn(part), protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(data)
         while view:
-            view = view[os.write(w, view):]
+            view = view[os.write(w, view) :]
         code = 0
     except BaseException:  # noqa: BLE001 - nothing may escape into the parent's code in the child
         pass

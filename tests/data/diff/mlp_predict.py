@@ -1,4 +1,5 @@
 """Dump jit(predict) of a small MLP; argv[1] is the second hidden width (the "small change")."""
+
 import sys
 
 import jax

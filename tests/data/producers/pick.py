@@ -12,19 +12,33 @@ import sys
 from pathlib import Path
 
 SKIP = (".ll", ".ptx", ".o", ".mlir", ".pb", ".flagfile", ".tpu_comp_env.txt")
-CORE = ("after_optimizations.txt", "before_optimizations.txt", "-buffer-assignment.txt",
-        "-buffer-assignment-values.txt", "-live-range.txt", "-memory-usage-report.txt")
+CORE = (
+    "after_optimizations.txt",
+    "before_optimizations.txt",
+    "-buffer-assignment.txt",
+    "-buffer-assignment-values.txt",
+    "-live-range.txt",
+    "-memory-usage-report.txt",
+)
 PICK = {
-    **{f"jax-{v}": [("mlp_train", "jit_predict")] for v in ("0.4.13", "0.4.20", "0.5.3", "0.7.2", "0.9.2", "0.10.0",
-                                                            "0.10.2")},
+    **{
+        f"jax-{v}": [("mlp_train", "jit_predict")]
+        for v in ("0.4.13", "0.4.20", "0.5.3", "0.7.2", "0.9.2", "0.10.0", "0.10.2")
+    },
     "jax-0.4.30": [("mlp_train", "jit_predict"), ("cond_rng_linalg", "jit_cond")],
     "jax-0.4.35": [("mlp_train", "jit_predict"), ("cond_rng_linalg", "jit_cond")],
     "tf-2.15": [("gather_scatter_sort", "a_inference_gss")],
     "tf-2.21": [("gather_scatter_sort", "a_inference_gss")],
-    "tpu-0.10.2": [("mlp_train", "jit_predict", "core"), ("cond_rng_linalg", "jit_branches", "core"),
-                   ("collectives", "jit_coll")],
-    "gpu-0.10.2": [("mlp_train", "jit_predict", "core"), ("cond_rng_linalg", "jit_cond", "core"),
-                   ("collectives", "jit_coll")],
+    "tpu-0.10.2": [
+        ("mlp_train", "jit_predict", "core"),
+        ("cond_rng_linalg", "jit_branches", "core"),
+        ("collectives", "jit_coll"),
+    ],
+    "gpu-0.10.2": [
+        ("mlp_train", "jit_predict", "core"),
+        ("cond_rng_linalg", "jit_cond", "core"),
+        ("collectives", "jit_coll"),
+    ],
 }
 
 

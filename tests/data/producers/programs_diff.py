@@ -60,10 +60,15 @@ def main(variant: str, platform: str = "cpu") -> None:
         return jax.tree_util.tree_map(lambda p, d: p - 0.01 * d, params, g), l
 
     sizes = (256, 512, 512, 512, 512, 16)
-    params = [(jax.ShapeDtypeStruct((m, n), dtype, **sharding), jax.ShapeDtypeStruct((n,), dtype, **sharding))
-              for m, n in zip(sizes[:-1], sizes[1:])]
-    jax.jit(train_step).lower(params, jax.ShapeDtypeStruct((1024, 256), dtype, **sharding),
-                              jax.ShapeDtypeStruct((1024,), jnp.int32, **sharding)).compile()
+    params = [
+        (jax.ShapeDtypeStruct((m, n), dtype, **sharding), jax.ShapeDtypeStruct((n,), dtype, **sharding))
+        for m, n in zip(sizes[:-1], sizes[1:])
+    ]
+    jax.jit(train_step).lower(
+        params,
+        jax.ShapeDtypeStruct((1024, 256), dtype, **sharding),
+        jax.ShapeDtypeStruct((1024,), jnp.int32, **sharding),
+    ).compile()
 
 
 def drive() -> int:
@@ -98,8 +103,10 @@ def drive() -> int:
             env = dict(os.environ, XLA_FLAGS=flags, TF_CPP_MIN_LOG_LEVEL="2")
             if a.platform == "cpu":
                 env["JAX_PLATFORMS"] = "cpu"
-            code = (f"import runpy, sys; sys.argv[1:] = [{variant!r}, {a.platform!r}]; "
-                    "runpy.run_path('programs_diff.py', run_name='__main__')")
+            code = (
+                f"import runpy, sys; sys.argv[1:] = [{variant!r}, {a.platform!r}]; "
+                "runpy.run_path('programs_diff.py', run_name='__main__')"
+            )
             proc = subprocess.run([a.python, "-c", code], cwd=cwd, env=env, capture_output=True, text=True)
         n = len(list(dump.glob("*"))) if dump.is_dir() else 0
         status = "ok" if proc.returncode == 0 else "FAILED: " + (proc.stderr.strip().splitlines() or ["?"])[-1]

@@ -18,7 +18,8 @@ def main(platform, program, spec=None):
     import jax
     import jax.numpy as jnp
     from jax import lax
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     if platform == "tpu":
         from jax.experimental import topologies
@@ -131,9 +132,18 @@ def main(platform, program, spec=None):
             return x + jax.nn.gelu(h @ p["w1"]).astype(jnp.bfloat16).astype(jnp.float32) @ p["w2"]
 
         d = 64
-        p = {"g1": arg((d,)), "b1": arg((d,)), "g2": arg((d,)), "b2": arg((d,)),
-             "wq": arg((d, 4, 16)), "wk": arg((d, 4, 16)), "wv": arg((d, 4, 16)), "wo": arg((d, d)),
-             "w1": arg((d, 4 * d)), "w2": arg((4 * d, d))}
+        p = {
+            "g1": arg((d,)),
+            "b1": arg((d,)),
+            "g2": arg((d,)),
+            "b2": arg((d,)),
+            "wq": arg((d, 4, 16)),
+            "wk": arg((d, 4, 16)),
+            "wv": arg((d, 4, 16)),
+            "wo": arg((d, d)),
+            "w1": arg((d, 4 * d)),
+            "w2": arg((4 * d, d)),
+        }
         compile_(lambda p, x: jax.grad(lambda p: block(p, x).sum())(p), p, arg((4, 16, d), spec=P("x")))
 
     elif program == "cond_rng_linalg":
@@ -174,8 +184,12 @@ def main(platform, program, spec=None):
             rs = lax.psum_scatter(b, "x", scatter_dimension=0, tiled=True)
             return s + r, g, t, rs
 
-        f = shard_map(coll, mesh=mesh, in_specs=(P("x", "y"), P("x", "y")),
-                      out_specs=(P("x", "y"), P("x", "y"), P("x", "y"), P("x", "y")))
+        f = shard_map(
+            coll,
+            mesh=mesh,
+            in_specs=(P("x", "y"), P("x", "y")),
+            out_specs=(P("x", "y"), P("x", "y"), P("x", "y"), P("x", "y")),
+        )
         compile_(f, arg((64, 32), spec=P("x", "y")), arg((64, 32), spec=P("x", "y")))
 
         def spmd(w, x):  # collectives inserted by XLA's SPMD partitioner

@@ -63,8 +63,10 @@ def drive() -> int:
     env = dict(os.environ, XLA_FLAGS=flags, TF_CPP_MIN_LOG_LEVEL="2")
     if a.platform == "cpu":
         env["JAX_PLATFORMS"] = "cpu"
-    code = (f"import runpy, sys; sys.argv[1:] = ['donation', {a.platform!r}]; "
-            "runpy.run_path('programs_memory.py', run_name='__main__')")
+    code = (
+        f"import runpy, sys; sys.argv[1:] = ['donation', {a.platform!r}]; "
+        "runpy.run_path('programs_memory.py', run_name='__main__')"
+    )
     proc = subprocess.run([a.python, "-c", code], cwd=here, env=env, capture_output=True, text=True)
     n = len(list(dump.glob("*"))) if dump.is_dir() else 0
     status = "ok" if proc.returncode == 0 else "FAILED: " + (proc.stderr.strip().splitlines() or ["?"])[-1]

@@ -41,17 +41,18 @@ WIDTH = 16384
 
 
 def main(program: str, table_rows: str | None = None) -> None:
-    import numpy as np
     import jax
     import jax.numpy as jnp
+    import numpy as np
     from jax.experimental import topologies
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     shape, layers, b, rows, shard_w = PROGRAMS[program]
     if table_rows:
         rows = int(table_rows)
     devices = topologies.get_topology_desc(topology_name="v5e:2x2", platform="tpu").devices
-    mesh = Mesh(np.array(devices[:shape[0] * shape[1]]).reshape(shape), ("data", "model"))
+    mesh = Mesh(np.array(devices[: shape[0] * shape[1]]).reshape(shape), ("data", "model"))
 
     def predict(params, x):
         table, params = params[0], params[1:]
@@ -77,7 +78,7 @@ def main(program: str, table_rows: str | None = None) -> None:
         jax.jit(train_step).lower(params, x, y).compile()
     except Exception as e:  # the OOM: print it as a user would paste it
         print(f"{type(e).__module__}.{type(e).__name__}: {e}", file=sys.stderr)
-        raise SystemExit(3)
+        raise SystemExit(3) from None
     print("compiled: no out-of-memory", file=sys.stderr)
 
 

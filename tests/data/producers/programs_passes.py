@@ -81,18 +81,35 @@ def transformer():
         t = step.astype(jnp.float32) + 1.0
         m = jax.tree_util.tree_map(lambda m_, g_: 0.9 * m_ + 0.1 * g_, m, g)
         v = jax.tree_util.tree_map(lambda v_, g_: 0.999 * v_ + 0.001 * g_ * g_, v, g)
-        upd = lambda p, m_, v_: p - 1e-3 * (m_ / (1 - 0.9 ** t)) / (jnp.sqrt(v_ / (1 - 0.999 ** t)) + 1e-8)
+        upd = lambda p, m_, v_: p - 1e-3 * (m_ / (1 - 0.9**t)) / (jnp.sqrt(v_ / (1 - 0.999**t)) + 1e-8)
         return jax.tree_util.tree_map(upd, params, m, v), m, v, l
 
     f32 = lambda *s: jax.ShapeDtypeStruct(s, jnp.float32)
-    blk = {"ln1_g": f32(d), "ln1_b": f32(d), "ln2_g": f32(d), "ln2_b": f32(d),
-           "wq": f32(d, heads, hd), "wk": f32(d, heads, hd), "wv": f32(d, heads, hd), "wo": f32(d, d),
-           "w1": f32(d, mlp), "b1": f32(mlp), "w2": f32(mlp, d), "b2": f32(d)}
-    params = {"embed": f32(vocab, d), "pos": f32(seq, d), "lnf_g": f32(d), "lnf_b": f32(d),
-              "blocks": [dict(blk) for _ in range(layers)]}
+    blk = {
+        "ln1_g": f32(d),
+        "ln1_b": f32(d),
+        "ln2_g": f32(d),
+        "ln2_b": f32(d),
+        "wq": f32(d, heads, hd),
+        "wk": f32(d, heads, hd),
+        "wv": f32(d, heads, hd),
+        "wo": f32(d, d),
+        "w1": f32(d, mlp),
+        "b1": f32(mlp),
+        "w2": f32(mlp, d),
+        "b2": f32(d),
+    }
+    params = {
+        "embed": f32(vocab, d),
+        "pos": f32(seq, d),
+        "lnf_g": f32(d),
+        "lnf_b": f32(d),
+        "blocks": [dict(blk) for _ in range(layers)],
+    }
     tok = jax.ShapeDtypeStruct((batch, seq), jnp.int32)
     jax.jit(train_step, donate_argnums=(0, 1, 2)).lower(
-        params, params, params, tok, tok, jax.ShapeDtypeStruct((), jnp.int32)).compile()
+        params, params, params, tok, tok, jax.ShapeDtypeStruct((), jnp.int32)
+    ).compile()
 
 
 def drive() -> int:
@@ -113,12 +130,16 @@ def drive() -> int:
     if a.program == "adam":
         shared = Path(os.environ.get("HLO_LSP_SHARED") or here.parents[3] / "shared")
         cwd = shared / "bench"
-        code = ("import runpy, sys; sys.argv[1:] = [%r]; "
-                "runpy.run_path('large_adam_many_params.py', run_name='__main__')" % a.n)
+        code = (
+            "import runpy, sys; sys.argv[1:] = [%r]; "
+            "runpy.run_path('large_adam_many_params.py', run_name='__main__')" % a.n
+        )
     else:
         cwd = here
-        code = ("import runpy, sys; sys.argv[1:] = ['transformer']; "
-                "runpy.run_path('programs_passes.py', run_name='__main__')")
+        code = (
+            "import runpy, sys; sys.argv[1:] = ['transformer']; "
+            "runpy.run_path('programs_passes.py', run_name='__main__')"
+        )
     flags = f"--xla_dump_to={os.path.relpath(out, cwd)} --xla_dump_hlo_as_text --xla_dump_hlo_pass_re=.*"
     env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2")
     proc = subprocess.run([a.python, "-c", code], cwd=cwd, env=env)

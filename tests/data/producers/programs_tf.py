@@ -64,14 +64,32 @@ def main(program):
             srt = tf.sort(x, axis=0)
             order = tf.argsort(x[:, 0])
             top = tf.math.top_k(x[0], 4).values
-            return g, s, srt, tf.gather(x, order), tf.cumsum(x, axis=1), top, tf.reverse(x, [0]), tf.pad(x, [[1, 2], [0, 3]])
+            return (
+                g,
+                s,
+                srt,
+                tf.gather(x, order),
+                tf.cumsum(x, axis=1),
+                top,
+                tf.reverse(x, [0]),
+                tf.pad(x, [[1, 2], [0, 3]]),
+            )
 
         gss(tf.random.normal((64, 16)), tf.constant([1, 5, 2, 7, 0, 3, 9, 4]), tf.random.normal((8, 16)))
 
     elif program == "transformer":
         d = 64
-        p = {n: tf.Variable(tf.random.normal(s) * 0.05) for n, s in
-             (("wq", (d, d)), ("wk", (d, d)), ("wv", (d, d)), ("wo", (d, d)), ("w1", (d, 4 * d)), ("w2", (4 * d, d)))}
+        p = {
+            n: tf.Variable(tf.random.normal(s) * 0.05)
+            for n, s in (
+                ("wq", (d, d)),
+                ("wk", (d, d)),
+                ("wv", (d, d)),
+                ("wo", (d, d)),
+                ("w1", (d, 4 * d)),
+                ("w2", (4 * d, d)),
+            )
+        }
 
         def ln(x):
             m, v = tf.nn.moments(x, axes=[-1], keepdims=True)

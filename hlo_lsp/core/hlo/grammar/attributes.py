@@ -86,11 +86,16 @@ def check_value(kind: str, toks: list[Tok]) -> tuple[int, str] | None:
             return len(toks) - 2, f"expects a list of {what} names such as {{%a, %b}}"
         return None
     if kind == "padding":
-        ok = len(toks) == 1 and first.type == "PAD" and all(
-            len(d.split("_")) in (2, 3) for d in first.text.replace("x-", "x~").split("x"))
+        ok = (
+            len(toks) == 1
+            and first.type == "PAD"
+            and all(len(d.split("_")) in (2, 3) for d in first.text.replace("x-", "x~").split("x"))
+        )
         return None if ok else (0, "expects a padding config such as 0_0_0x1_1_0")
     if kind == "dim_labels":
-        return None if len(toks) == 1 and first.type == "DIM_LABELS" else (0, "expects dim labels such as b01f_01io->b01f")
+        return (
+            None if len(toks) == 1 and first.type == "DIM_LABELS" else (0, "expects dim labels such as b01f_01io->b01f")
+        )
     if kind == "slice":
         return _check_slice(toks)
     if kind == "window":

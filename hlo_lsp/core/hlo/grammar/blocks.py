@@ -81,7 +81,7 @@ def split_blocks(text: str) -> list[Block]:
     def close(last: int) -> None:
         nonlocal kind, depth, brace_depth, max_depth, opened_body
         if kind is not None:
-            blocks.append(Block(kind, first, last, "\n".join(lines[first: last + 1]), max_depth, depth_line))
+            blocks.append(Block(kind, first, last, "\n".join(lines[first : last + 1]), max_depth, depth_line))
         kind = None
         depth = brace_depth = max_depth = 0
         opened_body = False
@@ -143,7 +143,7 @@ def split_blocks(text: str) -> list[Block]:
             pos = j
             continue
         if c == "/":
-            nxt = text[i + 1: i + 2]
+            nxt = text[i + 1 : i + 2]
             if nxt == "/":
                 end = text.find("\n", i)
                 pos = n if end == -1 else end
@@ -181,6 +181,7 @@ def split_blocks(text: str) -> list[Block]:
         while last > b.start_line and not lines[last].strip():
             last -= 1
         if last != b.end_line:
-            blocks[-1] = Block(b.kind, b.start_line, last, "\n".join(lines[b.start_line: last + 1]),
-                               b.max_depth, b.depth_line)
+            blocks[-1] = Block(
+                b.kind, b.start_line, last, "\n".join(lines[b.start_line : last + 1]), b.max_depth, b.depth_line
+            )
     return blocks

@@ -71,16 +71,27 @@ class ComputationChecker:
         comp = self.comp
         self.facts.defines.append(comp.name)
         self.facts.entry = comp.entry
-        self.occ.append(Occurrence(comp.name.line, comp.name.start, comp.name.end, "computation", comp.name.text, "def"))
+        self.occ.append(
+            Occurrence(comp.name.line, comp.name.start, comp.name.end, "computation", comp.name.text, "def")
+        )
         self._keyword(comp.name)
         for attr in comp.attributes:
             if attr.name != "execution_thread":
-                self.diags.append(error(_rng(attr.line, attr.start, attr.end), "unknown-attribute",
-                                        f"unexpected attribute '{attr.name}' on a computation "
-                                        "(only execution_thread= is allowed)"))
+                self.diags.append(
+                    error(
+                        _rng(attr.line, attr.start, attr.end),
+                        "unknown-attribute",
+                        f"unexpected attribute '{attr.name}' on a computation (only execution_thread= is allowed)",
+                    )
+                )
             elif check_value("string", attr.value):
-                self.diags.append(error(_rng(attr.line, attr.start, attr.end), "invalid-attribute",
-                                        "execution_thread= expects a quoted string"))
+                self.diags.append(
+                    error(
+                        _rng(attr.line, attr.start, attr.end),
+                        "invalid-attribute",
+                        "execution_thread= expects a quoted string",
+                    )
+                )
         all_names = {}
         for ins in comp.instructions:
             if ins.name is not None and ins.name.text not in all_names:
@@ -94,17 +105,27 @@ class ComputationChecker:
             name = ins.name
             if ins.root is not None:
                 if root_tok is not None:
-                    self.diags.append(error(_tok_range(ins.root), "multiple-roots",
-                                            "one computation should have only one ROOT",
-                                            related=(Related(_tok_range(root_tok), "the first ROOT"),)))
+                    self.diags.append(
+                        error(
+                            _tok_range(ins.root),
+                            "multiple-roots",
+                            "one computation should have only one ROOT",
+                            related=(Related(_tok_range(root_tok), "the first ROOT"),),
+                        )
+                    )
                 else:
                     root_tok = ins.root
             if name is not None:
                 if name.text in self.defined:
                     first = self.defined[name.text]
-                    self.diags.append(error(_name_range(name), "duplicate-instruction",
-                                            f"instruction '{name.text}' is already defined in this computation",
-                                            related=(Related(_name_range(first), "first defined here"),)))
+                    self.diags.append(
+                        error(
+                            _name_range(name),
+                            "duplicate-instruction",
+                            f"instruction '{name.text}' is already defined in this computation",
+                            related=(Related(_name_range(first), "first defined here"),),
+                        )
+                    )
                 else:
                     self.defined[name.text] = name
                     self.shapes[name.text] = ins.shape if ins.shape is not None else self.inferred
@@ -114,26 +135,47 @@ class ComputationChecker:
     # ------------------------------------------------------------------ pieces
     def _keyword(self, name: Name) -> None:
         if name.bare and (name.text in KEYWORDS or name.text in PRIMITIVE_TYPES):
-            self.diags.append(error(_name_range(name), "keyword-name",
-                                    f"'{name.text}' is a keyword of HLO text; write it as '%{name.text}'"))
+            self.diags.append(
+                error(
+                    _name_range(name),
+                    "keyword-name",
+                    f"'{name.text}' is a keyword of HLO text; write it as '%{name.text}'",
+                )
+            )
 
     def _instruction(self, ins: Instruction, params: list) -> None:
         if ins.name is not None:
-            self.occ.append(Occurrence(ins.name.line, ins.name.start, ins.name.end, "instruction", ins.name.text, "def"))
+            self.occ.append(
+                Occurrence(ins.name.line, ins.name.start, ins.name.end, "instruction", ins.name.text, "def")
+            )
             self._keyword(ins.name)
             eq = ins.equal
             if ins.name.bare and eq is not None and eq.line == ins.name.line and eq.col == ins.name.end:
-                self.diags.append(error(_rng(eq.line, ins.name.start, eq.end), "syntax-error",
-                                        f"write a space before '=': XLA reads '{ins.name.text}=' as an attribute "
-                                        "name, not an instruction name"))
+                self.diags.append(
+                    error(
+                        _rng(eq.line, ins.name.start, eq.end),
+                        "syntax-error",
+                        f"write a space before '=': XLA reads '{ins.name.text}=' as an attribute "
+                        "name, not an instruction name",
+                    )
+                )
         info, wrapped = lookup(ins.opcode.text)
-        if ins.shape is not None and ins.shape.layout_rank >= 0 and ins.shape.element is not None \
-                and ins.shape.layout_rank != len(ins.shape.dims):
-            self.diags.append(error(_tok_range(ins.shape.layout_tok), "layout-rank",
-                                    f"the layout lists {ins.shape.layout_rank} dimensions but the shape "
-                                    f"{ins.shape.text} has {len(ins.shape.dims)}"))
+        if (
+            ins.shape is not None
+            and ins.shape.layout_rank >= 0
+            and ins.shape.element is not None
+            and ins.shape.layout_rank != len(ins.shape.dims)
+        ):
+            self.diags.append(
+                error(
+                    _tok_range(ins.shape.layout_tok),
+                    "layout-rank",
+                    f"the layout lists {ins.shape.layout_rank} dimensions but the shape "
+                    f"{ins.shape.text} has {len(ins.shape.dims)}",
+                )
+            )
         self._operands(ins, info)
-        for shp in ([ins.shape] if ins.shape is not None else []):
+        for shp in [ins.shape] if ins.shape is not None else []:
             bad = negative_dims(shp)
             if bad is not None:
                 self.diags.append(error(_tok_range(bad), "invalid-shape", f"{bad.text}: dimension sizes must be >= 0"))
@@ -145,9 +187,14 @@ class ComputationChecker:
             self.diags.append(error(_tok_range(ins.opcode), "unknown-opcode", f"'{ins.opcode.text}' {why}"))
             return
         if ins.shape is None and not info.infers_shape:
-            self.diags.append(error(_tok_range(ins.opcode), "cannot-infer-shape",
-                                    f"XLA cannot infer the result shape of '{ins.opcode.text}'; "
-                                    "write it before the opcode, e.g. 'x = f32[4] ...'"))
+            self.diags.append(
+                error(
+                    _tok_range(ins.opcode),
+                    "cannot-infer-shape",
+                    f"XLA cannot infer the result shape of '{ins.opcode.text}'; "
+                    "write it before the opcode, e.g. 'x = f32[4] ...'",
+                )
+            )
         self._arity(ins, info, params)
         seen = self._attributes(ins, info, wrapped)
         operand_shapes = [self._operand_shape(o) for o in ins.operands]
@@ -174,14 +221,23 @@ class ComputationChecker:
                 ninfo, nwrapped = lookup(nested.opcode.text)
                 self._operands(nested, ninfo)
                 if ninfo is None or not ninfo.in_parser or nested.opcode.text.startswith("%"):
-                    self.diags.append(error(_tok_range(nested.opcode), "unknown-opcode",
-                                            f"'{nested.opcode.text}' is not an HLO opcode (an operand followed "
-                                            "by '(' is an inline instruction)"))
+                    self.diags.append(
+                        error(
+                            _tok_range(nested.opcode),
+                            "unknown-opcode",
+                            f"'{nested.opcode.text}' is not an HLO opcode (an operand followed "
+                            "by '(' is an inline instruction)",
+                        )
+                    )
                     continue
                 if nested.shape is None and not ninfo.infers_shape:
-                    self.diags.append(error(_tok_range(nested.opcode), "cannot-infer-shape",
-                                            f"XLA cannot infer the result shape of '{nested.opcode.text}'; "
-                                            "write a shape before it"))
+                    self.diags.append(
+                        error(
+                            _tok_range(nested.opcode),
+                            "cannot-infer-shape",
+                            f"XLA cannot infer the result shape of '{nested.opcode.text}'; write a shape before it",
+                        )
+                    )
                 self._arity(nested, ninfo, None)
                 self._attributes(nested, ninfo, nwrapped)
                 continue
@@ -190,9 +246,13 @@ class ComputationChecker:
             self._use(op.name)
             defined = self.shapes.get(op.name.text) if op.name.text in self.defined else None
             if op.shape is not None and defined is not None and op.shape.text != defined.text:
-                self.diags.append(error(_rng(op.shape.line, op.shape.col, op.name.start - 1), "operand-shape-mismatch",
-                                        f"the operand is written as {op.shape.text}, but '{op.name.text}' is "
-                                        f"{defined.text}"))
+                self.diags.append(
+                    error(
+                        _rng(op.shape.line, op.shape.col, op.name.start - 1),
+                        "operand-shape-mismatch",
+                        f"the operand is written as {op.shape.text}, but '{op.name.text}' is {defined.text}",
+                    )
+                )
 
     def _use(self, name: Name) -> None:
         self.occ.append(Occurrence(name.line, name.start, name.end, "instruction", name.text, "use"))
@@ -201,20 +261,34 @@ class ComputationChecker:
             return
         later = self.later.get(name.text)
         if later is not None:
-            self.diags.append(error(_name_range(name), "undefined-operand",
-                                    f"'{name.text}' is used before its definition; XLA's parser needs "
-                                    "operands defined above their users",
-                                    related=(Related(_name_range(later), "defined here"),)))
+            self.diags.append(
+                error(
+                    _name_range(name),
+                    "undefined-operand",
+                    f"'{name.text}' is used before its definition; XLA's parser needs "
+                    "operands defined above their users",
+                    related=(Related(_name_range(later), "defined here"),),
+                )
+            )
         else:
-            self.diags.append(error(_name_range(name), "undefined-operand",
-                                    f"instruction '{name.text}' does not exist in this computation"))
+            self.diags.append(
+                error(
+                    _name_range(name),
+                    "undefined-operand",
+                    f"instruction '{name.text}' does not exist in this computation",
+                )
+            )
 
     def _arity(self, ins: Instruction, info: OpcodeInfo, params) -> None:
         op = info.name
         count = len(ins.operands)
         where = _tok_range(ins.opcode)
         if op in ("parameter", "constant") and ins.commas:
-            self.diags.append(error(where, "syntax-error", f"expects ')' after the {op} {'number' if op == 'parameter' else 'literal'}"))
+            self.diags.append(
+                error(
+                    where, "syntax-error", f"expects ')' after the {op} {'number' if op == 'parameter' else 'literal'}"
+                )
+            )
             return
         if op == "parameter":
             lit = ins.literal
@@ -234,8 +308,13 @@ class ComputationChecker:
             return
         if ins.literal:
             t = ins.literal[0]
-            self.diags.append(error(_tok_range(t), "syntax-error",
-                                    f"'{info.name}' takes instruction operands, not the literal '{t.text}'"))
+            self.diags.append(
+                error(
+                    _tok_range(t),
+                    "syntax-error",
+                    f"'{info.name}' takes instruction operands, not the literal '{t.text}'",
+                )
+            )
             return
         expected = info.arity
         if op == "ragged-dot":
@@ -243,8 +322,13 @@ class ComputationChecker:
         elif op == "scaled-dot":
             expected = 4
         if expected is not None and count != expected:
-            self.diags.append(error(where, "operand-count",
-                                    f"'{op}' expects {expected} operand{'s' if expected != 1 else ''}, but has {count}"))
+            self.diags.append(
+                error(
+                    where,
+                    "operand-count",
+                    f"'{op}' expects {expected} operand{'s' if expected != 1 else ''}, but has {count}",
+                )
+            )
         elif op in ("reduce", "reduce-window") and count % 2:
             self.diags.append(error(where, "operand-count", f"expects an even number of operands, but has {count}"))
         elif op == "scatter" and count % 2 == 0:
@@ -264,22 +348,34 @@ class ComputationChecker:
         prev: Attribute | None = None
         for attr in ins.attributes:
             rng = _rng(attr.line, attr.start, attr.end)
-            follows_mesh = (prev is not None and prev.name == "replica_groups" and prev.value
-                            and prev.value[0].text == "mesh")
+            follows_mesh = (
+                prev is not None and prev.name == "replica_groups" and prev.value and prev.value[0].text == "mesh"
+            )
             prev = attr
             if attr.name == "device_ids" and follows_mesh:
                 continue  # `replica_groups=mesh[...], device_ids=(...) {axes}`: one value in XLA's syntax
             if attr.name in seen:
-                self.diags.append(error(rng, "duplicate-attribute", f"attribute '{attr.name}' already exists",
-                                        related=(Related(_rng(seen[attr.name].line, seen[attr.name].start,
-                                                              seen[attr.name].end), "first given here"),)))
+                self.diags.append(
+                    error(
+                        rng,
+                        "duplicate-attribute",
+                        f"attribute '{attr.name}' already exists",
+                        related=(
+                            Related(
+                                _rng(seen[attr.name].line, seen[attr.name].start, seen[attr.name].end),
+                                "first given here",
+                            ),
+                        ),
+                    )
+                )
                 continue
             seen[attr.name] = attr
             spec = allowed.get(attr.name)
             kind = spec.kind if spec else COMMON_ATTRIBUTES.get(attr.name)
             if kind is None:
-                self.diags.append(error(rng, "unknown-attribute",
-                                        f"'{info.name}' does not take the attribute '{attr.name}'"))
+                self.diags.append(
+                    error(rng, "unknown-attribute", f"'{info.name}' does not take the attribute '{attr.name}'")
+                )
                 continue
             problem = check_value(kind, attr.value)
             if problem is None and kind == "sharding":
@@ -299,13 +395,19 @@ class ComputationChecker:
             self._attribute_uses(attr, kind)
         for key, spec in allowed.items():
             if spec.required and key not in seen:
-                self.diags.append(error(_tok_range(ins.opcode), "missing-attribute",
-                                        f"'{info.name}' needs the attribute '{key}='"))
+                self.diags.append(
+                    error(_tok_range(ins.opcode), "missing-attribute", f"'{info.name}' needs the attribute '{key}='")
+                )
         if info.name == "broadcast" and "dimensions" not in seen and ins.operands:
             shape = self._operand_shape(ins.operands[0])
             if shape is not None and not shape.is_scalar:
-                self.diags.append(error(_tok_range(ins.opcode), "missing-attribute",
-                                        "'broadcast' of a non-scalar operand needs the attribute 'dimensions='"))
+                self.diags.append(
+                    error(
+                        _tok_range(ins.opcode),
+                        "missing-attribute",
+                        "'broadcast' of a non-scalar operand needs the attribute 'dimensions='",
+                    )
+                )
         if info.name == "conditional":
             self._conditional(ins, seen)
         return seen
@@ -324,24 +426,40 @@ class ComputationChecker:
         shape = self._operand_shape(ins.operands[0]) if ins.operands else None
         if shape is not None and shape.element is not None:
             if not shape.is_scalar or shape.element not in ("pred", "s32"):
-                self.diags.append(error(where, "invalid-attribute",
-                                        "the first operand of conditional must be a scalar pred or s32"))
+                self.diags.append(
+                    error(where, "invalid-attribute", "the first operand of conditional must be a scalar pred or s32")
+                )
                 return
             pred = shape.element == "pred"
             if pred and not ("true_computation" in seen and "false_computation" in seen):
-                self.diags.append(error(where, "missing-attribute",
-                                        "a pred-indexed conditional needs true_computation= and false_computation="))
+                self.diags.append(
+                    error(
+                        where,
+                        "missing-attribute",
+                        "a pred-indexed conditional needs true_computation= and false_computation=",
+                    )
+                )
             elif not pred and not has_branches:
-                self.diags.append(error(where, "missing-attribute",
-                                        "an s32-indexed conditional needs branch_computations="))
+                self.diags.append(
+                    error(where, "missing-attribute", "an s32-indexed conditional needs branch_computations=")
+                )
             elif (pred and has_branches) or (not pred and has_pred):
-                self.diags.append(error(where, "unknown-attribute",
-                                        "true_computation/false_computation go with a pred index, "
-                                        "branch_computations with an s32 index"))
+                self.diags.append(
+                    error(
+                        where,
+                        "unknown-attribute",
+                        "true_computation/false_computation go with a pred index, "
+                        "branch_computations with an s32 index",
+                    )
+                )
         elif not has_pred and not has_branches:
-            self.diags.append(error(where, "missing-attribute",
-                                    "'conditional' needs branch_computations= (or true_computation= and "
-                                    "false_computation=)"))
+            self.diags.append(
+                error(
+                    where,
+                    "missing-attribute",
+                    "'conditional' needs branch_computations= (or true_computation= and false_computation=)",
+                )
+            )
 
     def _attribute_uses(self, attr: Attribute, kind: str) -> None:
         if kind in ("computation", "computation_list"):
@@ -368,18 +486,29 @@ class ComputationChecker:
         seen: dict[int, Tok] = {}
         for num, _ins, t in params:
             if num in seen:
-                self.diags.append(error(_tok_range(t), "parameter-number", f"parameter number {num} already exists",
-                                        related=(Related(_tok_range(seen[num]), "first used here"),)))
+                self.diags.append(
+                    error(
+                        _tok_range(t),
+                        "parameter-number",
+                        f"parameter number {num} already exists",
+                        related=(Related(_tok_range(seen[num]), "first used here"),),
+                    )
+                )
             else:
                 seen[num] = t
         n = len(seen)
         for num, t in seen.items():
             if num >= n:
                 missing = sorted(set(range(n)) - set(seen))
-                self.diags.append(error(_tok_range(t), "parameter-number",
-                                        f"parameter numbers must be 0..{n - 1} in a computation with {n} "
-                                        f"parameters; {missing[0] if missing else num} is missing "
-                                        "(XLA's parser aborts the process on this)"))
+                self.diags.append(
+                    error(
+                        _tok_range(t),
+                        "parameter-number",
+                        f"parameter numbers must be 0..{n - 1} in a computation with {n} "
+                        f"parameters; {missing[0] if missing else num} is missing "
+                        "(XLA's parser aborts the process on this)",
+                    )
+                )
 
     def _signature(self, root_tok: Tok | None) -> None:
         comp = self.comp
@@ -396,9 +525,14 @@ class ComputationChecker:
             return
         if root.shape.text != comp.result.text:
             r = comp.result
-            self.diags.append(error(_rng(r.line, r.col, r.col + len(r.text)), "signature-mismatch",
-                                    f"computation {comp.name.text} returns {comp.result.text}, but its root "
-                                    f"instruction {root.name.text if root.name else ''} is {root.shape.text}"))
+            self.diags.append(
+                error(
+                    _rng(r.line, r.col, r.col + len(r.text)),
+                    "signature-mismatch",
+                    f"computation {comp.name.text} returns {comp.result.text}, but its root "
+                    f"instruction {root.name.text if root.name else ''} is {root.shape.text}",
+                )
+            )
 
 
 def check_computation(comp: Computation) -> tuple[list[Diagnostic], list[Occurrence], BlockFacts]:

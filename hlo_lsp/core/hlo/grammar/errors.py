@@ -54,8 +54,26 @@ FRIENDLY = {
 }
 
 # Order of preference when listing what was expected.
-_ORDER = ["'}'", "')'", "']'", "','", "'='", "a name", "a shape", "an integer", "a number", "a string",
-          "'{'", "'('", "'['", "an attribute such as 'dimensions='", "'->'", "':'", "'ROOT'", "'ENTRY'"]
+_ORDER = [
+    "'}'",
+    "')'",
+    "']'",
+    "','",
+    "'='",
+    "a name",
+    "a shape",
+    "an integer",
+    "a number",
+    "a string",
+    "'{'",
+    "'('",
+    "'['",
+    "an attribute such as 'dimensions='",
+    "'->'",
+    "':'",
+    "'ROOT'",
+    "'ENTRY'",
+]
 
 
 def friendly(terminal: str) -> str:
@@ -83,9 +101,16 @@ def describe_token(token) -> str:
         return "the end of the block"
     if len(text) > 30:
         text = text[:27] + "..."
-    kind = friendly(token.type).split(" ", 1)[-1] if friendly(token.type).startswith(("a ", "an ")) else friendly(token.type)
-    return f"{kind} '{text}'" if token.type in ("NAME", "PNAME", "INT", "DECIMAL", "STRING",
-                                                                "ATTR_NAME", "PRIM_TYPE") else f"'{text}'"
+    kind = (
+        friendly(token.type).split(" ", 1)[-1]
+        if friendly(token.type).startswith(("a ", "an "))
+        else friendly(token.type)
+    )
+    return (
+        f"{kind} '{text}'"
+        if token.type in ("NAME", "PNAME", "INT", "DECIMAL", "STRING", "ATTR_NAME", "PRIM_TYPE")
+        else f"'{text}'"
+    )
 
 
 def syntax_diagnostic(exc: UnexpectedInput, block_text: str, unclosed: tuple[Range, str] | None) -> Diagnostic:
@@ -107,9 +132,12 @@ def syntax_diagnostic(exc: UnexpectedInput, block_text: str, unclosed: tuple[Ran
                 prev -= 1
             code = lines[prev].split("//", 1)[0].rstrip()
             if code:
-                return error(Range(prev, len(code) - 1, line, col + width), "syntax-error",
-                             f"{msg.replace('unexpected', 'the next line starts with', 1)}; "
-                             f"is something missing at the end of this line?")
+                return error(
+                    Range(prev, len(code) - 1, line, col + width),
+                    "syntax-error",
+                    f"{msg.replace('unexpected', 'the next line starts with', 1)}; "
+                    f"is something missing at the end of this line?",
+                )
         if t.type in ("NAME", "PNAME") and "'='" in expected_phrase(exc.expected):
             msg += " (an instruction is 'name = shape opcode(operands)')"
         return error(Range(line, col, line, col + width), "syntax-error", msg)
@@ -132,8 +160,11 @@ def syntax_diagnostic(exc: UnexpectedInput, block_text: str, unclosed: tuple[Ran
     while last > 0 and not lines[last].strip():
         last -= 1
     end_col = len(lines[last]) if lines else 0
-    return error(Range(last, max(0, end_col - 1), last, end_col), "syntax-error",
-                 f"unexpected end of the block; expected {expected_phrase(expected)}")
+    return error(
+        Range(last, max(0, end_col - 1), last, end_col),
+        "syntax-error",
+        f"unexpected end of the block; expected {expected_phrase(expected)}",
+    )
 
 
 def caret_view(text: str, diag: Diagnostic) -> str:
@@ -143,5 +174,7 @@ def caret_view(text: str, diag: Diagnostic) -> str:
     src = lines[r.start_line] if r.start_line < len(lines) else ""
     end = r.end_col if r.end_line == r.start_line else len(src)
     width = max(1, end - r.start_col)
-    return (f"{r.start_line + 1}: {src}\n{' ' * (len(str(r.start_line + 1)) + 2 + r.start_col)}{'^' * width}\n"
-            f"{diag.severity.label}[{diag.code}]: {diag.message}")
+    return (
+        f"{r.start_line + 1}: {src}\n{' ' * (len(str(r.start_line + 1)) + 2 + r.start_col)}{'^' * width}\n"
+        f"{diag.severity.label}[{diag.code}]: {diag.message}"
+    )

@@ -48,7 +48,7 @@ class Shape:
     col: int
     layout_rank: int = -1  # number of minor_to_major entries written, -1 without a layout
     layout_tok: Tok | None = None
-    elements: tuple["Shape", ...] = ()  # a tuple's element shapes
+    elements: tuple[Shape, ...] = ()  # a tuple's element shapes
 
     @property
     def is_scalar(self) -> bool:
@@ -97,7 +97,7 @@ class Instruction:
     root: Tok | None
     shape: Shape | None
     opcode: Tok
-    operands: list["Operand"]
+    operands: list[Operand]
     literal: list[Tok]  # tokens of literal arguments (constant(...), parameter(N))
     attributes: list[Attribute]
     nested: bool = False
@@ -174,8 +174,15 @@ def shape_of(node) -> Shape:
     if node.data == "tuple_shape":
         parts = [shape_of(c) for c in node.children if isinstance(c, Tree)]
         first = node.children[0]
-        return Shape("(" + ", ".join(p.text for p in parts) + ")", None, (), len(parts), first.line - 1,
-                     first.column - 1, elements=tuple(parts))
+        return Shape(
+            "(" + ", ".join(p.text for p in parts) + ")",
+            None,
+            (),
+            len(parts),
+            first.line - 1,
+            first.column - 1,
+            elements=tuple(parts),
+        )
     prim = node.children[0]
     dims: list[str] = []
     layout_rank = -1
@@ -319,8 +326,12 @@ def tables_of(tree: Tree) -> Tables:
     current = ""
     for c in tree.children:
         if isinstance(c, Token):
-            current = {"KW_FILENAMES": "FileNames", "KW_FUNCTIONNAMES": "FunctionNames",
-                       "KW_FILELOCATIONS": "FileLocations", "KW_STACKFRAMES": "StackFrames"}.get(c.type, current)
+            current = {
+                "KW_FILENAMES": "FileNames",
+                "KW_FUNCTIONNAMES": "FunctionNames",
+                "KW_FILELOCATIONS": "FileLocations",
+                "KW_STACKFRAMES": "StackFrames",
+            }.get(c.type, current)
             continue
         toks = flatten(c)
         tables.entries.append(TableEntry(current, toks[0], toks[1:]))

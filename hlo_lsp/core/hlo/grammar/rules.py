@@ -9,14 +9,25 @@ from hlo_lsp.core.diagnostics import Diagnostic, Range, error
 
 from .model import Attribute, Instruction, Shape, Tok
 
-_METADATA_KEYS = frozenset("deduplicated_name metadata_payload op_name op_type profile_type scheduling_name "
-                           "source_column source_end_column source_end_line source_file source_line "
-                           "stack_frame_id".split())
-_BINARY = frozenset("add divide multiply subtract atan2 complex maximum minimum power remainder and or xor "
-                    "shift-left shift-right-arithmetic shift-right-logical compare".split())
-_ONE_DIMENSION = {"concatenate": "exactly", "sort": "exactly", "all-to-all": "exactly",
-                  "all-gather": "first", "all-gather-start": "first", "reduce-scatter": "first",
-                  "get-dimension-size": "first", "set-dimension-size": "first"}
+_METADATA_KEYS = frozenset(
+    "deduplicated_name metadata_payload op_name op_type profile_type scheduling_name "
+    "source_column source_end_column source_end_line source_file source_line "
+    "stack_frame_id".split()
+)
+_BINARY = frozenset(
+    "add divide multiply subtract atan2 complex maximum minimum power remainder and or xor "
+    "shift-left shift-right-arithmetic shift-right-logical compare".split()
+)
+_ONE_DIMENSION = {
+    "concatenate": "exactly",
+    "sort": "exactly",
+    "all-to-all": "exactly",
+    "all-gather": "first",
+    "all-gather-start": "first",
+    "reduce-scatter": "first",
+    "get-dimension-size": "first",
+    "set-dimension-size": "first",
+}
 
 
 def _r(t: Tok) -> Range:
@@ -46,7 +57,7 @@ def attribute_problems(attr: Attribute, kind: str) -> tuple[Tok, str] | None:
             if t.type in ("COMMA", "RBRACE"):
                 continue
             if t.type != "ATTR_NAME":
-                return t, "expects attribute name (metadata is {op_name=\"...\" source_line=N ...})"
+                return t, 'expects attribute name (metadata is {op_name="..." source_line=N ...})'
             value_next = True
             if True:
                 key = t.text[:-1]
@@ -90,21 +101,29 @@ def infer(ins: Instruction, operand_shapes: list[Shape | None]) -> tuple[Shape |
         return base, None
     if op == "get-tuple-element" and operand_shapes and operand_shapes[0] is not None:
         t = operand_shapes[0]
-        idx = next((a.value[0] for a in ins.attributes if a.name == "index" and a.value and a.value[0].type == "INT"),
-                   None)
+        idx = next(
+            (a.value[0] for a in ins.attributes if a.name == "index" and a.value and a.value[0].type == "INT"), None
+        )
         if idx is None:
             return None, None
         i = int(idx.text)
         if not t.is_tuple or not 0 <= i < len(t.elements):
             what = "a non-tuple operand" if not t.is_tuple else f"a {len(t.elements)}-element tuple"
-            return None, (idx, f"index {i} is out of range for {what} (XLA's parser aborts when it has to "
-                               "infer this shape)")
+            return None, (
+                idx,
+                f"index {i} is out of range for {what} (XLA's parser aborts when it has to infer this shape)",
+            )
         return t.elements[i], None
     return None, None
 
 
-def opcode_rules(ins: Instruction, operand_shapes: list[Shape | None], attrs: dict[str, Attribute],
-                 channels: dict[str, tuple[str, str | None]], op: str) -> list[Diagnostic]:
+def opcode_rules(
+    ins: Instruction,
+    operand_shapes: list[Shape | None],
+    attrs: dict[str, Attribute],
+    channels: dict[str, tuple[str, str | None]],
+    op: str,
+) -> list[Diagnostic]:
     """``op`` is the table name (``async-start`` for ``custom-call-start``)."""
     out: list[Diagnostic] = []
     where = _r(ins.opcode)
@@ -120,44 +139,82 @@ def opcode_rules(ins: Instruction, operand_shapes: list[Shape | None], attrs: di
         count = len(dims_of("dimensions"))
         a = attrs["dimensions"]
         if rule == "exactly" and count != 1:
-            out.append(error(Range(a.line, a.start, a.line, a.end), "invalid-attribute",
-                             f"'{op}' takes exactly one dimension in dimensions="))
+            out.append(
+                error(
+                    Range(a.line, a.start, a.line, a.end),
+                    "invalid-attribute",
+                    f"'{op}' takes exactly one dimension in dimensions=",
+                )
+            )
         elif rule == "first" and count == 0:
-            out.append(error(Range(a.line, a.start, a.line, a.end), "invalid-attribute",
-                             f"'{op}' needs a dimension in dimensions= (XLA's parser aborts on an empty list)"))
+            out.append(
+                error(
+                    Range(a.line, a.start, a.line, a.end),
+                    "invalid-attribute",
+                    f"'{op}' needs a dimension in dimensions= (XLA's parser aborts on an empty list)",
+                )
+            )
     if shape is not None and shape.is_tuple and op == "tuple" and n != len(shape.elements) and not ins.nested:
         out.append(error(where, "operand-count", f"expects {len(shape.elements)} operands, but has {n} operands"))
     if op == "reshape" and shape is not None and operand_shapes and operand_shapes[0] is not None:
         a, b = operand_shapes[0].element_count(), shape.element_count()
         if a is not None and b is not None and a != b:
-            out.append(error(where, "reshape-element-count",
-                             f"reshape from {operand_shapes[0].text} ({a} elements) to {shape.text} ({b} elements) "
-                             "(XLA's parser aborts the process on this)"))
+            out.append(
+                error(
+                    where,
+                    "reshape-element-count",
+                    f"reshape from {operand_shapes[0].text} ({a} elements) to {shape.text} ({b} elements) "
+                    "(XLA's parser aborts the process on this)",
+                )
+            )
     if op in ("rng-bit-generator", "dynamic-reshape") and n == 0:
-        out.append(error(where, "operand-count", f"'{op}' requires at least one operand"
-                         + (" (XLA's parser aborts on this)" if op == "rng-bit-generator" else "")))
+        out.append(
+            error(
+                where,
+                "operand-count",
+                f"'{op}' requires at least one operand"
+                + (" (XLA's parser aborts on this)" if op == "rng-bit-generator" else ""),
+            )
+        )
     if op == "dynamic-slice" and n >= 1 and operand_shapes[0] is not None and not operand_shapes[0].is_tuple:
         rank = len(operand_shapes[0].dims)
         vector = n == 2 and operand_shapes[1] is not None and len(operand_shapes[1].dims) == 1
         if not vector and n != 1 + rank and (n != 2 or operand_shapes[1] is not None):
-            out.append(error(where, "operand-count", f"Wrong number of operands: expects {1 + rank} for a rank-{rank} operand"))
+            out.append(
+                error(where, "operand-count", f"Wrong number of operands: expects {1 + rank} for a rank-{rank} operand")
+            )
     if op == "dynamic-update-slice" and n >= 2 and operand_shapes[0] is not None and not operand_shapes[0].is_tuple:
         rank = len(operand_shapes[0].dims)
         vector = n == 3 and operand_shapes[2] is not None and len(operand_shapes[2].dims) == 1
         if not vector and n != 2 + rank and (n != 3 or operand_shapes[2] is not None):
-            out.append(error(where, "operand-count", f"Wrong number of operands: expects {2 + rank} for a rank-{rank} operand"))
+            out.append(
+                error(where, "operand-count", f"Wrong number of operands: expects {2 + rank} for a rank-{rank} operand")
+            )
     if op == "conditional" and n >= 1:
         branches = attrs.get("branch_computations")
-        count = 2 if "true_computation" in attrs else (
-            sum(1 for t in branches.value if t.type in ("NAME", "PNAME")) if branches else None)
+        count = (
+            2
+            if "true_computation" in attrs
+            else (sum(1 for t in branches.value if t.type in ("NAME", "PNAME")) if branches else None)
+        )
         if count is not None and count and n != count + 1:
-            out.append(error(where, "operand-count", f"a conditional with {count} branches takes {count + 1} operands, "
-                                                     f"but has {n}"))
+            out.append(
+                error(
+                    where,
+                    "operand-count",
+                    f"a conditional with {count} branches takes {count + 1} operands, but has {n}",
+                )
+            )
     if op == "infeed" and shape is not None and not shape.is_tuple:
         out.append(error(where, "invalid-shape", "infeed must have a non-empty tuple shape"))
-    if op == "async-start" and shape is not None and not (
-            shape.is_tuple and len(shape.elements) >= 2 and shape.elements[0].is_tuple):
-        out.append(error(where, "invalid-shape", "async-start expects the shape ((async-operands), async-outputs, state)"))
+    if (
+        op == "async-start"
+        and shape is not None
+        and not (shape.is_tuple and len(shape.elements) >= 2 and shape.elements[0].is_tuple)
+    ):
+        out.append(
+            error(where, "invalid-shape", "async-start expects the shape ((async-operands), async-outputs, state)")
+        )
     api = attrs.get("api_version")
     if op == "custom-call" and api is not None and api.value and api.value[0].text == "API_VERSION_UNSPECIFIED":
         out.append(error(_r(api.value[0]), "invalid-attribute", "Invalid API version: API_VERSION_UNSPECIFIED"))
@@ -171,7 +228,9 @@ def opcode_rules(ins: Instruction, operand_shapes: list[Shape | None], attrs: di
                 size = 0
             elif t.type == "RBRACE":
                 if depth == 2 and size != 2:
-                    out.append(error(_r(t), "invalid-attribute", "expects 'source_target_pairs=' to be a list of pairs"))
+                    out.append(
+                        error(_r(t), "invalid-attribute", "expects 'source_target_pairs=' to be a list of pairs")
+                    )
                     break
                 depth -= 1
             elif t.type == "INT":
@@ -180,8 +239,13 @@ def opcode_rules(ins: Instruction, operand_shapes: list[Shape | None], attrs: di
         src = channels.get(ins.operands[0].name.text)
         mine = dims_of("channel_id")
         if src is not None and src[0] in ("send", "recv") and (mine[0].text if mine else None) != src[1]:
-            out.append(error(where, "invalid-attribute",
-                             f"channel_id of {op} must equal the channel_id of its {src[0]} operand ({src[1]})"))
+            out.append(
+                error(
+                    where,
+                    "invalid-attribute",
+                    f"channel_id of {op} must equal the channel_id of its {src[0]} operand ({src[1]})",
+                )
+            )
     return out
 
 

@@ -11,15 +11,34 @@ from .model import Shape, Tok
 
 _OPEN = ("LBRACE", "LAYOUT_OPEN")
 _INT_RANGES = {
-    "s1": (-1, 0), "s2": (-2, 1), "s4": (-8, 7), "s8": (-128, 127), "s16": (-32768, 32767),
-    "s32": (-(2**31), 2**31 - 1), "s64": (-(2**63), 2**64 - 1),
-    "u1": (0, 1), "u2": (0, 3), "u4": (0, 15), "u8": (0, 255), "u16": (0, 65535), "u32": (0, 2**32 - 1),
+    "s1": (-1, 0),
+    "s2": (-2, 1),
+    "s4": (-8, 7),
+    "s8": (-128, 127),
+    "s16": (-32768, 32767),
+    "s32": (-(2**31), 2**31 - 1),
+    "s64": (-(2**63), 2**64 - 1),
+    "u1": (0, 1),
+    "u2": (0, 3),
+    "u4": (0, 15),
+    "u8": (0, 255),
+    "u16": (0, 65535),
+    "u32": (0, 2**32 - 1),
     "u64": (0, 2**64 - 1),
 }
 _FLOAT_MAX = {
-    "f16": 65504.0, "bf16": 3.3895313892515355e38, "f32": 3.4028234663852886e38, "f64": 1.7976931348623157e308,
-    "f8e5m2": 57344.0, "f8e4m3fn": 448.0, "f8e4m3b11fnuz": 30.0, "f8e5m2fnuz": 57344.0, "f8e4m3fnuz": 240.0,
-    "f8e4m3": 240.0, "f8e3m4": 15.5, "f4e2m1fn": 6.0,
+    "f16": 65504.0,
+    "bf16": 3.3895313892515355e38,
+    "f32": 3.4028234663852886e38,
+    "f64": 1.7976931348623157e308,
+    "f8e5m2": 57344.0,
+    "f8e4m3fn": 448.0,
+    "f8e4m3b11fnuz": 30.0,
+    "f8e5m2fnuz": 57344.0,
+    "f8e4m3fnuz": 240.0,
+    "f8e4m3": 240.0,
+    "f8e3m4": 15.5,
+    "f4e2m1fn": 6.0,
 }
 _COMPLEX = ("c64", "c128")
 _SCALARS = ("INT", "DECIMAL", "KW_TRUE", "KW_FALSE", "KW_INF")
@@ -229,8 +248,14 @@ def _single_sharding_checked(toks: list[Tok]) -> tuple[Tok, str] | None:
     while j < len(body):
         t = body[j]
         word = t.text
-        if t.type == "NAME" and word in ("maximal", "replicated", "manual", "unknown", "unreduced",
-                                         "last_tile_dim_replicate"):
+        if t.type == "NAME" and word in (
+            "maximal",
+            "replicated",
+            "manual",
+            "unknown",
+            "unreduced",
+            "last_tile_dim_replicate",
+        ):
             flags.add(word)
             j += 1
         elif t.type == "NAME" and word in ("shard_as", "shard_like"):
@@ -300,6 +325,7 @@ def _single_sharding_checked(toks: list[Tok]) -> tuple[Tok, str] | None:
         for d in tile:
             total *= d
         if len(devices) > total:
-            return first, (f"{len(devices)} devices for a {'x'.join(map(str, tile))} tile assignment "
-                           "(XLA's parser aborts on this)")
+            return first, (
+                f"{len(devices)} devices for a {'x'.join(map(str, tile))} tile assignment (XLA's parser aborts on this)"
+            )
     return None

@@ -104,9 +104,13 @@ def validate_block(block: Block) -> BlockResult:
     try:
         result = _validate_block(block)
     except Exception as exc:  # pragma: no cover - defensive: a checker bug must not take the server down
-        result = BlockResult(block.kind, False, [error(Range(0, 0, 0, 1), "internal-error",
-                                                       f"internal error while checking this block: {exc!r}")],
-                             [], BlockFacts())
+        result = BlockResult(
+            block.kind,
+            False,
+            [error(Range(0, 0, 0, 1), "internal-error", f"internal error while checking this block: {exc!r}")],
+            [],
+            BlockFacts(),
+        )
     _cache[key] = result
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
@@ -116,10 +120,19 @@ def validate_block(block: Block) -> BlockResult:
 def _validate_block(block: Block) -> BlockResult:
     if block.max_depth > MAX_NESTING:
         line = block.depth_line - block.start_line
-        return BlockResult(block.kind, False, [error(Range(line, 0, line, 1), "nesting-too-deep",
-                                                     f"brackets nest {block.max_depth} deep here; "
-                                                     f"more than {MAX_NESTING} levels are not checked")],
-                           [], BlockFacts())
+        return BlockResult(
+            block.kind,
+            False,
+            [
+                error(
+                    Range(line, 0, line, 1),
+                    "nesting-too-deep",
+                    f"brackets nest {block.max_depth} deep here; more than {MAX_NESTING} levels are not checked",
+                )
+            ],
+            [],
+            BlockFacts(),
+        )
     start = {"header": "header", "tables": "stack_frame_index", "computation": "computation"}[block.kind]
     try:
         tree = get_parser().parse(block.text, start=start)
@@ -141,10 +154,17 @@ def _validate_block(block: Block) -> BlockResult:
 
 # Module attributes HloParserImpl::ParseHloModule accepts, with their kinds (hlo_lsp.core.hlo.opcodes).
 _HEADER_ATTRIBUTES = {
-    "is_scheduled": "bool", "replica_count": "int", "num_partitions": "int", "input_output_alias": "any",
-    "buffer_donor": "any", "alias_passthrough_params": "bool", "entry_computation_layout": "any",
-    "frontend_attributes": "frontend", "allow_spmd_sharding_propagation_to_parameters": "any",
-    "allow_spmd_sharding_propagation_to_output": "any", "origin_recovery_table": "any",
+    "is_scheduled": "bool",
+    "replica_count": "int",
+    "num_partitions": "int",
+    "input_output_alias": "any",
+    "buffer_donor": "any",
+    "alias_passthrough_params": "bool",
+    "entry_computation_layout": "any",
+    "frontend_attributes": "frontend",
+    "allow_spmd_sharding_propagation_to_parameters": "any",
+    "allow_spmd_sharding_propagation_to_output": "any",
+    "origin_recovery_table": "any",
 }
 
 
@@ -153,10 +173,11 @@ def _subparse(text: str, toks: list, start: str) -> Diagnostic | None:
     lines = text.split("\n")
     first, last = toks[0], toks[-1]
     if first.line == last.line:
-        piece = lines[first.line][first.col: last.end]
+        piece = lines[first.line][first.col : last.end]
     else:
-        piece = "\n".join([lines[first.line][first.col:]] + lines[first.line + 1: last.line]
-                          + [lines[last.line][: last.end]])
+        piece = "\n".join(
+            [lines[first.line][first.col :]] + lines[first.line + 1 : last.line] + [lines[last.line][: last.end]]
+        )
     try:
         get_parser().parse(piece, start=start)
     except UnexpectedInput as exc:
@@ -236,13 +257,23 @@ def _summary(comp: model.Computation, block: Block) -> ComputationSummary:
         params = tuple(p for _, p in sorted(found, key=lambda x: x[0]))
     n = comp.name
     return ComputationSummary(
-        n.text, comp.entry is not None, Range(n.line + dl, n.start, n.line + dl, n.end), block.start_line,
-        block.end_line, params, root,
-        tuple((i.name.text, i.name.line + dl) for i in comp.instructions if i.name is not None))
+        n.text,
+        comp.entry is not None,
+        Range(n.line + dl, n.start, n.line + dl, n.end),
+        block.start_line,
+        block.end_line,
+        params,
+        root,
+        tuple((i.name.text, i.name.line + dl) for i in comp.instructions if i.name is not None),
+    )
 
 
-_TABLE_KIND = {"FileNames": "file_name", "FunctionNames": "function_name", "FileLocations": "file_location",
-               "StackFrames": "stack_frame"}
+_TABLE_KIND = {
+    "FileNames": "file_name",
+    "FunctionNames": "function_name",
+    "FileLocations": "file_location",
+    "StackFrames": "stack_frame",
+}
 _TABLE_KEYS = {
     "FileLocations": frozenset({"file_name_id", "function_name_id", "line", "end_line", "column", "end_column"}),
     "StackFrames": frozenset({"file_location_id", "parent_frame_id"}),
@@ -263,17 +294,28 @@ def _check_tables(tables: model.Tables) -> BlockResult:
             given = [v for v in entry.value if v.type == "ATTR_NAME"]
             for k, v in enumerate(entry.value):
                 if v.type == "ATTR_NAME" and (k + 1 >= len(entry.value) or entry.value[k + 1].type != "INT"):
-                    diags.append(error(Range(v.line, v.col, v.line, v.end), "invalid-attribute",
-                                       f"{v.text} expects an integer"))
+                    diags.append(
+                        error(Range(v.line, v.col, v.line, v.end), "invalid-attribute", f"{v.text} expects an integer")
+                    )
             for v in given:
                 if v.text[:-1] not in keys:
-                    diags.append(error(Range(v.line, v.col, v.line, v.end - 1), "unknown-attribute",
-                                       f"unexpected attribute '{v.text[:-1]}' in {entry.table}; allowed: "
-                                       + ", ".join(sorted(keys))))
+                    diags.append(
+                        error(
+                            Range(v.line, v.col, v.line, v.end - 1),
+                            "unknown-attribute",
+                            f"unexpected attribute '{v.text[:-1]}' in {entry.table}; allowed: "
+                            + ", ".join(sorted(keys)),
+                        )
+                    )
             missing = sorted(keys - {v.text[:-1] for v in given})
             if missing:
-                diags.append(error(Range(t.line, t.col, t.line, t.end), "missing-attribute",
-                                   f"{entry.table} entry {t.text} needs {', '.join(k + '=' for k in missing)}"))
+                diags.append(
+                    error(
+                        Range(t.line, t.col, t.line, t.end),
+                        "missing-attribute",
+                        f"{entry.table} entry {t.text} needs {', '.join(k + '=' for k in missing)}",
+                    )
+                )
         occ.append(Occurrence(t.line, t.col, t.end, kind, t.text, "def"))
         defs[kind].add(t.text)
         vals = entry.value
@@ -291,14 +333,24 @@ def _check_tables(tables: model.Tables) -> BlockResult:
                     occ.append(Occurrence(n.line, n.col, n.end, "stack_frame", str(parent), "use"))
                     uses.append(("stack_frame", str(parent), n))
                 elif parent < 0:
-                    diags.append(warning(Range(n.line, n.col, n.line, n.end), "unknown-stack-frame",
-                                       "parent_frame_id= is the parent frame's id plus one; 0 is not valid"))
+                    diags.append(
+                        warning(
+                            Range(n.line, n.col, n.line, n.end),
+                            "unknown-stack-frame",
+                            "parent_frame_id= is the parent frame's id plus one; 0 is not valid",
+                        )
+                    )
     for kind, key, n in uses:
         if key not in defs[kind]:
             code = "unknown-stack-frame" if kind == "stack_frame" else "unknown-table-id"
             # A warning, not an error: XLA's parser (jaxlib 0.10.2) accepts dangling table ids.
-            diags.append(warning(Range(n.line, n.col, n.line, n.end), code,
-                                 f"no {kind.replace('_', ' ')} with id {key} in the tables above"))
+            diags.append(
+                warning(
+                    Range(n.line, n.col, n.line, n.end),
+                    code,
+                    f"no {kind.replace('_', ' ')} with id {key} in the tables above",
+                )
+            )
     occ.sort(key=lambda o: (o.line, o.start))
     facts = BlockFacts(frames={k: 1 for k in defs["stack_frame"]})
     return BlockResult("tables", True, diags, occ, facts, table_defs=defs)
@@ -330,9 +382,14 @@ def _validate_module(text: str) -> GrammarResult:
             diags.append(error(Range(dl, 0, dl, 9), "syntax-error", "'HloModule' must be the first line of the module"))
         if b.kind == "tables":
             if seen_computation:
-                diags.append(error(Range(dl, 0, dl, 9), "syntax-error",
-                                   "the FileNames/FunctionNames/FileLocations/StackFrames tables must come "
-                                   "before the first computation"))
+                diags.append(
+                    error(
+                        Range(dl, 0, dl, 9),
+                        "syntax-error",
+                        "the FileNames/FunctionNames/FileLocations/StackFrames tables must come "
+                        "before the first computation",
+                    )
+                )
             if r.ok:
                 frames = set(r.facts.frames)
         if b.kind == "computation":
@@ -342,16 +399,28 @@ def _validate_module(text: str) -> GrammarResult:
         for name in r.facts.defines:
             rng = Range(name.line + dl, name.start, name.line + dl, name.end)
             if name.text in defined:
-                diags.append(error(rng, "duplicate-computation", f"computation '{name.text}' is already defined",
-                                   related=(Related(defined[name.text][1], "first defined here"),)))
+                diags.append(
+                    error(
+                        rng,
+                        "duplicate-computation",
+                        f"computation '{name.text}' is already defined",
+                        related=(Related(defined[name.text][1], "first defined here"),),
+                    )
+                )
             else:
                 defined[name.text] = (i, rng)
         if r.facts.entry is not None:
             t = r.facts.entry
             rng = Range(t.line + dl, t.col, t.line + dl, t.end)
             if entry_seen is not None:
-                diags.append(error(rng, "duplicate-entry", "expects only one ENTRY computation",
-                                   related=(Related(entry_seen, "the first ENTRY"),)))
+                diags.append(
+                    error(
+                        rng,
+                        "duplicate-entry",
+                        "expects only one ENTRY computation",
+                        related=(Related(entry_seen, "the first ENTRY"),),
+                    )
+                )
             else:
                 entry_seen = rng
         if r.summary is not None:
@@ -365,10 +434,14 @@ def _validate_module(text: str) -> GrammarResult:
                 diags.append(error(rng, "unknown-computation", f"computation '{use.name}' does not exist"))
             elif target[0] >= i:
                 what = "itself" if target[0] == i else "a computation defined below it"
-                diags.append(error(rng, "unknown-computation",
-                                   f"'{use.name}' is {what}; XLA's parser needs a called computation "
-                                   "defined above its caller",
-                                   related=(Related(target[1], "defined here"),)))
+                diags.append(
+                    error(
+                        rng,
+                        "unknown-computation",
+                        f"'{use.name}' is {what}; XLA's parser needs a called computation defined above its caller",
+                        related=(Related(target[1], "defined here"),),
+                    )
+                )
         for use in r.facts.frame_uses:
             if frames is None or use.name not in frames:
                 rng = Range(use.line + dl, use.start, use.line + dl, use.end)
@@ -381,7 +454,12 @@ def _validate_module(text: str) -> GrammarResult:
             occ.extend(r.occurrences)
     if not any(b.kind == "computation" for b in blocks) and not diags:
         last = max(0, text.count("\n"))
-        diags.append(error(Range(0, 0, 0, 1) if not text.strip() else Range(last, 0, last, 1), "syntax-error",
-                           "the module has no computation"))
+        diags.append(
+            error(
+                Range(0, 0, 0, 1) if not text.strip() else Range(last, 0, last, 1),
+                "syntax-error",
+                "the module has no computation",
+            )
+        )
     diags.sort(key=lambda d: (d.range.start_line, d.range.start_col))
     return GrammarResult(diags, occ, summaries, blocks)

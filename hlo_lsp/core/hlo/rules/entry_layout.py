@@ -37,7 +37,7 @@ def entry_layout(m: ModuleFacts) -> Iterator[Diagnostic]:
     if arrow < 0:
         return
     params_shape = parse_shape(body[:arrow])
-    result_shape = parse_shape(body[arrow + 2:])
+    result_shape = parse_shape(body[arrow + 2 :])
     if params_shape is None or not params_shape.is_tuple:
         return
     rng = Range(mod.header_line, start, mod.header_line, end)
@@ -46,30 +46,41 @@ def entry_layout(m: ModuleFacts) -> Iterator[Diagnostic]:
         return
     layout_params = params_shape.tuple_shapes
     if len(layout_params) != len(params):
-        yield warning(rng, "verifier.entry-layout",
-                      f"entry_computation_layout has {len(layout_params)} parameters, but ENTRY `{entry.name}` "
-                      f"has {len(params)}", related=(Related(entry.name_range, "the ENTRY computation"),))
+        yield warning(
+            rng,
+            "verifier.entry-layout",
+            f"entry_computation_layout has {len(layout_params)} parameters, but ENTRY `{entry.name}` has {len(params)}",
+            related=(Related(entry.name_range, "the ENTRY computation"),),
+        )
         return
     for k, (p, ls) in enumerate(zip(params, layout_params)):
         ps = m.shape(p)
         if ps is not None and not same_shape(ps, ls):
-            yield warning(rng, "verifier.entry-layout",
-                          f"entry_computation_layout gives parameter {k} as {text_of(ls)}, but `{p.name}` is "
-                          f"{text_of(ps)}", related=(Related(p.name_range, f"parameter {k}"),))
+            yield warning(
+                rng,
+                "verifier.entry-layout",
+                f"entry_computation_layout gives parameter {k} as {text_of(ls)}, but `{p.name}` is {text_of(ps)}",
+                related=(Related(p.name_range, f"parameter {k}"),),
+            )
     root = m.ins(entry.root) if entry.root is not None else None
     rs = m.shape(root) if root is not None else None
     if rs is not None and result_shape is not None and not same_shape(rs, result_shape):
-        yield warning(rng, "verifier.entry-layout",
-                      f"entry_computation_layout gives the result as {text_of(result_shape)}, but the ENTRY root "
-                      f"`{root.name}` is {text_of(rs)}", related=(Related(root.name_range, "the ENTRY root"),))
+        yield warning(
+            rng,
+            "verifier.entry-layout",
+            f"entry_computation_layout gives the result as {text_of(result_shape)}, but the ENTRY root "
+            f"`{root.name}` is {text_of(rs)}",
+            related=(Related(root.name_range, "the ENTRY root"),),
+        )
 
 
 _ARRAY_TEXT = r"(?:%s)?[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?" % INDEX_NUMBER_TEXT  # long tuples numbered
 # a layout of plain arrays: `entry_computation_layout={(f32[4]{0}, s32[])->(f32[4]{0})}`; groups: parameters, result
 # `entry_computation_layout={(f32[4]{0}, s32[])->(f32[4]{0})}` with plain array parameters; groups: the
 # parameters, the result text (any shape: braces only as layouts, read possessively so a failure is linear)
-_PLAIN_LAYOUT = re.compile(r"entry_computation_layout=\{\((%s(?:, %s)*)?\)->((?:[^{}\n]++|\{[^{}\n]*+\})*+)\}"
-                           % (_ARRAY_TEXT, _ARRAY_TEXT))
+_PLAIN_LAYOUT = re.compile(
+    r"entry_computation_layout=\{\((%s(?:, %s)*)?\)->((?:[^{}\n]++|\{[^{}\n]*+\})*+)\}" % (_ARRAY_TEXT, _ARRAY_TEXT)
+)
 
 
 def _layout_plainly_agrees(m: ModuleFacts, entry: Computation, line: str, at: int) -> bool:
@@ -88,8 +99,11 @@ def _layout_plainly_agrees(m: ModuleFacts, entry: Computation, line: str, at: in
     if tuple(params) != sm.sig:
         return False
     head = INSTR.match(m.mod.lines[m.ins(entry.root).line])
-    return head is not None and head.group(4) is not None and (
-        head.group(4) == lm.group(2) or INDEX_NUMBER.sub("", head.group(4)) == INDEX_NUMBER.sub("", lm.group(2)))
+    return (
+        head is not None
+        and head.group(4) is not None
+        and (head.group(4) == lm.group(2) or INDEX_NUMBER.sub("", head.group(4)) == INDEX_NUMBER.sub("", lm.group(2)))
+    )
 
 
 def _matching_brace(line: str, open_pos: int) -> int:

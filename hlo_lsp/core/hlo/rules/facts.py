@@ -26,7 +26,6 @@ _ODD_OPERANDS = re.compile(r"[a-z0-9]\(|,\s*,|\(\s*,|,\s*\)")
 NEEDS_ROOTS = frozenset(("fusion", "call", "while", "conditional", "map", "async-start"))
 
 
-
 class ModuleFacts:
     """The module with lazy per-computation name lookup, the candidates of each rule taken from the computations'
     summaries (`summarize`), and cached line details and shapes: a rule reads per line only the instructions
@@ -77,7 +76,9 @@ class ModuleFacts:
                 cand.setdefault(op, []).append(i)
             calls.extend(sm.calls)
         for i, op, callees, shapes, result in calls:
-            if not all(call_ok(op, sigs, callee, shapes) for callee in callees) or not root_ok(op, roots, callees, result):
+            if not all(call_ok(op, sigs, callee, shapes) for callee in callees) or not root_ok(
+                op, roots, callees, result
+            ):
                 cand.setdefault(op, []).append(i)
         self._candidates = cand
         return cand
@@ -158,8 +159,11 @@ class ModuleFacts:
         comp = self.mod.computations[ci]
         lines, line_of = self.mod.lines, self._line_of
         # The substring test spares parsing every other instruction of the computation.
-        params = [self.ins(i) for i in comp.instructions
-                  if " parameter(" in lines[line_of[i]] and self.ins(i).opcode == "parameter"]
+        params = [
+            self.ins(i)
+            for i in comp.instructions
+            if " parameter(" in lines[line_of[i]] and self.ins(i).opcode == "parameter"
+        ]
         nums = [p.parameter_number for p in params]
         if any(n is None for n in nums) or sorted(nums) != list(range(len(params))):
             return None
@@ -189,7 +193,7 @@ class ModuleFacts:
         close = find_close_paren(line, head.end() - 1)
         if close < 0 or _ODD_OPERANDS.search(line, head.end() - 1, close + 1):
             return None
-        return Site(ins.opcode, out, tuple(ops), attr_text(line[close + 1:]), tuple(ins.called), self.root_shape)
+        return Site(ins.opcode, out, tuple(ops), attr_text(line[close + 1 :]), tuple(ins.called), self.root_shape)
 
     def inferred_mismatch(self, ins: Instruction) -> tuple[str, str] | None:
         """`inference.mismatch` of ``ins``'s site, memoized for this run by opcode, shapes and attribute text

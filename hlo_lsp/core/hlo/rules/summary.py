@@ -32,13 +32,16 @@ from hlo_lsp.core.hlo.rules.inference.attrs import attr_text
 from hlo_lsp.core.shapes import parse_shape
 
 # Elementwise opcodes whose operands and result share one element type (HloInstruction::IsElementwise).
-SAME_TYPE_UNARY = frozenset("abs ceil cbrt cosine exponential exponential-minus-one floor log log-plus-one "
-                            "logistic negate not popcnt round-nearest-afz round-nearest-even rsqrt sign sine "
-                            "sqrt tan tanh count-leading-zeros erf copy".split())
-SAME_TYPE_BINARY = frozenset("add subtract multiply divide maximum minimum power remainder and or xor "
-                             "shift-left shift-right-arithmetic shift-right-logical atan2".split())
-OTHER_ELEMENTWISE = frozenset("compare convert select clamp is-finite real imag complex "
-                              "reduce-precision".split())
+SAME_TYPE_UNARY = frozenset(
+    "abs ceil cbrt cosine exponential exponential-minus-one floor log log-plus-one "
+    "logistic negate not popcnt round-nearest-afz round-nearest-even rsqrt sign sine "
+    "sqrt tan tanh count-leading-zeros erf copy".split()
+)
+SAME_TYPE_BINARY = frozenset(
+    "add subtract multiply divide maximum minimum power remainder and or xor "
+    "shift-left shift-right-arithmetic shift-right-logical atan2".split()
+)
+OTHER_ELEMENTWISE = frozenset("compare convert select clamp is-finite real imag complex reduce-precision".split())
 ELEMENTWISE = SAME_TYPE_UNARY | SAME_TYPE_BINARY | OTHER_ELEMENTWISE
 _SAME_TYPE = SAME_TYPE_UNARY | SAME_TYPE_BINARY | {"clamp"}
 CALLING = frozenset(("fusion", "call", "while", "reduce", "map"))
@@ -62,8 +65,13 @@ class Summary(NamedTuple):
     root: str | None = None  # the root's shape text
 
 
-def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None | bool = True,
-              calls: dict[int, list[str]] | None = None, cols: list[tuple[str, ...]] | None = None) -> Summary | None:
+def summarize(
+    mod: HloModule,
+    c: Computation,
+    rows: list[tuple[str, ...]] | None | bool = True,
+    calls: dict[int, list[str]] | None = None,
+    cols: list[tuple[str, ...]] | None = None,
+) -> Summary | None:
     """The `Summary` of ``c`` from its rows (read here unless given); None when the rows cannot be read or a
     name repeats (the rules then read the computation per line). An elementwise instruction whose shapes
     plainly agree (`_elementwise_ok`), or one whose shape inference agrees (`row_inferred_ok`), is no
@@ -97,7 +105,7 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
             ops = r[OPERANDS]
             if s and s[0] != "(" and ops:
                 head = None
-                for n in (ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)):
+                for n in ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops):
                     t = get(n)
                     if t != s:  # the same type and dimensions in another layout is the same to the rules
                         if head is None:
@@ -117,15 +125,27 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
         elif op in CALLING:
             callees = calls.get(k)
             if callees:
-                calling.append((a + k, op, tuple(callees),
-                                tuple([intern(t) if t else t for t in map(get, operand_names(r[OPERANDS]))]),
-                                intern(r[SHAPE])))
+                calling.append(
+                    (
+                        a + k,
+                        op,
+                        tuple(callees),
+                        tuple([intern(t) if t else t for t in map(get, operand_names(r[OPERANDS]))]),
+                        intern(r[SHAPE]),
+                    )
+                )
             if op in INFERRED and not _row_ok(op, r, get):
                 cand.append((op, a + k))  # reduce, map
         elif op in INFERRED:  # `_row_ok` inlined (the hot path of a large module: its broadcasts)
             ops = r[OPERANDS]
-            key = (op, r[SHAPE], r[ATTRS], tuple(map(get, ops.replace("%", "").split(", ") if "/" not in ops
-                                                         else operand_names(ops))) if ops else ())
+            key = (
+                op,
+                r[SHAPE],
+                r[ATTRS],
+                tuple(map(get, ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)))
+                if ops
+                else (),
+            )
             ok = line_memo.get(key)
             if ok is None:
                 ok = line_memo[key] = row_inferred_ok(op, r[SHAPE], key[3], r[ATTRS])
@@ -134,8 +154,12 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
         elif op == "reshape" or op == "bitcast":
             ops = operand_names(r[OPERANDS])
             n_out = _count(r[SHAPE])
-            if n_out is None or len(ops) != 1 or _count(get(ops[0])) != n_out or (
-                    op == "reshape" and not _same_type(r[SHAPE], get(ops[0]))):
+            if (
+                n_out is None
+                or len(ops) != 1
+                or _count(get(ops[0])) != n_out
+                or (op == "reshape" and not _same_type(r[SHAPE], get(ops[0])))
+            ):
                 cand.append((op, a + k))  # equal counts and types: neither rule has anything to say
         elif op in PER_LINE:
             cand.append((op, a + k))
@@ -148,7 +172,11 @@ def summarize(mod: HloModule, c: Computation, rows: list[tuple[str, ...]] | None
     root = None
     if rows:  # `Computation.root`: the last ROOT, else the last instruction
         flags = cols[ROOT]
-        r = len(flags) - 1 if flags[-1] else next((k for k in range(len(flags) - 1, -1, -1) if flags[k]), len(flags) - 1)
+        r = (
+            len(flags) - 1
+            if flags[-1]
+            else next((k for k in range(len(flags) - 1, -1, -1) if flags[k]), len(flags) - 1)
+        )
         root = intern(cols[SHAPE][r])
     return Summary(tuple(cand), sig, tuple(calling), root)
 
@@ -251,11 +279,17 @@ def _elementwise_ok(op: str, s: str, shapes: list[str | None]) -> bool:
     if tail is None:
         return False
     if op == "compare":
-        return not shapes or (s.startswith("pred[") and _tail(shapes[0]) == tail
-                              and all(t == shapes[0] for t in shapes))
+        return not shapes or (
+            s.startswith("pred[") and _tail(shapes[0]) == tail and all(t == shapes[0] for t in shapes)
+        )
     if op == "select":
-        return (len(shapes) == 3 and shapes[0].startswith("pred[") and _tail(shapes[0]) == tail
-                and shapes[1] == s and shapes[2] == s)
+        return (
+            len(shapes) == 3
+            and shapes[0].startswith("pred[")
+            and _tail(shapes[0]) == tail
+            and shapes[1] == s
+            and shapes[2] == s
+        )
     return all(_tail(t) == tail for t in shapes)  # convert, complex...: only the dimensions are compared
 
 

@@ -47,6 +47,7 @@ def _instrs(m: ModuleFacts, opcodes) -> list[Instruction]:
 
 # ------------------------------------------------------------------------------------------------- rules
 
+
 def elementwise_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
     """``verifier.elementwise-shape``: an elementwise instruction whose operand dimensions differ from its
     result's. XLA: ``CheckElementwiseInstruction`` (hlo_verifier.cc) requires every operand to be
@@ -63,9 +64,12 @@ def elementwise_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
             if ins.opcode in ("select", "clamp") and not s.dims:
                 continue
             if s.dims != out.dims:
-                yield warning(m.operand_range(ins, k), "verifier.elementwise-shape",
-                              f"operand {k} of {ins.opcode} is {text_of(s)}, but the result is {text_of(out)}: "
-                              "HLO has no implicit broadcast")
+                yield warning(
+                    m.operand_range(ins, k),
+                    "verifier.elementwise-shape",
+                    f"operand {k} of {ins.opcode} is {text_of(s)}, but the result is {text_of(out)}: "
+                    "HLO has no implicit broadcast",
+                )
 
 
 def element_types(m: ModuleFacts) -> Iterator[Diagnostic]:
@@ -85,21 +89,30 @@ def element_types(m: ModuleFacts) -> Iterator[Diagnostic]:
             continue  # abs of a complex number is real
         if ins.opcode == "compare":
             if out.element_type != "pred":
-                yield warning(m.opcode_range(ins), "verifier.element-type",
-                              f"compare returns {text_of(out)}; its result type is pred")
+                yield warning(
+                    m.opcode_range(ins),
+                    "verifier.element-type",
+                    f"compare returns {text_of(out)}; its result type is pred",
+                )
             pairs = [(k, shapes[k], shapes[0]) for k in range(1, len(shapes))]
         elif ins.opcode == "select":
             if shapes[0].element_type != "pred":
-                yield warning(m.operand_range(ins, 0), "verifier.element-type",
-                              f"the predicate of select is {text_of(shapes[0])}; it must be pred")
+                yield warning(
+                    m.operand_range(ins, 0),
+                    "verifier.element-type",
+                    f"the predicate of select is {text_of(shapes[0])}; it must be pred",
+                )
             pairs = [(k, shapes[k], out) for k in range(1, len(shapes))]
         else:
             pairs = [(k, shapes[k], out) for k in range(len(shapes))]
         for k, s, ref in pairs:
             if fp_type(s.element_type) != fp_type(ref.element_type):
-                yield warning(m.operand_range(ins, k), "verifier.element-type",
-                              f"operand {k} of {ins.opcode} is {s.element_type}, but "
-                              f"{'operand 0' if ref is shapes[0] else 'the result'} is {ref.element_type}")
+                yield warning(
+                    m.operand_range(ins, k),
+                    "verifier.element-type",
+                    f"operand {k} of {ins.opcode} is {s.element_type}, but "
+                    f"{'operand 0' if ref is shapes[0] else 'the result'} is {ref.element_type}",
+                )
 
 
 def bitcast_convert_shape(m: ModuleFacts) -> Iterator[Diagnostic]:
@@ -124,9 +137,12 @@ def bitcast_convert_shape(m: ModuleFacts) -> Iterator[Diagnostic]:
         else:
             want = s.dims[:-1] if b % a == 0 and s.dims and s.dims[-1] == b // a else None
         if want is None or want != out.dims:
-            yield warning(m.opcode_range(ins), "verifier.bitcast-convert",
-                          f"bitcast-convert of {text_of(s)} ({a} bits an element) cannot give {text_of(out)} "
-                          f"({b} bits an element)")
+            yield warning(
+                m.opcode_range(ins),
+                "verifier.bitcast-convert",
+                f"bitcast-convert of {text_of(s)} ({a} bits an element) cannot give {text_of(out)} "
+                f"({b} bits an element)",
+            )
 
 
 def element_count_kept(m: ModuleFacts) -> Iterator[Diagnostic]:
@@ -146,11 +162,13 @@ def element_count_kept(m: ModuleFacts) -> Iterator[Diagnostic]:
         a, b = element_count(s), element_count(out)
         if not isinstance(a, int) or not isinstance(b, int) or a == b:
             continue
-        if ins.opcode == "bitcast" and (byte_size(s) == byte_size(out)
-                                        or padded_byte_size(s) == padded_byte_size(out)):
+        if ins.opcode == "bitcast" and (byte_size(s) == byte_size(out) or padded_byte_size(s) == padded_byte_size(out)):
             continue  # the verifier compares the backend's (tiled, padded) sizes
-        yield warning(m.opcode_range(ins), "verifier.element-count",
-                      f"{ins.opcode} turns {text_of(s)} ({a} elements) into {text_of(out)} ({b} elements)")
+        yield warning(
+            m.opcode_range(ins),
+            "verifier.element-count",
+            f"{ins.opcode} turns {text_of(s)} ({a} elements) into {text_of(out)} ({b} elements)",
+        )
 
 
 def written_operand_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
@@ -176,10 +194,13 @@ def written_operand_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
             if ws is None or ds is None or (same_shape(ws, ds) and exact_types(ws, ds)):
                 continue
             dd = m.detail(ops[k])
-            yield warning(Range(ins.line, written.start, ins.line, written.end), "operand-shape-mismatch",
-                          f"operand {k} is written as {written.text}, but `{ops[k].name}` is "
-                          f"{dd.shape.text if dd and dd.shape else text_of(ds)}",
-                          related=(Related(ops[k].name_range, f"definition of {ops[k].name}"),))
+            yield warning(
+                Range(ins.line, written.start, ins.line, written.end),
+                "operand-shape-mismatch",
+                f"operand {k} is written as {written.text}, but `{ops[k].name}` is "
+                f"{dd.shape.text if dd and dd.shape else text_of(ds)}",
+                related=(Related(ops[k].name_range, f"definition of {ops[k].name}"),),
+            )
 
 
 def tuple_index(m: ModuleFacts) -> Iterator[Diagnostic]:
@@ -202,12 +223,17 @@ def tuple_index(m: ModuleFacts) -> Iterator[Diagnostic]:
         rng = Range(ins.line, attr.value_start, ins.line, attr.value_end)
         if k >= len(s.tuple_shapes):
             shown = digits if len(digits) <= 18 else f"{digits[:12]}… ({len(digits)} digits)"
-            yield warning(rng, "verifier.tuple-index",
-                          f"index {shown} is out of range: `{ops[0].name}` has {len(s.tuple_shapes)} elements")
+            yield warning(
+                rng,
+                "verifier.tuple-index",
+                f"index {shown} is out of range: `{ops[0].name}` has {len(s.tuple_shapes)} elements",
+            )
         elif not same_shape(out, s.tuple_shapes[k]):
-            yield warning(Range(ins.line, d.shape.start, ins.line, d.shape.end) if d.shape else rng,
-                          "verifier.tuple-index",
-                          f"element {k} of `{ops[0].name}` is {text_of(s.tuple_shapes[k])}, but this is {text_of(out)}")
+            yield warning(
+                Range(ins.line, d.shape.start, ins.line, d.shape.end) if d.shape else rng,
+                "verifier.tuple-index",
+                f"element {k} of `{ops[0].name}` is {text_of(s.tuple_shapes[k])}, but this is {text_of(out)}",
+            )
 
 
 def inferred_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
@@ -242,9 +268,12 @@ def called_parameters(m: ModuleFacts) -> Iterator[Diagnostic]:
                 continue
             expected = 1 if ins.opcode == "while" else len(ops)
             if len(params) != expected:
-                yield warning(m.called_range(ins, callee), "verifier.called-parameters",
-                              f"`{callee}` takes {len(params)} parameter{'s' * (len(params) != 1)}, but "
-                              f"{ins.opcode} passes {expected}")
+                yield warning(
+                    m.called_range(ins, callee),
+                    "verifier.called-parameters",
+                    f"`{callee}` takes {len(params)} parameter{'s' * (len(params) != 1)}, but "
+                    f"{ins.opcode} passes {expected}",
+                )
                 continue
             if ins.opcode in ("reduce", "map"):
                 continue
@@ -252,9 +281,12 @@ def called_parameters(m: ModuleFacts) -> Iterator[Diagnostic]:
                 ps = m.shape(p)
                 os_ = m.shape(op) if op is not None else None
                 if ps is not None and os_ is not None and not same_shape(ps, os_):
-                    yield warning(m.operand_range(ins, k), "verifier.called-parameters",
-                                  f"operand {k} is {text_of(os_)}, but parameter {k} of `{callee}` is {text_of(ps)}",
-                                  related=(Related(p.name_range, f"parameter {k} of {callee}"),))
+                    yield warning(
+                        m.operand_range(ins, k),
+                        "verifier.called-parameters",
+                        f"operand {k} is {text_of(os_)}, but parameter {k} of `{callee}` is {text_of(ps)}",
+                        related=(Related(p.name_range, f"parameter {k} of {callee}"),),
+                    )
 
 
 def name_reused(m: ModuleFacts) -> Iterator[Diagnostic]:
@@ -277,9 +309,12 @@ def name_reused(m: ModuleFacts) -> Iterator[Diagnostic]:
                 first[name] = (i, c)
                 continue
             ins, other = m.ins(i), m.ins(prev[0])
-            yield info(ins.name_range, "verifier.name-reused",
-                       f"`{name}` is also defined in `{prev[1].name}`; XLA keeps names unique across the module",
-                       related=(Related(other.name_range, f"the other `{name}`"),))
+            yield info(
+                ins.name_range,
+                "verifier.name-reused",
+                f"`{name}` is also defined in `{prev[1].name}`; XLA keeps names unique across the module",
+                related=(Related(other.name_range, f"the other `{name}`"),),
+            )
 
 
 #: Every rule with the codes it can emit, in the order they run.

@@ -26,8 +26,9 @@ from typing import NamedTuple, Union
 from hlo_lsp.core.shapes import Shape, shape_text
 
 _log = logging.getLogger(__name__)
-FLOATS = frozenset("f16 bf16 f32 f64 f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 "
-                   "f8e8m0fnu f4e2m1fn".split())
+FLOATS = frozenset(
+    "f16 bf16 f32 f64 f8e5m2 f8e4m3fn f8e4m3b11fnuz f8e5m2fnuz f8e4m3fnuz f8e4m3 f8e3m4 f8e8m0fnu f4e2m1fn".split()
+)
 
 
 class Want(NamedTuple):
@@ -38,7 +39,7 @@ class Want(NamedTuple):
     dims: tuple[int | None, ...] | None
 
 
-Expected = Union[Want, Shape, tuple, str, None]
+Expected = Union[Want, Shape, tuple, str, None]  # noqa: UP007 - a runtime alias: `X | None` needs 3.10's types.UnionType of classes only
 NEEDS_CALLEE = "<needs the called computation>"
 
 
@@ -72,10 +73,12 @@ REGISTRY: dict[str, Rule] = {}
 def infers(*opcodes: str, xla: str, dynamic: bool = False):
     """Register the decorated function as the shape inference of ``opcodes``, following XLA's ``xla``
     (``dynamic``: it reads bounded dynamic dimensions at their bound)."""
+
     def deco(fn):
         for op in opcodes:
             REGISTRY[op] = Rule(fn, xla, dynamic)
         return fn
+
     return deco
 
 
@@ -156,8 +159,11 @@ def mismatch(site: Site) -> tuple[str, str] | None:
         return want, rule.xla
     if not differs(want, site.shape):
         return None
-    return f"XLA infers {want_text(want)} for this {site.opcode}, but it is written " \
-           f"{shape_text(site.shape, with_layout=False)}", rule.xla
+    return (
+        f"XLA infers {want_text(want)} for this {site.opcode}, but it is written "
+        f"{shape_text(site.shape, with_layout=False)}",
+        rule.xla,
+    )
 
 
 from hlo_lsp.core.hlo.rules.inference import (  # noqa: E402,F401  (the families register themselves)

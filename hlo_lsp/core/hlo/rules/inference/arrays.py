@@ -21,8 +21,10 @@ def broadcast(s: Site):
     if o is None or dims is None or not s.shape.is_array:
         return None
     if len(dims) != o.rank:
-        return f"broadcast dimensions={{{','.join(map(str, dims))}}} name {len(dims)} dimensions, but the " \
-               f"operand has rank {o.rank}"
+        return (
+            f"broadcast dimensions={{{','.join(map(str, dims))}}} name {len(dims)} dimensions, but the "
+            f"operand has rank {o.rank}"
+        )
     out: list[int | None] = [None] * s.shape.rank
     for k, d in enumerate(dims):
         if not 0 <= d < len(out):
@@ -38,8 +40,10 @@ def transpose(s: Site):
     if o is None or perm is None:
         return None
     if sorted(perm) != list(range(o.rank)):
-        return f"transpose dimensions={{{','.join(map(str, perm))}}} is not a permutation of the operand's " \
-               f"{o.rank} dimensions"
+        return (
+            f"transpose dimensions={{{','.join(map(str, perm))}}} is not a permutation of the operand's "
+            f"{o.rank} dimensions"
+        )
     return Want(o.element_type, tuple(o.dims[p] for p in perm))
 
 
@@ -98,9 +102,15 @@ def dynamic_slice(s: Site):
     return Want(o.element_type, sizes)
 
 
-@infers("dynamic-update-slice", "select-and-scatter", "reverse", "cholesky", "add-dependency",
-        xla="ShapeInference::InferDynamicUpdateSliceShape / InferSelectAndScatterShape / InferReverseShape / "
-            "InferCholeskyShape")
+@infers(
+    "dynamic-update-slice",
+    "select-and-scatter",
+    "reverse",
+    "cholesky",
+    "add-dependency",
+    xla="ShapeInference::InferDynamicUpdateSliceShape / InferSelectAndScatterShape / InferReverseShape / "
+    "InferCholeskyShape",
+)
 def same_as_operand(s: Site):
     """The operand's shape (the first operand's: the buffer updated, scattered into, reversed...)."""
     return s.operands[0]
@@ -128,8 +138,9 @@ def pad(s: Site):
         return None
     if len(cfg) != o.rank:
         return f"padding gives {len(cfg)} dimensions, but the operand has rank {o.rank}"
-    return Want(o.element_type, tuple(lo + hi + n + max(n - 1, 0) * interior
-                                      for n, (lo, hi, interior) in zip(o.dims, cfg)))
+    return Want(
+        o.element_type, tuple(lo + hi + n + max(n - 1, 0) * interior for n, (lo, hi, interior) in zip(o.dims, cfg))
+    )
 
 
 @infers("gather", xla="ShapeInference::InferGatherShape")

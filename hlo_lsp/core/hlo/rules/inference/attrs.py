@@ -31,8 +31,7 @@ def attr_text(attrs: str) -> str:
 
 # Never read by shape inference: the metadata blocks, and the called computations (a `Site` names those
 # itself), whose names differ from instruction to instruction and would defeat the memo of the rows pass.
-_DROPPED = (", metadata=", ", backend_config=", ", frontend_attributes=") + tuple(
-    f", {k}=" for k in sorted(CALL_ATTRS))
+_DROPPED = (", metadata=", ", backend_config=", ", frontend_attributes=") + tuple(f", {k}=" for k in sorted(CALL_ATTRS))
 
 
 def _value_end(text: str, i: int) -> int:
@@ -85,7 +84,7 @@ def raw(attrs: str, key: str) -> str | None:
             elif c == "}":
                 depth -= 1
                 if depth == 0:
-                    return attrs[i:j + 1]
+                    return attrs[i : j + 1]
         return None
     j, depth = i, 0  # up to a comma or blank outside brackets (`replica_groups=[2,4]<=[8]`)
     while j < len(attrs):
@@ -192,8 +191,14 @@ def window(attrs: str) -> list[WindowDim] | None:
         except ValueError:
             return None
 
-    cols = [col("size", 1, 0), col("stride", 1, 0), col("pad", 0, 0), col("pad", 0, 1),
-            col("lhs_dilate", 1, 0), col("rhs_dilate", 1, 0)]
+    cols = [
+        col("size", 1, 0),
+        col("stride", 1, 0),
+        col("pad", 0, 0),
+        col("pad", 0, 1),
+        col("lhs_dilate", 1, 0),
+        col("rhs_dilate", 1, 0),
+    ]
     if any(c is None for c in cols):
         return None
     return [WindowDim(*vals) for vals in zip(*cols)]  # type: ignore[arg-type]
@@ -227,7 +232,7 @@ def group_size(attrs: str) -> int | None:
     m = _GROUPS_LIST.fullmatch(v.replace(" ", ""))
     if m is None or m.group(1) is None:
         return None
-    first = m.group(1)[1:m.group(1).index("}")]
+    first = m.group(1)[1 : m.group(1).index("}")]
     return len([x for x in first.split(",") if x])
 
 

@@ -140,9 +140,15 @@ def collective_permute_start(s: Site):
     return (a, b) + (_FREE,) * (len(s.shape.tuple_shapes) - 2)
 
 
-@infers("all-gather-done", "all-reduce-done", "collective-permute-done", "copy-done", "async-done",
-        xla="ShapeInference::InferAllGatherDoneShape / InferCollectivePermuteDoneShape / "
-            "ShapeVerifier::HandleCopyDone / HandleAsyncDone")
+@infers(
+    "all-gather-done",
+    "all-reduce-done",
+    "collective-permute-done",
+    "copy-done",
+    "async-done",
+    xla="ShapeInference::InferAllGatherDoneShape / InferCollectivePermuteDoneShape / "
+    "ShapeVerifier::HandleCopyDone / HandleAsyncDone",
+)
 def done(s: Site):
     """The result of the start: its element 1 (copy-done: element 0, the destination); all-reduce-done
     forwards its operand."""

@@ -6,8 +6,7 @@ from __future__ import annotations
 from hlo_lsp.core.hlo.rules.inference import NEEDS_CALLEE, Site, differs, infers
 
 
-@infers("fusion", "call", "while",
-        xla="ShapeVerifier::HandleFusion / HandleCall / HandleWhile (the body's root)")
+@infers("fusion", "call", "while", xla="ShapeVerifier::HandleFusion / HandleCall / HandleWhile (the body's root)")
 def callee_root(s: Site):
     """The root of ``calls=``/``to_apply=``, or of ``body=`` for a while (the line names the condition
     first or the body first; the body is the computation whose root is not pred[])."""
