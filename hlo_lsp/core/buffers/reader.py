@@ -19,13 +19,15 @@ hlo_live_range.cc, checked against the seeds and the jax-cpu corpus.
 from __future__ import annotations
 
 import gc
-import re
-import sys
 
 from hlo_lsp.core.buffers.columns import NONE, shape_index
 from hlo_lsp.core.buffers.model import BufferDoc
-from hlo_lsp.core.buffers.records import Allocation, MemoryRow, MemoryTable, StackNode
-from hlo_lsp.core.buffers.text import FROM, HEADER, INDEX, NAME, POSITION, USE, parse_index
+from hlo_lsp.core.buffers.read_allocations import TOTAL, VALUE, AllocationsReader
+from hlo_lsp.core.buffers.read_common import CODE_INTERNAL, CODE_STRUCTURE, CODE_TOTAL, intern_str, value_names
+from hlo_lsp.core.buffers.read_live_range import LR, LR_HEADER, PEAK, SEQ, LiveRangeReader
+from hlo_lsp.core.buffers.read_report import MEM_HEADER, MEM_SPACE, MEM_TOTAL, ReportReader
+from hlo_lsp.core.buffers.read_values import ValuesReader
+from hlo_lsp.core.buffers.text import FROM, HEADER, POSITION, USE
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, error, info
 from hlo_lsp.core.document import TextLines
 from hlo_lsp.core.kinds import SPLIT_SUFFIXES
@@ -33,127 +35,31 @@ from hlo_lsp.core.occurrences import COL_BITS
 from hlo_lsp.core.occurrences import pair_code as occ_pair_code
 from hlo_lsp.core.shapes import human_size
 
-_ALLOC = re.compile(r"allocation (\d+): (?:(0x[0-9a-fA-F]+|\(nil\)), )?size (\d+)")
-# The whole header in XLA's fixed property order (BufferAllocation::ToShortString); other orders and errors
-# go through the property scanner in `_Reader.allocation`.
-_ALLOC_FULL = re.compile(
-    r"allocation (\d+): (?:(0x[0-9a-fA-F]+|\(nil\)), )?size (\d+)(?:, color (\d+))?"
-    r"(?:, parameter (\d+)(?:, shape \|([^|]*)\|)?(?: at ShapeIndex \{([0-9,]*)\})?)?"
-    r"(?:, output shape is \|([^|]*)\|)?(, constant)?(, thread-local)?(, maybe-live-out)?(, preallocated-temp)?:\Z"
-)
-_VALUE = re.compile(rf" value: <(\d+) ({NAME})({INDEX})?( \(phi\))?(?: @(\d+))?> \(size=(\d+),offset=(\d+)\): (\S.*)\Z")
-_TOTAL = re.compile(r"Total bytes used: (\d+) \(([^()]*)\)\Z")
-# A whole used value as XLA writes it (header, positions, uses, `from instruction:`), matched in the text at the
-# header's offset: such a block is read in one step (`_Reader.used_block`); any other form goes line by line.
-_BLOCK = re.compile(
-    rf"<(\d+) ({NAME})({INDEX})?( \(phi\))?(?: @(\d+))?>\n"
-    rf" positions:\n((?:  {NAME}(?: {INDEX})?\n)+)"
-    rf" uses:\n((?:  {NAME}, operand \d+(?: {INDEX})?\n)+|  \(none\)\n)"
-    rf" from instruction: ?%?({NAME})(?![^\s{{}}<>:,=()])[^\n]*\n"  # the name ends where it ends: linear
-)
-_LR_HEADER = re.compile(r"HloLiveRange \(max (-?\d+)\):\Z")
-_SEQ = re.compile(rf"    (\d+):({NAME})\Z")
-_LR = re.compile(rf"    ({NAME})({INDEX})?:(-?\d+)-(-?\d+)\Z")
-_PEAK_HEADER = re.compile(r"  Live ranges at (-?\d+) \(peak\):\Z")
-_PEAK = re.compile(rf"    ({NAME})({INDEX})?: (\d+) bytes(?: \(cumulative: (\d+) bytes\))?\Z")
-_STACK_HEADER = re.compile(r"  Stack trace breakdown for peak usage: ([\d ]+) bytes\Z")
-_STACK_TAIL = re.compile(
-    r" \((\d+(?:\.\d+)?)%, total: ([\d ]+) bytes, current: ([\d ]+) bytes, remaining: ([\d ]+) bytes\)\Z"
-)
-_MEM_SPACE = re.compile(r"Memory Space: ([^()]*) \(color=(\d+)\)\Z")
-_MEM_TOTAL = re.compile(r"Total bytes: (\d+) \(([^()]*)\)\Z")
-_MEM_HEADER = re.compile(r"\s*cumulative_size;\s+size;\s+offset;\s+used_by_n_values;\s+shapes_list\Z")
-_MEM_CUM = re.compile(r"\s*([0-9.]+[KMGTPE]?i?B)\(\s*(\d+)%\)\Z")
-_MEM_SIZE = re.compile(r"\s*([0-9.]+[KMGTPE]?i?B)\Z")
-_MEM_INT = re.compile(r"\s*(\d+)\Z")
-_MEM_OLD_ROW = re.compile(
-    r"\s*[0-9.]+[KMGTPE]?i?B\(\s*\d+%\);\s*-?[0-9.]+[KMGTPE]?i?B; allocation \d+: size [0-9.]+[KMGTPE]?i?B.*:\Z"
-)
-_MEM_OLD_ALLOC = re.compile(r"allocation (\d+): size [0-9.]+[KMGTPE]?i?B.*:\Z")
-_MEM_OLD_COLOR = re.compile(r", color (\d+)")
-_MEM_REST = re.compile(r"\s*The rest \d+ (?:values|allocations) are less than")
-_TREE_CHARS = " │├└─"
-_new = tuple.__new__  # builds NamedTuples without their Python-level __new__ (hot path)
-_intern = sys.intern  # names, keys and shapes repeat across a module's files: one string each
 
-CODE_SYNTAX = "buffers.syntax"
-CODE_STRUCTURE = "buffers.structure"
-CODE_TOTAL = "buffers.total"
-CODE_INTERNAL = "buffers.internal"
+class _Reader(AllocationsReader, ValuesReader, LiveRangeReader, ReportReader):
+    """One pass over a buffer file's lines: `run` picks each line's section handler (`top`, `indented`, then the
+    section readers' methods), `finish` checks what spans sections."""
 
-
-def _value_names(instr: str, itext: str | None) -> tuple[str, str | None, str]:
-    """A value's instruction name, index text and key (``name{1,0}``, or ``name{}`` without an index), each
-    interned (names and keys repeat across a module's files); raises ValueError for a malformed index text, as
-    the reader's parse of it does."""
-    if itext is not None:
-        shape_index(itext)
-        itext = _intern(itext)
-    instr = _intern(instr)
-    return instr, itext, _intern(instr + itext if itext is not None else instr + "{}")
-
-
-def _spaced_int(text: str) -> int:
-    return int(text.replace(" ", ""))
-
-
-class _Reader:
-    def __init__(self, text: str | TextLines, kind_hint: str | None):
-        self.text_lines = text if isinstance(text, TextLines) else TextLines(text)
-        self.lines = self.text_lines.split()  # transient: the records keep line numbers, not line strings
-        self.text_lines_list = self.lines
-        self.doc = BufferDoc(kind=kind_hint or "")
-        self.doc.used_values.text = self.text_lines
-        self.section: str | None = None  # alloc | used | seq | lr | peak | stack | mem | lr-none
-        self.sub: str | None = None  # positions | uses (inside a used value)
-        self.alloc: Allocation | None = None
-        self.value: int | None = None  # the number of the used value being read, in doc.used_values
-        self.table: MemoryTable | None = None
-        self.space: tuple[int, str, int | None] | None = None
-        self.stack_parents: list[int] = []
-        self.saw = set()
-        # After a block header that cannot be read, its indented lines are skipped silently (one error, not one
-        # per line); `mark` is the diagnostic count when the current block began, so structural checks only
-        # speak up for blocks whose lines all read cleanly.
-        self.skipping = False
-        self.mark = 0
-        self.lr_parts: set[str] = set()
-        self.pending_old_table = False
-        occ = self.doc.occurrences
-        self.instruction_use = occ.adder("instruction", "use")
-        self.value_def = occ.adder("value", "def")
-        self.value_use = occ.adder("value", "use")
-        self.allocation_def = occ.adder("allocation", "def")
-
-    # ------------------------------------------------------------------ diagnostics
-    def err(self, ln: int, start: int, end: int, message: str, code: str = CODE_SYNTAX) -> None:
-        line = self.lines[ln].rstrip("\r")
-        end = max(min(end, len(line)), 0)
-        start = min(start, end)
-        if start == end and line:
-            start, end = 0, len(line)
-        self.doc.diagnostics.append(error(Range(ln, start, ln, end), code, message))
-
-    def bad_line(self, ln: int, line: str, what: str) -> None:
-        stripped = len(line) - len(line.lstrip(" "))
-        self.err(ln, stripped, len(line), f"unrecognised line: expected {what}")
-
-    # ------------------------------------------------------------------ driver
     def run(self) -> BufferDoc:
+        """Read every line. The loop inlines the handlers of the lines that make up nearly all of a large file
+        (they mirror `ValuesReader.used_block` and `ValuesReader.used_part` for a used value's items,
+        `AllocationsReader.alloc_value` for value lines, `LiveRangeReader.live_range_line` for the schedule, the
+        live ranges and the peak list): a 10 MB file has a million such lines, and a method call with its regex
+        lookups on each of them is paid a million times. Any line a fast path does not accept goes to them."""
         doc = self.doc
         lines = self.lines
         if "\r" in self.text_lines.text:
             lines = self.lines = [line[:-1] if line.endswith("\r") else line for line in lines]
         instruction_use = self.instruction_use
         value_use = self.value_use
-        intern = _intern
+        intern = intern_str
         pos_match = POSITION.match
         use_match = USE.match
         header_match = HEADER.match
-        value_match = _VALUE.match
-        seq_match = _SEQ.match
-        lr_match = _LR.match
-        peak_match = _PEAK.match
+        value_match = VALUE.match
+        seq_match = SEQ.match
+        lr_match = LR.match
+        peak_match = PEAK.match
         from_match = FROM.match
         add_peak = doc.peak_entries.add
         used = doc.used_values
@@ -231,7 +137,7 @@ class _Reader:
                                 vid, instr, itext, phi, color, size, offset, shape = m.groups()
                                 s = m.start(2)
                                 e = m.end(3) if itext is not None else m.end(2)
-                                if itext is not None:  # `_value_names`, inlined: once per value line
+                                if itext is not None:  # `value_names`, inlined: once per value line
                                     shape_index(itext)
                                     itext = intern(itext)
                                 instr = intern(instr)
@@ -284,7 +190,7 @@ class _Reader:
                         if m is not None:
                             instr, itext, first, last = m.groups()
                             e = m.end(2) if itext is not None else m.end(1)
-                            if itext is not None:  # `_value_names`, inlined: once per live-range line
+                            if itext is not None:  # `value_names`, inlined: once per live-range line
                                 shape_index(itext)
                                 itext = intern(itext)
                             instr = intern(instr)
@@ -312,7 +218,7 @@ class _Reader:
                     vid, instr, itext, phi, color = m.group(1, 2, 3, 4, 5)
                     s = m.start(2)
                     e = m.end(3) if itext is not None else m.end(2)
-                    instr, itext, key = _value_names(instr, itext)
+                    instr, itext, key = value_names(instr, itext)
                     vid = int(vid)
                     color = int(color) if color is not None else None
                     self.value = len(used)
@@ -361,7 +267,7 @@ class _Reader:
             self.section = "alloc"
             self.saw.add("assignment")
         elif line.startswith("Total bytes used:"):
-            m = _TOTAL.match(line)
+            m = TOTAL.match(line)
             if m is None:
                 self.bad_line(ln, line, "`Total bytes used: N (size)`")
                 return
@@ -382,7 +288,7 @@ class _Reader:
             self.saw.add("values")
         elif line.startswith("HloLiveRange"):
             self.saw.add("live-range")
-            m = _LR_HEADER.match(line)
+            m = LR_HEADER.match(line)
             if m is not None:
                 doc.live_range_max = int(m.group(1))
                 doc.live_range_line = ln
@@ -396,7 +302,7 @@ class _Reader:
                 self.bad_line(ln, line, "`HloLiveRange (max N):`")
         elif line.startswith("Memory Space:"):
             self.saw.add("memory-report")
-            m = _MEM_SPACE.match(line)
+            m = MEM_SPACE.match(line)
             if m is None:
                 self.bad_line(ln, line, "`Memory Space: NAME (color=N)`")
                 return
@@ -408,7 +314,7 @@ class _Reader:
             self.section = "mem-old-list" if line.endswith("size:") else "mem-old-values"
             self.table = None
         elif line.startswith("Total bytes:"):
-            m = _MEM_TOTAL.match(line)
+            m = MEM_TOTAL.match(line)
             if m is None or self.section != "mem" or self.space is None:
                 self.bad_line(ln, line, "`Total bytes: N (size)` after `Memory Space:`")
                 return
@@ -438,543 +344,13 @@ class _Reader:
             self.section = "lr-top"  # recover from a lost `HloLiveRange` header (reported on its own line)
             self.saw.add("live-range")
             self.live_range_line(ln, line)
-        elif _MEM_HEADER.match(line):
+        elif MEM_HEADER.match(line):
             self.section = "mem"  # recover from a lost `Memory Space:` header
             self.saw.add("memory-report")
             self.mem_line(ln, line)
         else:
             self.bad_line(ln, line, "a section header before indented lines")
             self.skipping = True
-
-    # ------------------------------------------------------------------ allocations
-    def allocation(self, ln: int, line: str) -> None:
-        self.finish_value()
-        self.finish_alloc()
-        if self.section not in ("alloc",):
-            self.err(ln, 0, len(line), "an allocation outside the `BufferAssignment:` listing", CODE_STRUCTURE)
-        self.section = "alloc"
-        self.saw.add("assignment")
-        f = _ALLOC_FULL.match(line)  # the whole header in XLA's order (nearly always), else the scanner below
-        m = f if f is not None else _ALLOC.match(line)
-        if m is None or not line.endswith(":"):
-            self.bad_line(ln, line, "`allocation N: size S, ...:`")
-            self.skipping = True
-            return
-        self.mark = len(self.doc.diagnostics)
-        records = self.doc.assignment_records
-        if f is not None:  # one positional construction: this runs once per allocation of a large dump
-            idx, address, size, color, param, pshape, pindex, oshape, const, tl, mlo, temp = f.groups()
-            pindex = (tuple(int(p) for p in pindex.split(",")) if pindex else ()) if pindex is not None else None
-            alloc = Allocation(
-                int(idx),
-                int(size),
-                ln,
-                f.end(1),
-                address,
-                int(color) if color is not None else 0,
-                int(param) if param is not None else None,
-                pshape if param is not None else None,
-                pindex if param is not None else None,
-                _intern(oshape) if oshape is not None else None,
-                const is not None,
-                tl is not None,
-                mlo is not None,
-                temp is not None,
-                records,
-                len(records),
-                0,
-                self.text_lines,
-            )
-            rest = ""
-        else:
-            alloc = Allocation(
-                index=int(m.group(1)),
-                size=int(m.group(3)),
-                line=ln,
-                name_end=m.end(1),
-                address=m.group(2),
-                records=records,
-                first=len(records),
-                text=self.text_lines,
-            )
-            rest = line[m.end() : -1]
-        base = m.end()
-        pos = 0
-        n = len(rest)
-        while pos < n:
-            if not rest.startswith(", ", pos):
-                self.err(ln, base + pos, len(line), "expected `, ` between allocation properties")
-                break
-            pos += 2
-            start = pos
-            if rest.startswith("color ", pos):
-                j = pos + 6
-                k = j
-                while k < n and rest[k].isdigit():
-                    k += 1
-                if k == j:
-                    self.err(ln, base + start, base + k, "expected a color number")
-                    break
-                alloc.color = int(rest[j:k])
-                pos = k
-            elif rest.startswith("parameter ", pos):
-                j = pos + 10
-                k = j
-                while k < n and rest[k].isdigit():
-                    k += 1
-                if k == j:
-                    self.err(ln, base + start, base + k, "expected a parameter number")
-                    break
-                alloc.parameter = int(rest[j:k])
-                pos = k
-                if rest.startswith(", shape |", pos):
-                    e = rest.find("|", pos + 9)
-                    if e < 0:
-                        self.err(ln, base + pos, len(line), "unterminated `shape |...|`")
-                        break
-                    alloc.parameter_shape = rest[pos + 9 : e]
-                    pos = e + 1
-                if rest.startswith(" at ShapeIndex {", pos):
-                    e = rest.find("}", pos + 16)
-                    if e < 0:
-                        self.err(ln, base + pos, len(line), "unterminated shape index")
-                        break
-                    try:
-                        alloc.parameter_shape_index = parse_index(rest[pos + 15 : e + 1])
-                    except ValueError:
-                        self.err(ln, base + pos + 15, base + e + 1, "bad shape index")
-                    pos = e + 1
-            elif rest.startswith("output shape is |", pos):
-                e = rest.find("|", pos + 17)
-                if e < 0:
-                    self.err(ln, base + pos, len(line), "unterminated `output shape is |...|`")
-                    break
-                alloc.output_shape = rest[pos + 17 : e]
-                pos = e + 1
-            else:
-                e = rest.find(",", pos)
-                e = n if e < 0 else e
-                word = rest[pos:e]
-                if word == "constant":
-                    alloc.constant = True
-                elif word == "thread-local":
-                    alloc.thread_local = True
-                elif word == "maybe-live-out":
-                    alloc.maybe_live_out = True
-                elif word == "preallocated-temp":
-                    alloc.preallocated_temp = True
-                else:
-                    self.err(ln, base + pos, base + e, f"unknown allocation property {word!r}")
-                pos = e
-        self.doc.allocations.append(alloc)
-        self.allocation_def(ln, 0, m.end(1), m.group(1))  # unique per allocation: nothing to share
-        self.alloc = alloc
-
-    def alloc_value(self, ln: int, line: str) -> None:
-        m = _VALUE.match(line)
-        if m is None:
-            self.bad_line(ln, line, "` value: <id name @color> (size=S,offset=O): shape`")
-            return
-        if line[-1] not in "]})":
-            self.err(ln, m.start(8), len(line), "the shape is cut short (truncated line?)")
-            return
-        alloc = self.alloc
-        if alloc is None:
-            self.err(ln, 0, len(line), "a value line before any `allocation N:`", CODE_STRUCTURE)
-            return
-        s, e = m.start(2), (m.end(3) if m.group(3) is not None else m.end(2))
-        instr, itext, key = _value_names(m.group(2), m.group(3))
-        color = m.group(5)
-        vid, size, offset = int(m.group(1)), int(m.group(6)), int(m.group(7))
-        color = int(color) if color is not None else None
-        self.doc.assignment_records.add(
-            vid,
-            key,
-            instr,
-            itext,
-            m.group(4) is not None,
-            color,
-            size,
-            offset,
-            _intern(m.group(8)),
-            alloc.index,
-            ln,
-            s,
-            e,
-        )
-        alloc.count += 1
-        self.value_def(ln, s, e, key)
-
-    def finish_alloc(self) -> None:
-        alloc = self.alloc
-        # A heap-simulated temp block is made empty and filled from the heap result's chunks
-        # (BufferAssigner::AssignBuffersFromHeapSimulator): with no chunks it stays empty (TPU writes
-        # `size 0, color 1, preallocated-temp:`). Parameters, constants and live-out buffers are made with
-        # their value (NewAllocation), so only those must list one.
-        if (
-            alloc is not None
-            and not alloc.count
-            and not alloc.preallocated_temp
-            and len(self.doc.diagnostics) == self.mark
-        ):
-            r = alloc.range
-            self.err(
-                r.start_line,
-                0,
-                len(self.lines[alloc.line]),
-                f"allocation {alloc.index} lists no values",
-                CODE_STRUCTURE,
-            )
-        self.alloc = None
-
-    # ------------------------------------------------------------------ used values
-    def used_header(self, ln: int, line: str) -> None:
-        self.finish_value()
-        m = HEADER.match(line)
-        if m is None:
-            self.bad_line(ln, line, "`<id name @color>`")
-            self.skipping = True
-            return
-        self.start_value(ln, m)
-
-    def glued_header(self, ln: int, line: str) -> None:
-        """The next value's ``<id name @color>`` header at the end of a `` from instruction:`` line, where
-        jaxlib 0.4.30 and 0.4.35 write it (their values listing has no line break after an instruction's text);
-        nothing when the line does not end with one. Names hold no ``<``, so the header starts at the last."""
-        m = HEADER.match(line, line.rfind("<"))
-        if m is not None:
-            self.finish_value()
-            self.skipping = False
-            self.start_value(ln, m)
-
-    def start_value(self, ln: int, m: re.Match) -> None:
-        """Record the used value whose header ``m`` matched on line ``ln``; it becomes the current one."""
-        self.mark = len(self.doc.diagnostics)
-        s, e = m.start(2), (m.end(3) if m.group(3) is not None else m.end(2))
-        instr, itext, key = _value_names(m.group(2), m.group(3))
-        color = m.group(5)
-        vid = int(m.group(1))
-        color = int(color) if color is not None else None
-        used = self.doc.used_values
-        self.value = len(used)
-        used.add(vid, key, instr, itext, m.group(4) is not None, color, ln, s, e)
-        self.value_use(ln, s, e, key)
-        self.sub = None
-
-    def used_block(self, text: str, base: int, ln: int) -> int:
-        """Read the used value whose header is line ``ln`` (at offset ``base`` of ``text``) in one step when it
-        has XLA's exact form, with the same records, occurrences and state as reading it line by line; the
-        number of lines read, 0 when the block is not of that form (or has a line the reader would report)."""
-        m = _BLOCK.match(text, base)
-        if m is None or text[m.end() - 2] == ">":  # the next header glued to the `from instruction:` line
-            return 0
-        vid, instr, itext, phi, color, pos_text, use_text, from_name = m.groups()
-        try:  # everything that can fail is done before anything is recorded
-            vid = int(vid)
-            color = int(color) if color is not None else None
-            if itext is not None:
-                shape_index(itext)
-            positions = []
-            for item in pos_text[:-1].split("\n"):
-                name, _, index_text = item[2:].partition(" ")
-                if index_text:
-                    shape_index(index_text)
-                positions.append(name)
-            uses = []
-            if use_text != "  (none)\n":
-                for item in use_text[:-1].split("\n"):
-                    name, _, rest = item[2:].partition(", operand ")
-                    operand, _, index_text = rest.partition(" ")
-                    int(operand)
-                    if index_text:
-                        shape_index(index_text)
-                    uses.append(name)
-        except ValueError:
-            return 0
-        doc = self.doc
-        self.skipping = False
-        self.mark = len(doc.diagnostics)
-        s = m.start(2) - base
-        e = (m.end(3) if itext is not None else m.end(2)) - base
-        instr = _intern(instr)  # `_value_names` without the check (done above), inlined: once per used value
-        if itext is not None:
-            itext = _intern(itext)
-        key = _intern(instr + itext if itext is not None else instr + "{}")
-        used = doc.used_values
-        i = len(used)
-        used.add(vid, key, instr, itext, phi is not None, color, ln, s, e)
-        self.value_use(ln, s, e, key)
-        # the items' occurrences (what `instruction_use` appends), written out; a value's position and its
-        # `from instruction:` name are nearly always its own instruction, already interned
-        occ = doc.occurrences
-        pos, end, code, keys = occ._pos.append, occ._end.append, occ._code.append, occ._keys.append
-        use_code = occ_pair_code("instruction", "use")
-        k = ln + 2
-        for name in positions:
-            pos((k << COL_BITS) | 2)
-            end(2 + len(name))
-            code(use_code)
-            keys(instr if name == instr else _intern(name))
-            k += 1
-        k += 1  # `` uses:``
-        for name in uses:
-            pos((k << COL_BITS) | 2)
-            end(2 + len(name))
-            code(use_code)
-            keys(_intern(name))
-            k += 1
-        if not uses:
-            k += 1  # ``  (none)``
-        used.from_line[i] = k
-        line_start = m.end(7)
-        self.instruction_use(
-            k, m.start(8) - line_start, m.end(8) - line_start, instr if from_name == instr else _intern(from_name)
-        )
-        self.value = i
-        self.sub = "done"
-        return k - ln + 1
-
-    def used_part(self, ln: int, line: str) -> None:
-        v = self.value
-        if v is None:
-            self.err(ln, 0, len(line), "a value part before any `<id name @color>` header", CODE_STRUCTURE)
-            return
-        if line[1] != " ":
-            if line == " positions:":
-                self.sub = "positions"
-            elif line == " uses:":
-                self.sub = "uses"
-            elif line.startswith(" from instruction:"):
-                m = FROM.match(line)
-                if m is None:
-                    self.bad_line(ln, line, "` from instruction: %name = ...`")
-                    return
-                self.doc.used_values.from_line[v] = ln  # its text and name range are read when asked for
-                self.instruction_use(ln, m.start(2), m.end(2), _intern(m.group(2)))
-                self.sub = "done"
-                if line[-1] == ">":
-                    self.glued_header(ln, line)
-            else:
-                self.bad_line(ln, line, "` positions:`, ` uses:` or ` from instruction:`")
-            return
-        sub = self.sub
-        if sub == "positions":
-            m = POSITION.match(line)
-            if m is None:
-                self.bad_line(ln, line, "a position `  name {index}`")
-                return
-            itext = m.group(2)
-            if itext:
-                shape_index(itext)
-            self.instruction_use(ln, 2, m.end(1), _intern(m.group(1)))
-        elif sub == "uses":
-            if line == "  (none)":
-                return
-            m = USE.match(line)
-            if m is None:
-                self.bad_line(ln, line, "a use `  name, operand N {index}`")
-                return
-            opnd, itext = m.group(2, 3)
-            int(opnd)
-            if itext:
-                shape_index(itext)
-            self.instruction_use(ln, 2, m.end(1), _intern(m.group(1)))
-        else:
-            self.bad_line(ln, line, "` positions:` or ` uses:` before list items")
-
-    def finish_value(self) -> None:
-        i = self.value
-        if i is not None and self.doc.used_values.from_line[i] == NONE and len(self.doc.diagnostics) == self.mark:
-            v = self.doc.used_values[i]
-            self.err(
-                v.line,
-                v.range.start_col,
-                v.range.end_col,
-                f"value {v.name} ends before its ` from instruction:` line",
-                CODE_STRUCTURE,
-            )
-        self.value = None
-        self.sub = None
-
-    # ------------------------------------------------------------------ live ranges
-    def live_range_line(self, ln: int, line: str) -> None:
-        doc = self.doc
-        if self.section == "lr-none":
-            self.bad_line(ln, line, "nothing after `HloLiveRange not available`")
-            return
-        if not line.startswith("    "):
-            self.skipping = False
-            self.lr_parts.add(line.strip()[:12])
-            if line == "  InstructionSequence:":
-                self.section = "seq"
-            elif line == "  BufferLiveRange:":
-                self.section = "lrs"
-            elif line.startswith("  Live ranges at "):
-                m = _PEAK_HEADER.match(line)
-                if m is None:
-                    self.bad_line(ln, line, "`  Live ranges at N (peak):`")
-                    self.skipping = True
-                    return
-                doc.peak_step = int(m.group(1))
-                doc.peak_line = ln
-                self.section = "peak"
-            elif line.startswith("  Stack trace breakdown"):
-                m = _STACK_HEADER.match(line)
-                if m is None:
-                    self.bad_line(ln, line, "`  Stack trace breakdown for peak usage: N bytes`")
-                    self.skipping = True
-                    return
-                doc.peak_breakdown_total = _spaced_int(m.group(1))
-                self.section = "stack"
-                self.stack_parents = []
-            else:
-                self.bad_line(ln, line, "a live-range subsection header")
-                self.skipping = True
-            return
-        s = self.section
-        if s == "seq":
-            m = _SEQ.match(line)
-            if m is None:
-                self.bad_line(ln, line, "`    N:instruction`")
-                return
-            name = _intern(m.group(2))
-            doc.sequence.add(int(m.group(1)), name, ln, m.start(2), m.end(2))
-            self.instruction_use(ln, m.start(2), m.end(2), name)
-        elif s == "lrs":
-            m = _LR.match(line)
-            if m is None:
-                self.bad_line(ln, line, "`    name{index}:start-end`")
-                return
-            e = m.end(2) if m.group(2) is not None else m.end(1)
-            instr, itext, key = _value_names(m.group(1), m.group(2))
-            doc.live_ranges.add(key, instr, itext, int(m.group(3)), int(m.group(4)), ln, e)
-            self.value_use(ln, 4, e, key)
-        elif s == "peak":
-            m = _PEAK.match(line)
-            if m is None:
-                self.bad_line(ln, line, "`    name{index}: N bytes (cumulative: N bytes)`")
-                return
-            instr, itext = _intern(m.group(1)), m.group(2)
-            e = m.end(2) if itext is not None else m.end(1)
-            if itext is not None:
-                itext = _intern(itext)
-            key = _intern(instr + itext) if itext is not None else None
-            cum = m.group(4)
-            nbytes, cum = int(m.group(3)), (int(cum) if cum is not None else None)
-            doc.peak_entries.add(instr, itext, nbytes, cum, ln, e)
-            if key is not None:
-                self.value_use(ln, 4, e, key)
-            else:
-                self.instruction_use(ln, 4, e, instr)
-        elif s == "stack":
-            self.stack_line(ln, line)
-        else:
-            self.bad_line(ln, line, "a live-range subsection header before its items")
-
-    def stack_line(self, ln: int, line: str) -> None:
-        col = len(line) - len(line.lstrip(_TREE_CHARS))  # the tree drawing before the name
-        # The tail holds no " (" of its own, so it starts at the last one: one anchored match, linear time.
-        m = _STACK_TAIL.match(line, max(line.rfind(" ("), 0))
-        if m is None or m.start() <= col:
-            self.bad_line(
-                ln, line, "a stack-trace node `name (P%, total: N bytes, current: N bytes, remaining: N bytes)`"
-            )
-            return
-        depth = 0 if col <= 4 else max(1, (col - 6) // 4)
-        parents = self.stack_parents
-        del parents[depth:]
-        parent = parents[-1] if parents and depth > 0 else None
-        nodes = self.doc.stack_trace
-        nodes.append(
-            StackNode(
-                line[col : m.start()],
-                depth,
-                float(m.group(1)),
-                _spaced_int(m.group(2)),
-                _spaced_int(m.group(3)),
-                _spaced_int(m.group(4)),
-                parent,
-                ln,
-                _new(Range, (ln, col, ln, m.start())),
-            )
-        )
-        while len(parents) < depth:
-            parents.append(parent if parent is not None else len(nodes) - 1)
-        parents.append(len(nodes) - 1)
-
-    # ------------------------------------------------------------------ memory-usage report
-    def mem_old_line(self, ln: int, line: str) -> bool:
-        """Lines of the older report layout (``Allocations sorted by size:`` ...); False when not one of them."""
-        stripped = line.strip()
-        if not stripped or stripped.strip("-") == "":
-            return True
-        if self.section == "mem-old-list":
-            if stripped == "cumulative_size; total_size - cumulative_size; allocation" or _MEM_REST.match(line):
-                return True
-            if not (line[0] == " " or line[0].isdigit()):
-                return False  # a section header: `top` takes it
-            m = _MEM_OLD_ROW.match(line)
-            if m is None:
-                self.bad_line(ln, line, "a row `cumulative(P%); remaining; allocation N: size S, ...:`")
-            return True
-        m = _MEM_OLD_ALLOC.match(line)
-        if m is not None:
-            color = _MEM_OLD_COLOR.search(line)
-            self.table = MemoryTable(
-                color=int(color.group(1)) if color else 0,
-                memory_space="",
-                total_bytes=None,
-                line=ln,
-                allocation=int(m.group(1)),
-            )
-            self.doc.memory_report.append(self.table)
-            self.pending_old_table = True
-            return True
-        if line[0] in " \t":
-            if _MEM_HEADER.match(line) and self.table is not None and self.pending_old_table:
-                self.pending_old_table = False  # the table belongs to the allocation line above it
-                return True
-            self.mem_line(ln, line)
-            return True
-        return False
-
-    def mem_line(self, ln: int, line: str) -> None:
-        if _MEM_HEADER.match(line):
-            sp = self.space or (0, "", None)
-            self.table = MemoryTable(color=sp[0], memory_space=sp[1], total_bytes=sp[2], line=ln)
-            self.doc.memory_report.append(self.table)
-            return
-        stripped = line.strip()
-        if stripped and stripped.strip("-") == "":
-            return
-        if _MEM_REST.match(line):
-            return
-        parts = line.split(";", 4)
-        if len(parts) != 5 or self.table is None:
-            self.bad_line(ln, line, "a report row `cumulative(P%); size; offset; n_values; shapes`")
-            return
-        mc = _MEM_CUM.match(parts[0])
-        ms = _MEM_SIZE.match(parts[1])
-        mo = _MEM_INT.match(parts[2])
-        mn = _MEM_INT.match(parts[3])
-        if mc is None or ms is None or mo is None or mn is None:
-            self.bad_line(ln, line, "a report row `cumulative(P%); size; offset; n_values; shapes`")
-            return
-        shapes = parts[4].strip()
-        if not shapes or shapes[-1] not in "])":
-            self.err(ln, len(line) - len(parts[4]), len(line), "the shapes list is cut short (truncated line?)")
-            return
-        self.table.rows.append(
-            MemoryRow(
-                mc.group(1),
-                int(mc.group(2)),
-                _intern(ms.group(1)),
-                int(mo.group(1)),
-                int(mn.group(1)),
-                ln,
-                self.text_lines,
-            )
-        )
 
     # ------------------------------------------------------------------ end of document
     def finish(self) -> None:

@@ -1,0 +1,85 @@
+"""What every section reader shares: the reader's state (`ReaderState`: the document being filled, the
+section state machine's fields, diagnostics), the diagnostic codes, and value-name helpers."""
+
+from __future__ import annotations
+
+import sys
+
+from hlo_lsp.core.buffers.columns import shape_index
+from hlo_lsp.core.buffers.model import BufferDoc
+from hlo_lsp.core.buffers.records import Allocation, MemoryTable
+from hlo_lsp.core.diagnostics import Range, error
+from hlo_lsp.core.document import TextLines
+
+# The whole header in XLA's fixed property order (BufferAllocation::ToShortString); other orders and errors
+# go through the property scanner in `_Reader.allocation`.
+# A whole used value as XLA writes it (header, positions, uses, `from instruction:`), matched in the text at the
+# header's offset: such a block is read in one step (`_Reader.used_block`); any other form goes line by line.
+new_record = tuple.__new__  # builds NamedTuples without their Python-level __new__ (hot path)
+intern_str = sys.intern  # names, keys and shapes repeat across a module's files: one string each
+
+CODE_SYNTAX = "buffers.syntax"
+CODE_STRUCTURE = "buffers.structure"
+CODE_TOTAL = "buffers.total"
+CODE_INTERNAL = "buffers.internal"
+
+
+def value_names(instr: str, itext: str | None) -> tuple[str, str | None, str]:
+    """A value's instruction name, index text and key (``name{1,0}``, or ``name{}`` without an index), each
+    interned (names and keys repeat across a module's files); raises ValueError for a malformed index text, as
+    the reader's parse of it does."""
+    if itext is not None:
+        shape_index(itext)
+        itext = intern_str(itext)
+    instr = intern_str(instr)
+    return instr, itext, intern_str(instr + itext if itext is not None else instr + "{}")
+
+
+def spaced_int(text: str) -> int:
+    return int(text.replace(" ", ""))
+
+
+class ReaderState:
+    """The state one pass of `reader._Reader` fills; the section readers add their line handlers to it."""
+
+    def __init__(self, text: str | TextLines, kind_hint: str | None):
+        self.text_lines = text if isinstance(text, TextLines) else TextLines(text)
+        self.lines = self.text_lines.split()  # transient: the records keep line numbers, not line strings
+        self.text_lines_list = self.lines
+        self.doc = BufferDoc(kind=kind_hint or "")
+        self.doc.used_values.text = self.text_lines
+        self.section: str | None = None  # alloc | used | seq | lr | peak | stack | mem | lr-none
+        self.sub: str | None = None  # positions | uses (inside a used value)
+        self.alloc: Allocation | None = None
+        self.value: int | None = None  # the number of the used value being read, in doc.used_values
+        self.table: MemoryTable | None = None
+        self.space: tuple[int, str, int | None] | None = None
+        self.stack_parents: list[int] = []
+        self.saw = set()
+        # After a block header that cannot be read, its indented lines are skipped silently (one error, not one
+        # per line); `mark` is the diagnostic count when the current block began, so structural checks only
+        # speak up for blocks whose lines all read cleanly.
+        self.skipping = False
+        self.mark = 0
+        self.lr_parts: set[str] = set()
+        self.pending_old_table = False
+        occ = self.doc.occurrences
+        self.instruction_use = occ.adder("instruction", "use")
+        self.value_def = occ.adder("value", "def")
+        self.value_use = occ.adder("value", "use")
+        self.allocation_def = occ.adder("allocation", "def")
+
+    # ------------------------------------------------------------------ diagnostics
+    def err(self, ln: int, start: int, end: int, message: str, code: str = CODE_SYNTAX) -> None:
+        line = self.lines[ln].rstrip("\r")
+        end = max(min(end, len(line)), 0)
+        start = min(start, end)
+        if start == end and line:
+            start, end = 0, len(line)
+        self.doc.diagnostics.append(error(Range(ln, start, ln, end), code, message))
+
+    def bad_line(self, ln: int, line: str, what: str) -> None:
+        stripped = len(line) - len(line.lstrip(" "))
+        self.err(ln, stripped, len(line), f"unrecognised line: expected {what}")
+
+    # ------------------------------------------------------------------ driver
