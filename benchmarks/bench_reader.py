@@ -8,7 +8,7 @@ Without FILES it measures the largest corpus files in ``tests/data/jax-cpu`` (th
 the three largest buffer-assignment files), the synthetic 20 MB module ``<bench-dir>/synth/synth_20mb.txt``
 (generated with ``synth_module.py`` when missing) and the adam N=3000 dump files when ``make_inputs.py`` made them.
 
-For each file the text is read once, then the reader (``hlo_lsp.core.hlo.model.read_hlo(text, check=False)``, the
+For each file the text is read once, then the reader (``hlo_lsp.core.hlo.read.read_hlo(text, check=False)``, the
 index alone, for module text,
 ``hlo_lsp.core.buffers.read_buffers`` for buffer-assignment files, chosen by ``kinds.detect_kind``) is timed
 ``--repeat`` times after a ``gc.collect()``; the best run is kept (file read excluded). Beside it:
@@ -17,7 +17,7 @@ index alone, for module text,
   in a subprocess (skipped when that interpreter is missing, or with ``--no-xla``);
 * the bare per-line regex scan of ``line_scan.py`` (the floor a pure-Python reader cannot beat).
 * for module text also ``read_hlo(text)``, the server's read: the index plus the structural checks and the
-  verifier summary of every computation (the rows pass of ``hlo_bulk``), column "read + checks".
+  verifier summary of every computation (the rows pass of ``bulk``), column "read + checks".
 
 Prints one Markdown table (MB = 10^6 bytes) and the issue-2 target (reader >= 60 MB/s on the 20 MB synthetic
 module); ``--json`` also writes every record. Exit status 0, or 1 when the target is measured and missed.

@@ -18,7 +18,7 @@ from hlo_lsp.core.occurrences import OccurrenceTable
 
 @dataclass(slots=True)
 class BufferDoc:
-    """One buffer file's model. The record lists read like lists of records (see `buffers_columns`)."""
+    """One buffer file's model. The record lists read like lists of records (see `columns`)."""
 
     kind: str
     allocations: list[Allocation] = field(default_factory=list)

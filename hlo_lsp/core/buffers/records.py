@@ -268,7 +268,7 @@ class MemoryTable:
     allocation: int | None = None  # set by the older report layout, which names each table's allocation
 
 
-# The record lists, kept by column (`buffers_columns` makes the record objects of the classes above).
+# The record lists, kept by column (`columns` makes the record objects of the classes above).
 
 
 def used_value_block(lines, header: int) -> tuple[list[Position], list[Use]]:

@@ -33,13 +33,13 @@ class _Part(NamedTuple):
 
 def read_rows(mod: HloModule, scan: str) -> bool:
     """Read a machine-written module (``scan`` is "\\n" + its text) in one pass: the computations from the
-    column-0 lines (`hlo.bulk_computations`), then each computation's rows, from which come the instruction
+    column-0 lines (`structure.bulk_computations`), then each computation's rows, from which come the instruction
     table, the structural checks of every computation (`is_clean`; one that is not clean is left for the
     per-line checks) and the verifier summaries. False (``mod`` then half-filled: start again) unless every
     line of every computation is a row.
 
     A large module is read in two parts at once: the later computations (from a closing line past
-    1 - `SPLIT_SHARE` of the text) in a forked child (`forked`), the rest here, the child's part then appended
+    1 - `SPLIT_SHARE` of the text) in a forked child (`process.fork`), the rest here, the child's part then appended
     (the same objects as read here, in the same order; computed here instead when the child fails)."""
     import hlo_lsp.core.hlo.rules.summary  # noqa: F401 - imported before the fork, not in the child (it reads rows)
 

@@ -24,7 +24,7 @@ def check_computation(mod: HloModule, c: Computation) -> list[Diagnostic]:
     """Errors XLA's parser would report inside computation ``c``; [] for a consistent computation.
 
     A computation of machine-written lines is first checked whole by set operations over its rows
-    (`hlo_bulk.is_clean`); only one that fails that (or is not of that form) is read line by line, which
+    (`rows.is_clean`); only one that fails that (or is not of that form) is read line by line, which
     finds and places each error."""
     return check_and_summarize(mod, c)[0]
 
@@ -71,7 +71,7 @@ def _check_lines(
     comps = mod.computation_by_name
     for k, i in enumerate(span):
         if rows is not None:
-            r = rows[k]  # a row is always a readable instruction (hlo_bulk)
+            r = rows[k]  # a row is always a readable instruction (the rows pass)
             ops = () if r[OPCODE] == "parameter" or r[OPCODE] == "constant" else operand_names(r[OPERANDS])
             bad_ops = [op for op in ops if op not in names]
             bad_calls = [cc for cc in (calls or {}).get(k, ()) if cc not in comps]

@@ -1,7 +1,7 @@
 """Occurrences of names in an HLO document, computed per line on demand.
 
 Building every occurrence of a 23 MB module up front would cost more than reading it, so `HloIndex` answers
-the `OccurrenceIndex` questions lazily: `on_line`/`at` parse the one line asked about (`hlo_line`), and `find`
+the `OccurrenceIndex` questions lazily: `on_line`/`at` parse the one line asked about (`line`), and `find`
 walks only the lines the module's maps say can hold the key (an instruction's definition and its users, a
 computation's callers, the rows and instructions naming a stack frame). Every answer is O(line length + hits).
 """

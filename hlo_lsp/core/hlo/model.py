@@ -4,14 +4,14 @@ Readers (`read`, `structure`, `bulk`) build it; the users and callers maps come 
 
 How a module is read (`read.read_hlo`).
 
-Algorithm: a machine-written module is read by `hlo_bulk.read_rows`: computation headers and closing braces
+Algorithm: a machine-written module is read by `bulk.read_rows`: computation headers and closing braces
 from the lines that start in column 0, then each computation's instruction lines by one regex pass that also
 checks the computation and summarizes it for the verifier. Anything else takes the general path: instruction
 names from one regex scan of the whole text (the pattern starts with a literal newline, so the engine jumps
 between lines at memchr speed), structure from the column-0 lines, each computation owning a contiguous range
 of the instruction array found by bisection on offsets, and an instruction's opcode, operands and calls parsed
 from its line on first use. Everything positional a request needs later (operand columns, attribute spans,
-metadata) is re-derived from the one line on demand (`hlo_line`). Lark (the grammar) validates; this reader
+metadata) is re-derived from the one line on demand (`line`). Lark (the grammar) validates; this reader
 indexes, reports lines it cannot read, and never raises.
 """
 
@@ -82,7 +82,7 @@ class HloModule:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     by_name: dict[str, int] = field(default_factory=dict)  # first instruction of each name
     computation_by_name: dict[str, int] = field(default_factory=dict)
-    _users: Any = None  # operand name -> user instruction(s) (`hlo_bulk.UsesTable`), see `_maps`
+    _users: Any = None  # operand name -> user instruction(s) (`rows.UsesTable`), see `_maps`
     _callers: dict[str, list[int] | int] | None = None
     _patched: set[int] = field(default_factory=set)
     # what the rows pass found while reading: each computation's structural diagnostics ([] or None: not
@@ -93,7 +93,7 @@ class HloModule:
     local_names: bool = False
     # set by `incremental.patch_module`: its last patch kept every name, name column and ROOT flag
     patch_kept_names: bool = False
-    # read by the rows pass (`hlo_bulk.read_rows`): each instruction line not patched since is a row (its first
+    # read by the rows pass (`bulk.read_rows`): each instruction line not patched since is a row (its first
     # `(%` opens its operand list, a plain `%a, %b` list up to the first `)`)
     rows_read: bool = False
     _comp_lines: list[int] | None = None

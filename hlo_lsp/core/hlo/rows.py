@@ -12,21 +12,21 @@ parentheses, a hand-written oddity) matches nothing, and the computation falls b
 instruction table, checks each computation (`is_clean`; a computation that is not clean is left to the
 per-line checks, which place its errors), and makes each computation's verifier summary
 (`rules.summary.summarize`). A module past `SPLIT_MIN_CHARS` is read in two parts at once, the later
-computations in a forked child (`forked`) whose result is appended to the parent's: the server's read of the
+computations in a forked child (`process.fork`) whose result is appended to the parent's: the server's read of the
 23 MB benchmark module takes 0.6 s where one process took 0.95 s. The users/callers maps are made later
 (`users_and_callers`), the users as a `UsesTable` of two int arrays.
 
 Why the rows equal what the per-line reader reads, for a line that matches:
 
 * The head (up to the opcode's parenthesis) is one atomic group: the index pass's indentation, ROOT and name
-  (``[ \\t]``, the ``%`` required), then `hlo._INSTR`'s lazy shape (advancing by words, which reaches the
+  (``[ \\t]``, the ``%`` required), then `text.INSTR`'s lazy shape (advancing by words, which reaches the
   same first ``word(``) and opcode; once matched it is never re-tried another way, so name, shape and opcode
   are the reader's.
 * The operand list ``(%a, /*index=5*/%b)`` holds no ``(`` and no ``"``, so its ``)`` is the one
-  `hlo.find_close_paren` finds, and its names are the ones `hlo._read_operands` returns; ``parameter(N)`` and a
+  `text.find_close_paren` finds, and its names are the ones `text.read_operands` returns; ``parameter(N)`` and a
   ``constant(...)`` without parentheses or quotes close at the first ``)`` as there.
 * The shape holds no ``%`` (no shape does), so a row's first ``(%`` is its opcode's parenthesis when its
-  operand list is not empty (`hlo_index` finds uses of a name there without reading the line again).
+  operand list is not empty (`index` finds uses of a name there without reading the line again).
 * Every match starts with the newline before its line and never crosses another, so there is at most one row
   per line, and n rows for n lines means every line matched, row k being line k.
 * Calls (`row_calls`) are read from the attribute text with the reader's own pattern, under its own condition
@@ -147,7 +147,7 @@ def is_clean(
     calls: dict[int, list[str]],
     cols: list[tuple[str, ...]] | None = None,
 ) -> bool:
-    """True when `hlo_checks.check_computation` would find nothing in the computation read as ``rows``: no
+    """True when `checks.check_computation` would find nothing in the computation read as ``rows``: no
     repeated name, at most one ROOT, every operand defined in it and every called computation in
     ``computations`` (a sufficient condition, checked with set operations over the whole computation).
     ``calls``: `row_calls` of the rows."""

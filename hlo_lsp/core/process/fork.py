@@ -1,7 +1,7 @@
 """Run pure computations over an in-memory model on the machine's other cores, in forked children.
 
-Reading a large module (`hlo_bulk.read_rows`: its later half) and checking the computations the read could
-not (`hlo_checks.StructuralChecker.check_forked`) are pure Python over text and data in memory; in a thread
+Reading a large module (`bulk.read_rows`: its later half) and checking the computations the read could
+not (`checks.StructuralChecker.check_forked`) are pure Python over text and data in memory; in a thread
 they share one GIL with the requests, on one core. A forked child starts with the parent's memory as it is
 (copy-on-write: nothing is serialized on the way in), computes, and sends its result back through a pipe as a
 pickle (diagnostics and summaries, or the part of the instruction table it read: a few MB). The child never

@@ -1,10 +1,10 @@
 """The rows pass of the verifier rules: what each computation's instructions need read per line.
 
-`summarize` reads a computation's rows (`hlo_bulk`) and keeps, for the rules, only what they must look at: an
+`summarize` reads a computation's rows (`bulk`) and keeps, for the rules, only what they must look at: an
 instruction whose shapes plainly agree (the same shape texts where a rule compares shapes, or a shape
 inference the memo has already answered for the same texts) is no candidate; a calling one is kept with its
 callees, operand shape texts and result text for the module-wide comparison (`call_ok`, `root_ok`) that
-`hlo_facts.ModuleFacts` makes once every computation's summary is known.
+`rules.facts.ModuleFacts` makes once every computation's summary is known.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ verifier does when it is not layout-sensitive and allows mixed precision (the la
 with): layouts, dynamic-dimension markers and floating-point precision are ignored, so a rule never fires on
 something some XLA pipeline accepts.
 
-Algorithm: each rule asks `hlo_facts.ModuleFacts` for the instructions of its opcodes it must look at: one regex
-pass per computation (`hlo_bulk`, `summary`) reads every machine-written line and clears the instructions whose
+Algorithm: each rule asks `rules.facts.ModuleFacts` for the instructions of its opcodes it must look at: one regex
+pass per computation (`bulk`, `summary`) reads every machine-written line and clears the instructions whose
 shapes plainly agree (the same shape text where a rule compares shapes; for `inferred_shapes`, XLA's shape
 inference of `rules.inference` answered once per distinct combination of shape and attribute texts, and a
 calling instruction's result text equal to its callee's root text), so a rule reads per line only the rest,
