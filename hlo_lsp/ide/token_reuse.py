@@ -55,7 +55,11 @@ def memo_of(a, tokens: list[Tok]) -> TokenMemo | None:
     return TokenMemo(list(a.lines), tokens, comps, n)
 
 
-def _common_prefix(a: list, b: list, n: int) -> int:
+def common_prefix(a: list, b: list, n: int | None = None) -> int:
+    """Length of the longest common prefix (at most ``n``), compared in slices (C speed) that halve near the
+    first mismatch."""
+    if n is None:
+        n = min(len(a), len(b))
     i, step = 0, 4096
     while step:
         while i + step <= n and a[i : i + step] == b[i : i + step]:
@@ -64,7 +68,8 @@ def _common_prefix(a: list, b: list, n: int) -> int:
     return i
 
 
-def _common_suffix(a: list, b: list, limit: int) -> int:
+def common_suffix(a: list, b: list, limit: int) -> int:
+    """Length of the longest common suffix, at most ``limit`` (as `common_prefix`, from the end)."""
     la, lb = len(a), len(b)
     i, step = 0, 4096
     while step:
@@ -106,8 +111,8 @@ def reuse(memo: TokenMemo | None, a) -> list[Tok] | None:
     if memo is None or not _long_module(a):
         return None
     old, new = memo.lines, a.lines
-    pre = _common_prefix(old, new, min(len(old), len(new)))
-    suf = _common_suffix(old, new, min(len(old), len(new)) - pre)
+    pre = common_prefix(old, new, min(len(old), len(new)))
+    suf = common_suffix(old, new, min(len(old), len(new)) - pre)
     old_end, new_end = len(old) - suf, len(new) - suf
     shift = new_end - old_end
     mod = a.hlo

@@ -40,6 +40,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcContentModified
 
+from hlo_lsp.ide.token_reuse import common_prefix, common_suffix
 from hlo_lsp.lsp.protocol import RawResult
 
 log = logging.getLogger("hlo_lsp")
@@ -182,35 +183,13 @@ class DocumentAnswers:
         return RawResult(json.dumps({"resultId": rid, "edits": edits}, separators=(",", ":")))
 
 
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    """Length of the longest common prefix, compared in slices (C speed) that halve near the first mismatch."""
-    n = min(len(a), len(b))
-    i, step = 0, 4096
-    while step:
-        while i + step <= n and a[i : i + step] == b[i : i + step]:
-            i += step
-        step //= 2
-    return i
-
-
-def _common_suffix(a: list[int], b: list[int], limit: int) -> int:
-    """Length of the longest common suffix, at most ``limit``."""
-    la, lb = len(a), len(b)
-    i, step = 0, 4096
-    while step:
-        while i + step <= limit and a[la - i - step : la - i] == b[lb - i - step : lb - i]:
-            i += step
-        step //= 2
-    return i
-
-
 def token_edits(old: list[int], new: list[int]) -> tuple[int, int, list[int]] | None:
     """One edit (start, deleteCount, data) turning ``old`` into ``new``, on whole tokens (multiples of 5
     integers); None when they are equal."""
     if old == new:
         return None
-    pre = _common_prefix(old, new) // 5 * 5
-    suf = _common_suffix(old, new, min(len(old), len(new)) - pre) // 5 * 5
+    pre = common_prefix(old, new) // 5 * 5
+    suf = common_suffix(old, new, min(len(old), len(new)) - pre) // 5 * 5
     return pre, len(old) - pre - suf, new[pre : len(new) - suf]
 
 
