@@ -95,24 +95,24 @@ class OccurrenceTable:
     name that appears in every file of a module is one string. A start column too large to pack (a hostile
     line) is kept exactly on the side."""
 
-    __slots__ = ("_pos", "_end", "_code", "_keys", "_wide")
+    __slots__ = ("pos", "ends", "codes", "keys", "wide")
 
     def __init__(self, occurrences=()):
-        self._pos = array("q")
-        self._end = array("I")  # columns stay below 2**32: files are at most 1 GiB
-        self._code = bytearray()
-        self._keys: list[str] = []
-        self._wide: dict[int, int] = {}  # occurrence number -> start column, for starts >= _COL_MAX
+        self.pos = array("q")
+        self.ends = array("I")  # columns stay below 2**32: files are at most 1 GiB
+        self.codes = bytearray()
+        self.keys: list[str] = []
+        self.wide: dict[int, int] = {}  # occurrence number -> start column, for starts >= _COL_MAX
         for o in occurrences:
             self.add(*o)
 
     def add(self, line: int, start: int, end: int, kind: str, key: str, role: str) -> None:
         if start >= _COL_MAX:
-            self._wide[len(self._keys)] = start
-        self._pos.append(_pack(line, start))
-        self._end.append(end)
-        self._code.append(pair_code(kind, role))
-        self._keys.append(_intern(key))
+            self.wide[len(self.keys)] = start
+        self.pos.append(_pack(line, start))
+        self.ends.append(end)
+        self.codes.append(pair_code(kind, role))
+        self.keys.append(_intern(key))
 
     def append(self, o: Occurrence) -> None:
         self.add(*o)
@@ -120,7 +120,7 @@ class OccurrenceTable:
     def adder(self, kind: str, role: str):
         """A fast ``add(line, start, end, key)`` for one (kind, role): what the readers call per occurrence.
         It does not intern ``key``: the caller passes an interned string (or one it means to keep)."""
-        pos, en, codes, keys = self._pos.append, self._end.append, self._code.append, self._keys.append
+        pos, en, codes, keys = self.pos.append, self.ends.append, self.codes.append, self.keys.append
         code = pair_code(kind, role)
         add_wide = self.add
 
@@ -136,39 +136,39 @@ class OccurrenceTable:
         return add
 
     def _start(self, i: int) -> int:
-        return self._pos[i] & _COL_MAX if i not in self._wide else self._wide[i]
+        return self.pos[i] & _COL_MAX if i not in self.wide else self.wide[i]
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self.keys)
 
     def _get(self, i: int) -> Occurrence:
-        kind, role = _PAIRS[self._code[i]]
-        p = self._pos[i]
+        kind, role = _PAIRS[self.codes[i]]
+        p = self.pos[i]
         start = p & _COL_MAX
-        if start == _COL_MAX and i in self._wide:
-            start = self._wide[i]
-        return _new(Occurrence, (p >> COL_BITS, start, self._end[i], kind, self._keys[i], role))
+        if start == _COL_MAX and i in self.wide:
+            start = self.wide[i]
+        return _new(Occurrence, (p >> COL_BITS, start, self.ends[i], kind, self.keys[i], role))
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self._get(j) for j in range(*i.indices(len(self._keys)))]
+            return [self._get(j) for j in range(*i.indices(len(self.keys)))]
         if i < 0:
-            i += len(self._keys)
-        if not 0 <= i < len(self._keys):
+            i += len(self.keys)
+        if not 0 <= i < len(self.keys):
             raise IndexError("occurrence index out of range")
         return self._get(i)
 
     def __iter__(self) -> Iterator[Occurrence]:
-        return map(self._get, range(len(self._keys)))
+        return map(self._get, range(len(self.keys)))
 
     def __eq__(self, other) -> bool:
         if isinstance(other, OccurrenceTable):
             return (
-                self._pos == other._pos
-                and self._wide == other._wide
-                and self._end == other._end
-                and self._keys == other._keys
-                and [_PAIRS[c] for c in self._code] == [_PAIRS[c] for c in other._code]
+                self.pos == other.pos
+                and self.wide == other.wide
+                and self.ends == other.ends
+                and self.keys == other.keys
+                and [_PAIRS[c] for c in self.codes] == [_PAIRS[c] for c in other.codes]
             )
         if isinstance(other, list):
             return len(other) == len(self) and all(a == b for a, b in zip(self, other))
@@ -197,16 +197,16 @@ class OccurrenceIndex:
     def at(self, line: int, col: int) -> Occurrence | None:
         """The occurrence covering (line, col), its end column included; None when the cursor is on no name."""
         occ = self._occ
-        i = bisect.bisect_right(occ._pos, _pack(line, col)) - 1
+        i = bisect.bisect_right(occ.pos, _pack(line, col)) - 1
         if i < 0:
             return None
-        if occ._pos[i] >> COL_BITS == line and occ._start(i) <= col <= occ._end[i]:
+        if occ.pos[i] >> COL_BITS == line and occ._start(i) <= col <= occ.ends[i]:
             return occ._get(i)
         return None
 
     def on_line(self, line: int) -> list[Occurrence]:
         """All occurrences on one line, in column order; [] when none."""
-        pos = self._occ._pos
+        pos = self._occ.pos
         lo = bisect.bisect_left(pos, _pack(line, 0))
         hi = bisect.bisect_left(pos, _pack(line + 1, 0))
         return self._occ[lo:hi]
@@ -216,9 +216,9 @@ class OccurrenceIndex:
         (no `Occurrence` made)."""
         occ = self._occ
         pairs = [(kind, role == "def") for kind, role in _PAIRS]
-        pos, end = occ._pos, occ._end
-        wide = occ._wide
-        for i, code in enumerate(occ._code):
+        pos, end = occ.pos, occ.ends
+        wide = occ.wide
+        for i, code in enumerate(occ.codes):
             p = pos[i]
             start = p & _COL_MAX
             if start == _COL_MAX and i in wide:
@@ -229,14 +229,14 @@ class OccurrenceIndex:
     def find(self, kind: str, key: str) -> list[Occurrence]:
         """Every occurrence of (kind, key) in document order; [] when the key never occurs."""
         occ = self._occ
-        keys = occ._keys
+        keys = occ.keys
         order = self._by_key
         if order is None:
             order = self._by_key = array("I", sorted(range(len(keys)), key=keys.__getitem__))
         out = []
         n = len(order)
         j = bisect.bisect_left(order, key, key=keys.__getitem__)
-        codes = occ._code
+        codes = occ.codes
         while j < n:
             i = order[j]
             if keys[i] != key:

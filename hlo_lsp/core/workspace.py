@@ -21,6 +21,7 @@ from hlo_lsp.core.document import DiskDocument, Edit, LineDocument, TextLines
 from hlo_lsp.core.hlo.checks import StructuralChecker
 from hlo_lsp.core.hlo.incremental import patch_module
 from hlo_lsp.core.hlo.index import HloIndex
+from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.model import HloModule, warm_module
 from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.occurrences import OccurrenceIndex
@@ -184,8 +185,8 @@ class ModuleBundle:
 def _share_lines(a: Analysis, lines: list[str]) -> None:
     """Make ``a``'s module read the editor's line store ``lines`` (equal text), so edits patch it in place."""
     a.hlo.lines = lines
-    if hasattr(a.hlo.instructions, "_lines"):
-        a.hlo.instructions._lines = lines
+    if isinstance(a.hlo.instructions, InstructionTable):
+        a.hlo.instructions.share_lines(lines)
 
 
 def _patch_in_place(a: Analysis, edits: list[Edit], src: Source) -> bool:
@@ -281,6 +282,10 @@ class Workspace:
 
     def open_paths(self) -> list[str]:
         return list(self._open)
+
+    def open_source(self, path: str) -> Source | None:
+        """The editor's text of ``path`` when it is open, else None (never reads the file)."""
+        return self._open.get(path)
 
     # -- sources and analyses --------------------------------------------------------------------------------
 
@@ -390,7 +395,7 @@ class Workspace:
         except ReadError:
             return None
 
-    def _has_analysis(self, path: str) -> bool:
+    def has_analysis(self, path: str) -> bool:
         with self._lock:
             a = self._analyses.get(path)
             return a is not None and a.source is self._current(path)
@@ -430,7 +435,7 @@ class Workspace:
                 continue
             if (
                 not read_large
-                and not self._has_analysis(sp)
+                and not self.has_analysis(sp)
                 and (_size(sp) > LARGE_SIBLING_BYTES or a.size > LARGE_SIBLING_BYTES)
             ):
                 partial = True  # unread (or being read by the worker): answer without it, and say so

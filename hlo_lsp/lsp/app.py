@@ -111,7 +111,7 @@ class HloLanguageServer(LanguageServer):
         )
 
     def current_version(self, path: str) -> int | None:
-        src = self.ws._open.get(path)
+        src = self.ws.open_source(path)
         return src.version if src is not None else None
 
 

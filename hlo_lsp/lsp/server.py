@@ -249,7 +249,7 @@ def _begin_progress(ls: HloLanguageServer, path: str, message: str) -> str | Non
         if os.path.getsize(path) < PROGRESS_MIN_BYTES:
             return None
     except OSError:
-        src = ls.ws._open.get(path)
+        src = ls.ws.open_source(path)
         if src is None or len(src.doc.lines) < PROGRESS_MIN_BYTES // 100:
             return None
     ls._progress_seq += 1
@@ -488,7 +488,7 @@ def _checked(ls: HloLanguageServer, path: str) -> bool:
     """An HLO module read at its current text and verified (or small enough to verify at once): its complete
     diagnostics need nothing the background work (users maps, buffer files) still reads. Buffer files wait for
     that work: their checks join the module's files."""
-    if not ls.ws._has_analysis(path):
+    if not ls.ws.has_analysis(path):
         return False
     a = ls.ws.try_analysis(path)
     return a is not None and a.hlo is not None and (a.size <= GRAMMAR_LIMIT or a.verified is not None)

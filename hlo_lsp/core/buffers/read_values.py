@@ -105,7 +105,7 @@ class ValuesReader(ReaderState):
         # the items' occurrences (what `instruction_use` appends), written out; a value's position and its
         # `from instruction:` name are nearly always its own instruction, already interned
         occ = doc.occurrences
-        pos, end, code, keys = occ._pos.append, occ._end.append, occ._code.append, occ._keys.append
+        pos, end, code, keys = occ.pos.append, occ.ends.append, occ.codes.append, occ.keys.append
         use_code = occ_pair_code("instruction", "use")
         k = ln + 2
         for name in positions:

@@ -69,7 +69,7 @@ class _Reader(AllocationsReader, ValuesReader, LiveRangeReader, ReportReader):
         add_live = doc.live_ranges.add
         # the occurrence table's columns, for the most frequent lines (what `instruction_use` appends)
         occ = doc.occurrences
-        occ_pos, occ_end, occ_code, occ_key = occ._pos.append, occ._end.append, occ._code.append, occ._keys.append
+        occ_pos, occ_end, occ_code, occ_key = occ.pos.append, occ.ends.append, occ.codes.append, occ.keys.append
         use_code = occ_pair_code("instruction", "use")
         col_bits = COL_BITS
         # whole used-value blocks are read from the text itself (offsets from its line table) when it has no \r

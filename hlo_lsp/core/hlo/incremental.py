@@ -51,7 +51,7 @@ def _patch_instruction(mod: HloModule, table: InstructionTable, i: int, line: st
     table.names[i] = new_name
     table.col_of[i] = m.start(2)
     table.root_flags[i] = 1 if m.group(1) else 0
-    table._objs.pop(i, None)
+    table.forget(i)
     if old_name != new_name:
         by = mod.by_name
         if by.get(old_name) == i:

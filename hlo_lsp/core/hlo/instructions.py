@@ -129,6 +129,14 @@ class InstructionTable:
         for i in range(len(self.names)):
             yield self.make(i)  # a walk over every instruction leaves no object per instruction behind
 
+    def share_lines(self, lines: list[str]) -> None:
+        """Read instructions from ``lines`` from now on (the editor's line store, which an edit patches in place)."""
+        self._lines = lines
+
+    def forget(self, i: int) -> None:
+        """Drop instruction ``i``'s kept object (its line was edited: the next use parses it again)."""
+        self._objs.pop(i, None)
+
     def make(self, i: int) -> Instruction:
         """Instruction ``i`` as a new object the table does not keep (for whole-module passes that would
         otherwise leave one object per instruction behind); the kept one when it exists."""

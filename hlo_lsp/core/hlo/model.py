@@ -232,6 +232,12 @@ class HloModule:
         """Instructions that call ``computation`` (calls=, to_apply=, body=, ...); [] when none."""
         return [self.make_instruction(i) for i in self._indices(self._maps()[1], computation, lambda x: x.called)]
 
+    @property
+    def patched(self) -> set[int]:
+        """Instructions whose lines were edited in place since the read (`mark_patched`); the maps judge them
+        again on each use, and a reader of the maps compares its size before and after to see an edit race."""
+        return self._patched
+
     def mark_patched(self, i: int) -> None:
         """Instruction ``i``'s line was edited in place: the users and callers maps re-judge it on each use
         (before they are built, an edit may break `local_names`, so they will be built on the next use)."""

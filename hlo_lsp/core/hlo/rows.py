@@ -194,7 +194,7 @@ class UsesTable:
         self._start, self._flat, self._other = start, flat, other
 
     def _definition(self, name: str) -> int | None:
-        if len(self._mod._patched) == self._patches:
+        if len(self._mod.patched) == self._patches:
             return self._mod.by_name.get(name)
         try:
             return self._names.index(name)
@@ -266,10 +266,10 @@ def users_and_callers(mod: HloModule) -> tuple[UsesTable, dict]:
     from the per-line reader elsewhere (objects made for the pass only)."""
     table = mod.instructions
     while True:  # the name index and names as of one moment (an edit on the editor's thread may patch them)
-        patches = len(mod._patched)
+        patches = len(mod.patched)
         by = mod.by_name.copy()
         names = list(table.names) if isinstance(table, InstructionTable) else [x.name for x in table]
-        if len(mod._patched) == patches:
+        if len(mod.patched) == patches:
             break
     dst, src = array("i"), array("i")
     other: dict = {}

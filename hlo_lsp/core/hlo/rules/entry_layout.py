@@ -88,7 +88,7 @@ def _layout_plainly_agrees(m: ModuleFacts, entry: Computation, line: str, at: in
     and its root are: equal texts parse to equal shapes, so `entry_layout` has nothing to report (its checks
     then need no parse of a 9,000-element tuple)."""
     k = m.mod.computation_by_name.get(entry.name)
-    summaries = m._summaries
+    summaries = m.summaries
     sm = summaries[k] if summaries is not None and k is not None and k < len(summaries) else None
     if sm is None or sm.sig is None or entry.root is None:
         return False

@@ -33,14 +33,14 @@ class ModuleFacts:
 
     def __init__(self, mod: HloModule, summaries: list[Summary | None] | None = None) -> None:
         self.mod = mod
-        self._summaries = summaries
+        self.summaries = summaries
         self._scope: dict[int, dict[str, int]] = {}
         self._detail: dict[int, InstructionLine | None] = {}
         self._shape: dict[int, Shape | None] = {}
         self._parsed: dict[str, Shape | None] = {}
         self._params: dict[str, list[Instruction] | None] = {}
         table = mod.instructions
-        self._names: list[str] = getattr(table, "names", None) or [i.name for i in table]
+        self.names: list[str] = getattr(table, "names", None) or [i.name for i in table]
         self._line_of: list[int] = getattr(table, "line_of", None) or [i.line for i in table]
         self._ins: dict[int, Instruction] = {}
         self._candidates: dict[str, list[int]] | None = None
@@ -65,7 +65,7 @@ class ModuleFacts:
         roots: dict[str, str | None] = {}
         calls: list = []
         for k, c in enumerate(mod.computations):
-            sm = self._summaries[k] if self._summaries is not None else summarize(mod, c)
+            sm = self.summaries[k] if self.summaries is not None else summarize(mod, c)
             if sm is None or c.name in sigs:
                 self._slow.append(c)
                 sigs[c.name] = None  # unknown, or a repeated computation name: callers are read per line
@@ -112,7 +112,7 @@ class ModuleFacts:
         if names is None:
             names = {}
             for i in comp.instructions:
-                names.setdefault(self._names[i], i)
+                names.setdefault(self.names[i], i)
             self._scope[id(comp)] = names
         return names
 

@@ -294,7 +294,7 @@ def name_reused(m: ModuleFacts) -> Iterator[Diagnostic]:
     unique module-wide (``HloModule`` uniquifies them with its ``NameUniquer``), so its printer never writes
     this; the parser accepts it because names are scoped per computation."""
     first: dict[str, tuple[int, Computation]] = {}
-    names = m._names
+    names = m.names
     if len(m.mod.by_name) == len(names):
         return  # no name repeats anywhere (the name index has one entry per distinct name)
     for c in m.mod.computations:
