@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def serve(tcp: str | None) -> int:
-    from hlo_lsp.lsp.heap import limit_arenas
+    from hlo_lsp.core.process.heap import limit_arenas
 
     limit_arenas()  # before the server starts any thread
     from hlo_lsp.lsp.server import server

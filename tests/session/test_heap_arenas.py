@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-CODE = "from hlo_lsp.lsp.heap import limit_arenas; print(limit_arenas())"
+CODE = "from hlo_lsp.core.process.heap import limit_arenas; print(limit_arenas())"
 
 
 def _run(env: dict[str, str]) -> str:
