@@ -33,9 +33,14 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--fail-on", choices=tuple(FAIL_ON), default="error")
     peak = sub.add_parser("peak", help="what is live at XLA's peak, with sizes and source lines")
     peak.add_argument("dump", nargs="?", metavar="DUMP", help="an old single file or any file of a split set")
-    peak.add_argument("--top", type=int, default=20, metavar="N", help="values to list (0: all)")
+    peak.add_argument("--top", type=int, default=20, metavar="N", help="rows of the text view (0: all; JSON has all)")
     peak.add_argument("--format", choices=("text", "json"), default="text")
     peak.add_argument("--diff", nargs=2, metavar=("OLD", "NEW"), help="what changed at the peak between two dumps")
+    peak.add_argument(
+        "--group-by",
+        choices=("source", "op_name", "dtype", "category", "param"),
+        help="also the values live at the peak grouped by this key",
+    )
     timeline = sub.add_parser("timeline", help="chart of memory by program order (.html, .svg or .png)")
     timeline.add_argument("dump", metavar="DUMP")
     timeline.add_argument("-o", "--output", required=True, metavar="FILE")
@@ -54,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         from hlo_lsp import cli_insight
 
         if args.command == "peak":
-            return cli_insight.peak(args.dump, args.top, args.format, args.diff)
+            return cli_insight.peak(args.dump, args.top, args.format, args.diff, args.group_by)
         return cli_insight.timeline(args.dump, args.output, args.top)
     return serve(args.tcp)
 

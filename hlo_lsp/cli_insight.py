@@ -13,6 +13,7 @@ import os
 import sys
 
 from hlo_lsp.core.memory.diff import diff_peaks
+from hlo_lsp.core.memory.groups import group_values
 from hlo_lsp.core.memory.peak import CATEGORIES, LiveValue, PeakReport, peak_of_bundle
 from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import ReadError, Workspace
@@ -56,7 +57,7 @@ def _fail(message: str) -> int:
     return 2
 
 
-def peak(dump: str | None, top: int, fmt: str, diff: list[str] | None = None) -> int:
+def peak(dump: str | None, top: int, fmt: str, diff: list[str] | None = None, group_by: str | None = None) -> int:
     try:
         if diff:
             old, new = (load_report(p) for p in diff)
@@ -68,7 +69,14 @@ def peak(dump: str | None, top: int, fmt: str, diff: list[str] | None = None) ->
         report = load_report(dump)
     except InsightError as e:
         return _fail(str(e))
-    _emit(json.dumps(report.as_json(top), indent=1) if fmt == "json" else peak_text(report, top))
+    if fmt == "json":  # the data: every value, whatever --top (which shapes the text view)
+        data = report.as_json()
+        if group_by:
+            data["group_by"] = group_by
+            data["groups"] = [g.as_json() for g in group_values(report.xla.live, group_by)]
+        _emit(json.dumps(data, indent=1))
+    else:
+        _emit(peak_text(report, top, group_by))
     return 0
 
 
@@ -105,8 +113,9 @@ def _rows(values: list[LiveValue], top: int, padding: bool) -> list[str]:
     return out
 
 
-def peak_text(r: PeakReport, top: int = 20) -> str:
-    """The report as the lines ``hlo-lsp peak`` prints."""
+def peak_text(r: PeakReport, top: int = 20, group_by: str | None = None) -> str:
+    """The report as the lines ``hlo-lsp peak`` prints (``top`` rows of each list, then how many were left out;
+    with ``group_by``, the XLA peak's values grouped by that key after its rows)."""
     x, a = r.xla, r.allocated
     at = r.sequence[x.step] if x.step is not None and x.step < len(r.sequence) else ""
     dump = ""
@@ -118,6 +127,15 @@ def peak_text(r: PeakReport, top: int = 20) -> str:
         + f", {human_size(x.bytes)} ({x.bytes} bytes) in {len(x.live)} live values{dump}"
     ]
     lines += _rows(x.live, top, padding=False)
+    if group_by:
+        groups = group_values(x.live, group_by)
+        lines.append("")
+        lines.append(f"By {group_by} ({len(groups)} groups):")
+        for g in groups[:top] if top else groups:
+            lines.append(f"  {human_size(g.bytes):>10}  {g.count:>5} values  {g.key}")
+        if top and len(groups) > top:
+            rest = sum(g.bytes for g in groups[top:])
+            lines.append(f"  {human_size(rest):>10}  ... {len(groups) - top} more groups")
     if a.peak_step is not None:
         parts = [
             f"{c} {human_size(a.by_category[c][a.peak_step])}" for c in CATEGORIES if a.by_category[c][a.peak_step]

@@ -74,6 +74,8 @@ class LiveValue:
     size: int | None = None  # assigned size in the allocation listing
     padding: int | None = None  # assigned size minus ByteSizeOf(own shape); None when either is unknown
     source: ValueSource | None = None
+    category: str | None = None  # of its allocation (`CATEGORIES`); None outside every allocation
+    param: str | None = None  # in an entry parameter's allocation: that argument (its op_name, ``params['w']``)
 
 
 @dataclass(slots=True)
@@ -107,17 +109,47 @@ class PeakReport:
     dump_peak_step: int | None  # N as the dump printed it
     dump_total: int | None  # the printed total of the peak breakdown (current dumps)
     problems: list[str] = field(default_factory=list)
+    memory_spaces: dict[int, str] = field(default_factory=dict)  # colour -> the memory-usage report's name
+
+    @property
+    def peak_instruction(self) -> str | None:
+        """The instruction scheduled at XLA's peak step (None when the dump lists no sequence there)."""
+        step = self.xla.step
+        if step is None or step >= len(self.sequence):
+            return None
+        return self.sequence[step] or None
+
+    def space_name(self, color: int) -> str:
+        """A memory colour as the memory-usage report names it (``default``, ``S(1)`` ...), else ``color N``."""
+        return self.memory_spaces.get(color) or f"color {color}"
 
     def as_json(self, top: int | None = None) -> dict:
+        """The report as data: every value live at each peak unless ``top`` cuts the lists (then ``omitted``
+        says how many XLA-peak values were left out), and the reserved bytes of every step."""
         live = self.xla.live[:top] if top else self.xla.live
+        a = self.allocated
         return {
             "peak_step": self.xla.step,
             "peak_bytes": self.xla.bytes,
+            "peak_instruction": self.peak_instruction,
             "live_at_peak": [_value_json(v) for v in live],
+            "omitted": len(self.xla.live) - len(live),
             "allocated": {
-                "peak_step": self.allocated.peak_step,
-                "peak_bytes": self.allocated.peak_bytes,
-                "live_at_peak": [_value_json(v) for v in (self.allocated.live[:top] if top else self.allocated.live)],
+                "peak_step": a.peak_step,
+                "peak_bytes": a.peak_bytes,
+                "peak_instruction": self.sequence[a.peak_step] or None
+                if a.peak_step is not None and a.peak_step < len(self.sequence)
+                else None,
+                "live_at_peak": [_value_json(v) for v in (a.live[:top] if top else a.live)],
+                "steps": [
+                    {
+                        "step": t,
+                        "bytes": a.total[t],
+                        "by_category": {c: a.by_category[c][t] for c in CATEGORIES},
+                        "by_memory_space": {self.space_name(c): col[t] for c, col in a.by_color.items()},
+                    }
+                    for t in range(len(a.total))
+                ],
             },
             "dump": {"peak_step": self.dump_peak_step, "total": self.dump_total},
             "problems": self.problems,
@@ -133,6 +165,8 @@ def _value_json(v: LiveValue) -> dict:
         "live_range": list(v.live_range),
         "size": v.size,
         "padding": v.padding,
+        "category": v.category,
+        "param": v.param,
         "source": v.source.as_json() if v.source else None,
     }
 
@@ -249,17 +283,40 @@ def analyse_peak(bs: BufferSet, hlo: HloModule | None = None) -> PeakReport:
                 b = _size(shapes.full(v.instruction)) if old else _size(own)
                 live.append(_live_value(v, b or 0, own, sources))
     live.sort(key=lambda x: (-x.bytes, x.key))
+    view = allocated_view(bs, shapes, sources)
+    _label_allocations(live + view.live, bs, hlo, sources)
     report = PeakReport(
         xla=XlaPeak(step, weight, live, "old" if old else "current"),
-        allocated=allocated_view(bs, shapes, sources),
+        allocated=view,
         sequence=_sequence(bs),
         dump_peak_step=bs.peak_step,
         dump_total=_dump_total(bs),
         problems=problems,
+        memory_spaces={t.color: t.memory_space for t in bs.memory_report},
     )
     if report.allocated.steps >= MAX_STEPS:
         problems.append(f"live ranges reach past step {MAX_STEPS:,}; the per-step view stops there")
     return report
+
+
+def _label_allocations(values: list[LiveValue], bs: BufferSet, hlo: HloModule | None, sources: _Sources) -> None:
+    """Set each value's allocation category and, in an entry parameter's allocation (donated buffers reused by
+    later values included), the argument it holds: the parameter instruction's op_name, else ``parameter N``."""
+    params: dict[int, str] = {}
+    entry = hlo.entry if hlo is not None else None
+    if hlo is not None and entry is not None:
+        for i in entry.instructions:
+            ins = hlo.make_instruction(i)
+            n = ins.parameter_number
+            if n is not None:
+                src = sources.of(ins.name)
+                params[n] = src.op_name.replace("\\'", "'") if src is not None and src.op_name else f"parameter {n}"
+    for v in values:
+        alloc = bs.allocation(v.allocation) if v.allocation is not None else None
+        if v.allocation is not None:
+            v.category = category_of(alloc) if alloc is not None else "temporary"
+        if alloc is not None and alloc.parameter is not None:
+            v.param = params.get(alloc.parameter, f"parameter {alloc.parameter}")
 
 
 def _live_value(v: BufferValue, nbytes: int, own: Shape | None, sources: _Sources) -> LiveValue:
