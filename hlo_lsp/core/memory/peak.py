@@ -31,9 +31,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlo_lsp.core.buffers.bufferset import BufferSet, BufferValue
+from hlo_lsp.core.buffers.records import Allocation
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.source import SourceFrame, instruction_source
+from hlo_lsp.core.hlo.text import INSTR
 from hlo_lsp.core.shapes import Shape, SizeError, byte_size, parse_shape, shape_text
 
 CATEGORIES = ("parameter", "output", "constant", "temporary")
@@ -206,9 +208,18 @@ class _Shapes:
         if instruction in self._full:
             return self._full[instruction]
         s = None
-        d = self.detail(instruction)
-        if d is not None and d.shape is not None:
-            s = parse_shape(d.shape.text)
+        if instruction not in self._line and self.hlo is not None:
+            # the shape alone, from the instruction pattern every reader shares (`text.INSTR`: the text between
+            # ``=`` and the opcode), without the full parse of the line's operands and attributes (`detail`)
+            ins = self.hlo.instruction(instruction)
+            if ins is not None and ins.line < len(self.hlo.lines):
+                m = INSTR.match(self.hlo.lines[ins.line])
+                if m is not None and m.group(3) == instruction and m.group(4):
+                    s = parse_shape(m.group(4))
+        if s is None:
+            d = self.detail(instruction)
+            if d is not None and d.shape is not None:
+                s = parse_shape(d.shape.text)
         if s is None:
             vals = self.bs.values_of(instruction)
             root = next((v for v in vals if v.index == () and v.shape), None)
@@ -302,19 +313,30 @@ def analyse_peak(bs: BufferSet, hlo: HloModule | None = None) -> PeakReport:
 def _label_allocations(values: list[LiveValue], bs: BufferSet, hlo: HloModule | None, sources: _Sources) -> None:
     """Set each value's allocation category and, in an entry parameter's allocation (donated buffers reused by
     later values included), the argument it holds: the parameter instruction's op_name, else ``parameter N``."""
+    allocs: dict[int, Allocation | None] = {}
+    for v in values:
+        if v.allocation is not None and v.allocation not in allocs:
+            allocs[v.allocation] = bs.allocation(v.allocation)
+    wanted = {a.parameter for a in allocs.values() if a is not None and a.parameter is not None}
     params: dict[int, str] = {}
-    entry = hlo.entry if hlo is not None else None
+    entry = hlo.entry if hlo is not None and wanted else None
     if hlo is not None and entry is not None:
         for i in entry.instructions:
             ins = hlo.make_instruction(i)
+            if ins.opcode != "parameter":
+                continue
             n = ins.parameter_number
-            if n is not None:
-                src = sources.of(ins.name)
-                params[n] = src.op_name.replace("\\'", "'") if src is not None and src.op_name else f"parameter {n}"
+            if n in wanted:
+                d = sources.shapes.detail(ins.name)
+                op = d.metadata.get("op_name") if d is not None and d.metadata else None
+                params[n] = op.text.replace("\\'", "'") if op is not None else f"parameter {n}"
+                if len(params) == len(wanted):
+                    break
     for v in values:
-        alloc = bs.allocation(v.allocation) if v.allocation is not None else None
-        if v.allocation is not None:
-            v.category = category_of(alloc) if alloc is not None else "temporary"
+        if v.allocation is None:
+            continue
+        alloc = allocs[v.allocation]
+        v.category = category_of(alloc) if alloc is not None else "temporary"
         if alloc is not None and alloc.parameter is not None:
             v.param = params.get(alloc.parameter, f"parameter {alloc.parameter}")
 
@@ -471,8 +493,9 @@ def union_bytes(slices) -> int:
 
 def _reserved_segments(vals: list[BufferValue], n: int):
     """(t0, t1, bytes) segments of one allocation: between consecutive times where a value starts or ends, the
-    union of the live slices. The active set is kept by a sweep over start/end events, so the cost is
-    O(boundaries x active values) rather than boundaries x all values."""
+    union of the live slices. A sweep over start/end events keeps the active slices; with more than a few values,
+    their union is kept by a `_Coverage` tree (O(log slices) per event) instead of being recomputed at each time
+    (`union_bytes` over every active slice: the 23 MB module's temporary allocation has ~280 live at a time)."""
     events: dict[int, list[tuple[int, str, tuple[int, int]]]] = {}
     for v in vals:
         lr = v.live_range
@@ -485,17 +508,90 @@ def _reserved_segments(vals: list[BufferValue], n: int):
         events.setdefault(min(e, n), []).append((0, v.key, piece))
     active: dict[str, tuple[int, int]] = {}
     times = sorted(events)
+    tree = _Coverage([p for evs in events.values() for _, _, p in evs]) if len(vals) > _TREE_MIN_VALUES else None
     for i, t0 in enumerate(times):
         for is_add, key, piece in events[t0]:
             if is_add:
+                if tree is not None:
+                    old = active.get(key)
+                    if old is not None:  # a key added twice holds its latest slice, as the dict does
+                        tree.add(old, -1)
+                    tree.add(piece, 1)
                 active[key] = piece
             else:
-                active.pop(key, None)
+                old = active.pop(key, None)
+                if tree is not None and old is not None:
+                    tree.add(old, -1)
         t1 = times[i + 1] if i + 1 < len(times) else n
         if active and t1 > t0:
-            b = union_bytes(active.values())
+            b = tree.covered() if tree is not None else union_bytes(active.values())
             if b:
                 yield t0, t1, b
+
+
+_TREE_MIN_VALUES = 32  # below this, sorting the few active slices at each time is cheaper than a tree
+
+
+class _Coverage:
+    """Bytes covered by a multiset of [start, end) slices under insertion and removal: a segment tree over the
+    slices' distinct endpoints, each node counting the slices that cover it whole and the bytes covered below it
+    (the classic union-of-intervals tree). `add` is O(log endpoints); `covered` is O(1). Equals `union_bytes` of
+    the slices present."""
+
+    __slots__ = ("_xs", "_size", "_len", "_cnt", "_cov")
+
+    def __init__(self, pieces: list[tuple[int, int]]):
+        xs = sorted({x for p in pieces for x in p})
+        self._xs = {x: i for i, x in enumerate(xs)}
+        size = 1
+        while size < max(1, len(xs) - 1):
+            size *= 2
+        self._size = size
+        length = [0] * (2 * size)
+        for i in range(len(xs) - 1):
+            length[size + i] = xs[i + 1] - xs[i]
+        for i in range(size - 1, 0, -1):
+            length[i] = length[2 * i] + length[2 * i + 1]
+        self._len = length
+        self._cnt = [0] * (2 * size)
+        self._cov = [0] * (2 * size)
+
+    def _pull(self, i: int) -> None:
+        if self._cnt[i] > 0:
+            self._cov[i] = self._len[i]
+        elif i >= self._size:
+            self._cov[i] = 0
+        else:
+            self._cov[i] = self._cov[2 * i] + self._cov[2 * i + 1]
+
+    def add(self, piece: tuple[int, int], delta: int) -> None:
+        """Insert (``delta`` 1) or remove (-1) the slice ``piece``."""
+        s, e = piece
+        if e <= s:
+            return
+        lo = self._xs[s] + self._size
+        hi = self._xs[e] + self._size
+        left, right = lo, hi
+        cnt, pull = self._cnt, self._pull
+        while left < right:
+            if left & 1:
+                cnt[left] += delta
+                pull(left)
+                left += 1
+            if right & 1:
+                right -= 1
+                cnt[right] += delta
+                pull(right)
+            left >>= 1
+            right >>= 1
+        for leaf in (lo, hi - 1):
+            i = leaf >> 1
+            while i:
+                pull(i)
+                i >>= 1
+
+    def covered(self) -> int:
+        return self._cov[1]
 
 
 def allocation_in_use(bs: BufferSet, step: int) -> dict[int, int]:
