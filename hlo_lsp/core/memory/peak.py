@@ -430,12 +430,14 @@ def allocated_view(bs: BufferSet, shapes: _Shapes | None = None, sources: _Sourc
     shapes = shapes or _Shapes(bs, None)
     sources = sources or _Sources(shapes, None)
     last = -1
-    by_alloc: dict[int, list[BufferValue]] = {}
+    by_alloc: dict[int, list[_Slice]] = {}
     for v in bs.values_by_key.values():
-        if v.live_range is None or v.allocation is None or v.size is None or v.offset is None:
+        lr, index, size, offset = v.live_range, v.allocation, v.size, v.offset  # each looked up in the columns
+        if lr is None or index is None or size is None or offset is None:
             continue
-        by_alloc.setdefault(v.allocation, []).append(v)
-        last = max(last, v.live_range[1])
+        by_alloc.setdefault(index, []).append(_Slice(v, lr, offset, size))
+        if lr[1] > last:
+            last = lr[1]
     if bs.live_range_max is not None:
         last = max(last, bs.live_range_max)
     n = min(max(last + 1, 0), MAX_STEPS)  # a hostile live range (0-999999999999) must not size the lists
@@ -448,7 +450,7 @@ def allocated_view(bs: BufferSet, shapes: _Shapes | None = None, sources: _Sourc
     for index, vals in by_alloc.items():
         alloc = bs.allocation(index)
         cat = category_of(alloc) if alloc is not None else "temporary"
-        color = alloc.color if alloc is not None else (vals[0].color or 0)
+        color = alloc.color if alloc is not None else (vals[0].value.color or 0)
         dc = d_color.setdefault(color, [0] * (n + 1))
         for t0, t1, b in _reserved_segments(vals, n):
             for arr in (d_total, d_cat[cat], dc):
@@ -465,11 +467,20 @@ def allocated_view(bs: BufferSet, shapes: _Shapes | None = None, sources: _Sourc
     live: list[LiveValue] = []
     if peak_step is not None:
         for vals in by_alloc.values():
-            for v in vals:
-                if v.live_range[0] <= peak_step <= v.live_range[1]:
-                    live.append(_live_value(v, v.size or 0, shapes.own(v), sources))
+            for sl in vals:
+                if sl.live_range[0] <= peak_step <= sl.live_range[1]:
+                    live.append(_live_value(sl.value, sl.size or 0, shapes.own(sl.value), sources))
     live.sort(key=lambda x: (-x.bytes, x.key))
     return AllocatedView(n, total, by_category, by_color, peak_step, peak, live)
+
+
+class _Slice:
+    """One value's facts the allocated view sweeps over, read once from the files' columns."""
+
+    __slots__ = ("value", "key", "live_range", "offset", "size")
+
+    def __init__(self, value: BufferValue, live_range: tuple[int, int], offset: int, size: int):
+        self.value, self.key, self.live_range, self.offset, self.size = value, value.key, live_range, offset, size
 
 
 def _running(diff: list[int], n: int) -> list[int]:
@@ -491,7 +502,7 @@ def union_bytes(slices) -> int:
     return b
 
 
-def _reserved_segments(vals: list[BufferValue], n: int):
+def _reserved_segments(vals: list, n: int):
     """(t0, t1, bytes) segments of one allocation: between consecutive times where a value starts or ends, the
     union of the live slices. A sweep over start/end events keeps the active slices; with more than a few values,
     their union is kept by a `_Coverage` tree (O(log slices) per event) instead of being recomputed at each time
@@ -503,7 +514,7 @@ def _reserved_segments(vals: list[BufferValue], n: int):
         if s >= n or e <= s:
             continue
         offset = v.offset
-        piece = (offset, offset + v.size)  # read once: a value's facts are looked up in the files' columns
+        piece = (offset, offset + v.size)
         events.setdefault(s, []).append((1, v.key, piece))
         events.setdefault(min(e, n), []).append((0, v.key, piece))
     active: dict[str, tuple[int, int]] = {}
