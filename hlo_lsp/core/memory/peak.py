@@ -28,6 +28,7 @@ Nothing here raises on odd input: a value whose shape is unknown weighs 0 and is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hlo_lsp.core.buffers.bufferset import BufferSet, BufferValue
@@ -75,9 +76,19 @@ class LiveValue:
     live_range: tuple[int, int]
     size: int | None = None  # assigned size in the allocation listing
     padding: int | None = None  # assigned size minus ByteSizeOf(own shape); None when either is unknown
-    source: ValueSource | None = None
     category: str | None = None  # of its allocation (`CATEGORIES`); None outside every allocation
     param: str | None = None  # in an entry parameter's allocation: that argument (its op_name, ``params['w']``)
+    _source: ValueSource | None = field(default=None, repr=False, compare=False)
+    _source_of: Callable[[str], ValueSource | None] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def source(self) -> ValueSource | None:
+        """Where the program made the value; found on first use (a peak lists thousands of values, and finding
+        each one's Python line parses its instruction's metadata, while a code lens needs only the totals)."""
+        if self._source_of is not None:
+            self._source = self._source_of(self.instruction)
+            self._source_of = None
+        return self._source
 
 
 @dataclass(slots=True)
@@ -353,7 +364,7 @@ def _live_value(v: BufferValue, nbytes: int, own: Shape | None, sources: _Source
         v.live_range,
         v.size,
         padding,
-        sources.of(v.instruction),
+        _source_of=sources.of,
     )
 
 
