@@ -8,9 +8,10 @@ from __future__ import annotations
 import bisect
 import re
 import sys
+from array import array
 
 from hlo_lsp.core.diagnostics import Range, error
-from hlo_lsp.core.hlo.instructions import Instruction, InstructionTable
+from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.model import Computation, HloModule, TableRow
 from hlo_lsp.core.hlo.text import INSTR, TABLE_ROW, TABLES, TOP_LINE, computation_header
 
@@ -203,8 +204,12 @@ def _read_structure_lines(
         diags.append(error(cur.name_range, "unclosed-computation", f"computation `{cur.name}` has no closing `}}`"))
         cur.end_line = len(lines) - 1
         spans.append((cur_off, len(scan)))
-    # each computation owns the scanned instructions between its header and its closing line
-    kept: list[Instruction] = []
+    # each computation owns the scanned instructions between its header and its closing line; kept as indices
+    # into ``instrs``, so that a table stays a table (a module with one unreadable line must not turn 200,000
+    # instructions into objects: about 40 MB more for as long as the typo stays)
+    kept: list[int] = []
+    table_in = isinstance(instrs, InstructionTable)
+    line_at = instrs.line_of.__getitem__ if isinstance(instrs, InstructionTable) else (lambda i: instrs[i].line)
     covered = 0
     contiguous = True  # computations cover the instruction array without gaps (the normal case)
     for c, (a, b) in zip(comps, spans):
@@ -213,7 +218,7 @@ def _read_structure_lines(
         if lo != covered:
             contiguous = False
         base = len(kept)
-        kept.extend(instrs[i] for i in range(lo, hi))
+        kept.extend(range(lo, hi))
         covered += hi - lo
         c.instructions = range(base, len(kept))
         r = bisect.bisect_left(roots, lo)
@@ -223,24 +228,37 @@ def _read_structure_lines(
         if c.root is None and c.instructions:
             c.root = c.instructions[-1]
         if c.end_line - c.line - 1 != len(c.instructions):
-            _report_unread_lines(mod, c, kept)
+            _report_unread_lines(mod, c, {line_at(kept[i]) for i in c.instructions})
     covered = covered if contiguous else -1
     if covered != len(instrs):
-        inside = {id(x) for x in kept}
-        for ins in instrs:
-            if id(ins) not in inside:
+        inside = set(kept)
+        for i in range(len(instrs)):
+            if i not in inside:
+                ins = instrs[i]
                 diags.append(
                     error(ins.name_range, "syntax-error", f"instruction `{ins.name}` is outside any computation")
                 )
-    mod.instructions = kept
+    if isinstance(instrs, InstructionTable) and covered == len(instrs):
+        mod.instructions = instrs  # every instruction kept, in order
+    elif isinstance(instrs, InstructionTable):
+        mod.instructions = InstructionTable(
+            [instrs.names[i] for i in kept],
+            array("i", [instrs.line_of[i] for i in kept]),
+            array("i", [instrs.col_of[i] for i in kept]),
+            bytearray([instrs.root_flags[i] for i in kept]),
+            mod.lines,
+        )
+    else:
+        mod.instructions = [instrs[i] for i in kept]
     n = len(kept)
+    names = mod.instructions.names if table_in else [x.name for x in mod.instructions]
     # reversed, so that the first definition of a repeated name wins
-    mod.by_name = dict(zip([x.name for x in reversed(kept)], range(n - 1, -1, -1)))
+    mod.by_name = dict(zip(reversed(names), range(n - 1, -1, -1)))
 
 
-def _report_unread_lines(mod: HloModule, comp: Computation, instrs: list[Instruction]) -> None:
-    """Report the lines of a computation that are neither instructions, blank lines nor comments."""
-    have = {instrs[i].line for i in comp.instructions}
+def _report_unread_lines(mod: HloModule, comp: Computation, have: set[int]) -> None:
+    """Report the lines of a computation (``have``: its instructions' lines) that are neither instructions, blank
+    lines nor comments."""
     for ln in range(comp.line + 1, min(comp.end_line + 1, len(mod.lines))):
         text = mod.lines[ln]
         s = text.strip()
