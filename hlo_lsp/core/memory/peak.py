@@ -48,12 +48,13 @@ class ValueSource:
 
     op_name: str | None
     frames: tuple[SourceFrame, ...] = ()
+    via: str | None = None  # set when borrowed: the fused computation's instruction whose metadata it is
 
     def label(self) -> str:
-        """``file.py:12 (fn)`` of the innermost frame, else the op_name, else ``""``."""
-        if self.frames:
-            return self.frames[0].label()
-        return self.op_name or ""
+        """``file.py:12 (fn)`` of the innermost frame, else the op_name, else ``""``; ``(via ...)`` when the
+        value's own instruction names no source and its fused computation's did."""
+        text = self.frames[0].label() if self.frames else (self.op_name or "")
+        return f"{text} (via {self.via})" if text and self.via else text
 
     def as_json(self) -> dict:
         return {
@@ -61,6 +62,7 @@ class ValueSource:
             "file": self.frames[0].file if self.frames else None,
             "line": self.frames[0].line if self.frames else None,
             "function": self.frames[0].function if self.frames else None,
+            "via": self.via,
         }
 
 
@@ -418,8 +420,39 @@ class _Sources:
             op = d.metadata.get("op_name")
             if op is not None or frames:
                 out = ValueSource(op.text if op else None, tuple(frames))
+        if out is None and self.hlo is not None:
+            out = self._fused(instruction)
         self._memo[instruction] = out
         return out
+
+    def _fused(self, instruction: str) -> ValueSource | None:
+        """For a fusion whose line has no metadata: the fused computation's root's source, else its first
+        instruction with a stack frame (else with an op_name), marked ``via`` that instruction."""
+        hlo = self.hlo
+        if hlo is None:
+            return None
+        ins = hlo.instruction(instruction)
+        if ins is None or ins.opcode != "fusion" or not ins.called:
+            return None
+        k = hlo.computation_by_name.get(ins.called[0])
+        if k is None:
+            return None
+        comp = hlo.computations[k]
+        order = ([comp.root] if comp.root is not None else []) + [i for i in comp.instructions if i != comp.root]
+        named: ValueSource | None = None
+        for i in order:
+            inner = hlo.make_instruction(i)
+            d = parse_instruction_line(hlo.lines[inner.line]) if inner.line < len(hlo.lines) else None
+            if d is None or not d.metadata:
+                continue
+            frames = instruction_source(hlo, d)
+            op = d.metadata.get("op_name")
+            where = f"{'root ' if i == comp.root else ''}{inner.name} of {comp.name}"
+            if frames or i == comp.root and op is not None:
+                return ValueSource(op.text if op else None, tuple(frames), via=where)
+            if named is None and op is not None:
+                named = ValueSource(op.text, (), via=where)
+        return named
 
 
 def category_of(alloc) -> str:
