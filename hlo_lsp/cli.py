@@ -41,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
         choices=("source", "op_name", "dtype", "category", "param"),
         help="also the values live at the peak grouped by this key",
     )
+    oom = sub.add_parser("oom", help="XLA's RESOURCE_EXHAUSTED report tied to the dump's instructions and buffers")
+    oom.add_argument("log", metavar="LOG", help="a saved or pasted out-of-memory message (or a log holding one)")
+    oom.add_argument("--dump", metavar="DIR", help="the dump folder of that compilation (default: the log's folder)")
+    oom.add_argument("--format", choices=("text", "json"), default="text")
     timeline = sub.add_parser("timeline", help="chart of memory by program order (.html, .svg or .png)")
     timeline.add_argument("dump", metavar="DUMP")
     timeline.add_argument("-o", "--output", required=True, metavar="FILE")
@@ -55,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "check":
         return check(args.paths, args.format, FAIL_ON[args.fail_on])
+    if args.command == "oom":
+        from hlo_lsp import cli_oom
+
+        return cli_oom.oom(args.log, args.dump, args.format)
     if args.command in ("peak", "timeline"):
         from hlo_lsp import cli_insight
 
