@@ -260,22 +260,34 @@ class Workspace:
                 return False
             return True
 
-    def close(self, path: str) -> None:
+    def close(self, path: str) -> list[str]:
         """Forget ``path``'s text and analysis, the bundles it is part of, and the files read from disk that no
-        open document's bundle still uses (they are read again when needed)."""
+        open document's bundle still uses (they are read again when needed). Returns the other open documents
+        whose bundle went with it, or is being made with it: their large siblings are unread again until `warm`
+        runs for them (a request never reads them), so the caller warms them again."""
+        # an open sibling whose join is being made right now (by the worker thread) holds ``path`` too
+        siblings = {str(p) for p in kinds.sibling_paths(path).values()} if os.path.isabs(path) else set()
+        orphans: set[str] = set()
+        keep: set[str] = set()
         with self._lock:
+            orphans.update(p for p in siblings if p != path and p in self._open)
             self._open.pop(path, None)
             self._analyses.pop(path, None)
             for key, (_, b) in list(self._bundles.items()):
                 if key == path or any(a.path == path for a in b.documents()):
                     del self._bundles[key]
-            used = set(self._open)
+                    if any(a.path != path and a.path in self._open for a in b.documents()):
+                        # an open document's siblings stay read: only ``path`` is read again for its bundle
+                        orphans.update(a.path for a in b.documents() if a.path != path and a.path in self._open)
+                        keep.update(a.path for a in b.documents() if a.path != path)
+            used = set(self._open) | keep
             for _, b in self._bundles.values():
                 used.update(a.path for a in b.documents())
             for p in [p for p in self._disk if p not in used]:
                 del self._disk[p]
                 self._analyses.pop(p, None)
             self._joins = [(held, bs) for held, bs in self._joins if all(src.path in used for _, src in held)]
+        return sorted(orphans)
 
     def is_open(self, path: str) -> bool:
         return path in self._open
@@ -468,7 +480,8 @@ class Workspace:
         with self._lock:
             # one bundle per module: the one of an older version, or made while its siblings were being read
             # (each with its own joined BufferSet, ~10 MB for the benchmark dump), is not kept beside the newest
-            if self._current(path) is a.source:
+            # ... nor one that holds a document closed or changed while it was made (it would stand for good)
+            if all(self._current(d.path) is d.source for d in b.documents()):
                 self._bundles[owner] = (made_from, b)
         return b
 

@@ -289,14 +289,40 @@ def did_save(ls: HloLanguageServer, params: lsp.DidSaveTextDocumentParams) -> No
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: HloLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
     path = uri_to_path(params.text_document.uri)
-    ls.ws.close(path)
+    orphans = ls.ws.close(path)
     if hasattr(ls, "answers"):
         ls.answers.forget(path)  # whole-document answers kept per version (handlers_document)
-    task = ls._pending.pop(path, None)
-    if task is not None:
-        task.cancel()
+    for key in (path, _WARM + path):
+        task = ls._pending.pop(key, None)
+        if task is not None:
+            task.cancel()
+    for p in orphans:
+        _warm_again(ls, p)
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
     _trim_soon(ls)
+
+
+_WARM = "warm:"  # the key of a document's `_warm_again` task in `_pending` (document paths are absolute)
+
+
+def _warm_again(ls: HloLanguageServer, path: str) -> None:
+    """Join ``path``'s siblings again in a worker thread: closing a document it shared a bundle with (VS Code
+    sends `didClose` some time after the tab went away, often after the next file opened) dropped the join,
+    and a request never reads a large sibling itself, so without this its hovers would say "still loading"
+    for good."""
+    old = ls._pending.pop(_WARM + path, None)
+    if old is not None:
+        old.cancel()
+
+    async def warm() -> None:
+        token = _begin_progress(ls, path, "reading the buffer-assignment files again")
+        try:
+            await asyncio.to_thread(ls.ws.warm, path)
+            _trace("warm again", path)
+        finally:
+            _end_progress(ls, token)
+
+    ls._pending[_WARM + path] = asyncio.ensure_future(warm())
 
 
 def _trim_soon(ls: HloLanguageServer, delay: float = 1.0) -> None:
