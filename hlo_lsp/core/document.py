@@ -33,6 +33,9 @@ def _normalize(text: str) -> str:
     return _EOL.sub("\n", text) if "\r" in text else text
 
 
+_UNBUILT = array("I")  # TextLines' offsets not built yet (built, they hold at least one entry)
+
+
 class TextLines:
     """The lines of one ``\\n``-separated text, read-only: the text is kept once with the cumulative line lengths
     in an array (4 bytes a line), and a line string is cut on demand. A list of lines costs a str object (50+
@@ -52,8 +55,8 @@ class TextLines:
 
     def __init__(self, text: str):
         self._text: str | None = text
-        self._cum: array | None = None  # _cum[i]: characters before line i, newlines excluded (built lazily)
-        self._blocks: list[bytes] | None = None  # the compressed blocks once compacted (then _text is None)
+        self._cum: array = _UNBUILT  # _cum[i]: characters before line i, newlines excluded (built lazily)
+        self._blocks: list[bytes] = []  # the compressed blocks once compacted (then _text is None)
         self._cache: dict[int, str] = {}
         self._file: tuple[str, tuple] | None = None  # (path, (mtime, size)) once `use_file` let the text go
 
@@ -73,7 +76,7 @@ class TextLines:
     def split(self) -> list[str]:
         """All lines as a new list (one pass in C); fills the offsets on the way when they are not built yet."""
         lines = self.text.split("\n")
-        if self._cum is None:
+        if not self._cum:
             self._cum = array("I", accumulate(map(len, lines), initial=0))  # texts are below 1 GiB
         return lines
 
@@ -82,7 +85,7 @@ class TextLines:
         text = self._text
         if text is None:
             return
-        cum = self._offsets()
+        cum = self.offsets()
         n = len(cum) - 1
         step = self.BLOCK_LINES
         blocks = []
@@ -102,13 +105,15 @@ class TextLines:
         if not text.isascii():
             self.compact()
             return
-        self._offsets()
+        self.offsets()
         self._file = (path, stamp)
         self._cache = {}
         self._text = None
 
     def _read(self, k: int) -> str | None:
         """Block ``k`` read from the file; None when the file changed or cannot be read."""
+        if self._file is None:
+            return None
         path, stamp = self._file
         cum, step = self._cum, self.BLOCK_LINES
         first = k * step
@@ -126,12 +131,13 @@ class TextLines:
             return None
         return got if len(got) == stop - start else None
 
-    def _offsets(self) -> array:
-        if self._cum is None:
+    def offsets(self) -> array:
+        """The cumulative line lengths: characters before line i (newlines excluded) at [i]; built on first use."""
+        if not self._cum:
             self.split()
         return self._cum
 
-    def _block(self, k: int) -> str:
+    def _block(self, k: int) -> str | None:
         cache = self._cache
         got = cache.get(k)
         if got is None:
@@ -154,10 +160,10 @@ class TextLines:
         return block[start : start + cum[i + 1] - cum[i]] if block is not None else ""
 
     def __len__(self) -> int:
-        return len(self._offsets()) - 1
+        return len(self.offsets()) - 1
 
     def __getitem__(self, i):
-        n = len(self._offsets()) - 1
+        n = len(self.offsets()) - 1
         if isinstance(i, slice):
             return [self._line(j) for j in range(*i.indices(n))]
         if i < 0:
@@ -214,13 +220,16 @@ class LineDocument:
     __slots__ = ("lines", "_text", "generation")
 
     def __init__(self, text: str):
+        self._load(text)
+        self.generation = 0  # bumped by every edit
+
+    def _load(self, text: str) -> None:
         if text.startswith("\ufeff"):
             text = text[1:]
         self.lines = split_lines(text)
         # kept until the first read (which then needs no join); a large one is let go after it (23 MB more
         # for the benchmark module beside its lines), and joined again when asked
         self._text: str | None = text if "\r" not in text else None
-        self.generation = 0  # bumped by every edit
 
     def kept_text(self) -> str | None:
         """The text as opened or last joined, while no edit has changed it; None otherwise."""
@@ -242,9 +251,8 @@ class LineDocument:
 
     def replace_all(self, text: str) -> Edit:
         old = self.lines
-        generation = self.generation
-        self.__init__(text)
-        self.generation = generation + 1
+        self._load(text)
+        self.generation += 1
         return Edit(0, len(old), len(self.lines), old)
 
     def apply(self, start_line: int, start_col: int, end_line: int, end_col: int, new_text: str) -> Edit:

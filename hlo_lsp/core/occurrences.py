@@ -174,7 +174,7 @@ class OccurrenceTable:
             return len(other) == len(self) and all(a == b for a, b in zip(self, other))
         return NotImplemented
 
-    __hash__ = None  # mutable, like a list
+    # mutable, like a list: defining __eq__ leaves the class unhashable (__hash__ is None)
 
 
 class OccurrenceIndex:

@@ -283,13 +283,14 @@ def parse_shape(text: str) -> Shape | None:
             i = _skip(text, i, n)
             if i < n and text[i] == ")":
                 i += 1
-                done: Shape | None = Shape("tuple", tuple_shapes=tuple(stack.pop()))
+                done = Shape("tuple", tuple_shapes=tuple(stack.pop()))
             else:
                 continue
         else:
             m = _ARRAY_TEXT.match(text, i)
-            done = _ARRAY_MEMO.get(m.group()) if m is not None else None
-            if done is not None:
+            memo = _ARRAY_MEMO.get(m.group()) if m is not None else None
+            if m is not None and memo is not None:
+                done = memo
                 i = m.end()
             else:
                 r = _parse_array(text, i, n)
@@ -309,7 +310,6 @@ def parse_shape(text: str) -> Shape | None:
             i = _skip(text, i, n)
             if i < n and text[i] == ",":
                 i += 1
-                done = None
                 break
             if i < n and text[i] == ")":
                 i += 1
@@ -485,8 +485,8 @@ def parse_human_size(text: str) -> tuple[int, int] | None:
     # Printed value v (rounded to `decimals`) means the truncated n/1024 lies in [v - h, v + h] with h = half ulp.
     from fractions import Fraction
 
-    v = Fraction(num)
+    printed = Fraction(num)
     h = Fraction(1, 2 * 10**decimals)
-    lo = int(max(0, (v - h) * scale))
-    hi = int((v + h) * scale) + scale // 1024
+    lo = int(max(0, (printed - h) * scale))
+    hi = int((printed + h) * scale) + scale // 1024
     return (lo, hi)

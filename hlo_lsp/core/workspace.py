@@ -14,6 +14,7 @@ import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error, info
@@ -25,6 +26,10 @@ from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.model import HloModule, warm_module
 from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.occurrences import OccurrenceIndex
+
+if TYPE_CHECKING:
+    from hlo_lsp.core.buffers.bufferset import BufferSet
+    from hlo_lsp.core.buffers.model import BufferDoc
 
 MAX_FILE_BYTES = 1 << 30
 LARGE_SIBLING_BYTES = 2_000_000
@@ -97,7 +102,7 @@ class Analysis:
     kind: str | None
     source: Source
     hlo: HloModule | None = None
-    buffers: object | None = None  # hlo_lsp.core.buffers.BufferDoc
+    buffers: BufferDoc | None = None
     index: HloIndex | OccurrenceIndex | None = None
     read_diagnostics: list[Diagnostic] = field(default_factory=list)
     checker: StructuralChecker | None = None  # incremental structural checks (HLO)
@@ -130,9 +135,9 @@ def analyse(path: str, source: Source, lines: list[str] | None = None, text: str
     while no edit can interleave); the module keeps it, and `Workspace.analysis` swaps it for the editor's
     line store itself when no edit landed meanwhile. A file read from disk is never edited: its text is read
     as it is, without a snapshot."""
-    disk = isinstance(source.doc, DiskDocument)
-    if disk:
-        text = source.doc.text
+    disk = source.doc if isinstance(source.doc, DiskDocument) else None
+    if disk is not None:
+        text = disk.text
     else:
         lines = list(source.doc.lines) if lines is None else lines
         if text is None:  # ``text``, when given, is the snapshot's own text (the document's, as opened)
@@ -141,26 +146,27 @@ def analyse(path: str, source: Source, lines: list[str] | None = None, text: str
     a = Analysis(path, kind, source)
     if kind == kinds.HLO or kind is None and text.lstrip().startswith(("HloModule", "ENTRY", "%")):
         a.kind = kinds.HLO
-        if disk:
-            lines = source.doc.lines.split()
+        if disk is not None:
+            lines = disk.lines.split()
         a.hlo = read_hlo(text, lines)
-        if disk:
-            source.doc.release(path, source.stamp)  # the module keeps its own lines: no second copy of the text
+        if disk is not None:
+            disk.release(path, source.stamp)  # the module keeps its own lines: no second copy of the text
         a.index = HloIndex(a.hlo)
         a.checker = StructuralChecker(a.hlo)
         a.read_diagnostics = list(a.hlo.diagnostics)
     elif kind in kinds.BUFFER_KINDS:
         from hlo_lsp.core.buffers import read_buffers
 
-        doc = read_buffers(source.doc.lines if disk else text, kind)
-        if disk:
-            source.doc.release(path, source.stamp)  # read once; afterwards a few lines at a time are looked at
+        doc = read_buffers(disk.lines if disk is not None else text, kind)
+        if disk is not None:
+            disk.release(path, source.stamp)  # read once; afterwards a few lines at a time are looked at
         a.buffers = doc
         a.index = OccurrenceIndex(doc.occurrences)
         a.read_diagnostics = list(doc.diagnostics)
     elif kind == kinds.COMPANION:
         first = source.doc.lines[0] if len(source.doc.lines) else ""
-        a.read_diagnostics = [info(Range(0, 0, 0, len(first)), "dump.companion", kinds.describe_companion(path))]
+        what = kinds.describe_companion(path) or "an XLA dump companion file"  # COMPANION: always described
+        a.read_diagnostics = [info(Range(0, 0, 0, len(first)), "dump.companion", what)]
     return a
 
 
@@ -170,7 +176,7 @@ class ModuleBundle:
 
     hlo: Analysis | None
     buffer_docs: dict[str, Analysis]
-    buffers: object | None  # hlo_lsp.core.buffers.bufferset.BufferSet, None without buffer files
+    buffers: BufferSet | None  # None without buffer files
     partial: bool = False  # a large sibling is still to be read (see `Workspace.bundle`)
     # results derived from exactly these files (e.g. the peak report), kept with the bundle and released with
     # it: a newer version of any member makes a new bundle, and closing its documents drops it
@@ -182,26 +188,33 @@ class ModuleBundle:
         return out + [a for a in self.buffer_docs.values() if a is not self.hlo]
 
 
-def _share_lines(a: Analysis, lines: list[str]) -> None:
-    """Make ``a``'s module read the editor's line store ``lines`` (equal text), so edits patch it in place."""
-    a.hlo.lines = lines
-    if isinstance(a.hlo.instructions, InstructionTable):
-        a.hlo.instructions.share_lines(lines)
+def _lines_of(src: Source) -> list[str]:
+    """The line store of an open document's source (a `LineDocument`'s list, which edits splice)."""
+    doc = src.doc
+    assert isinstance(doc, LineDocument), "only an open document's lines are shared with its module"
+    return doc.lines
 
 
-def _patch_in_place(a: Analysis, edits: list[Edit], src: Source) -> bool:
-    """Patch ``a``'s module for each of ``edits`` (already applied to ``src``'s line store), mark the edited
-    lines for re-checking, and make ``a`` the analysis of ``src``. False when an edit does not allow patching:
-    ``a`` is then partly patched and must not be kept."""
+def _share_lines(mod: HloModule, lines: list[str]) -> None:
+    """Make the module ``mod`` read the editor's line store ``lines`` (equal text), so edits patch it in place."""
+    mod.lines = lines
+    if isinstance(mod.instructions, InstructionTable):
+        mod.instructions.share_lines(lines)
+
+
+def _patch_in_place(a: Analysis, mod: HloModule, edits: list[Edit], src: Source) -> bool:
+    """Patch ``a``'s module ``mod`` for each of ``edits`` (already applied to ``src``'s line store), mark the
+    edited lines for re-checking, and make ``a`` the analysis of ``src``. False when an edit does not allow
+    patching: ``a`` is then partly patched and must not be kept."""
     for e in edits:
-        if not patch_module(a.hlo, e):
+        if not patch_module(mod, e):
             return False
         for ln in range(e.first, e.first + e.new_count):
             a.edited_lines.add(ln)
             if a.checker is not None:
                 a.checker.invalidate_line(ln)
     a.source = src
-    a.index = HloIndex(a.hlo)
+    a.index = HloIndex(mod)
     return True
 
 
@@ -237,7 +250,7 @@ class Workspace:
     def document(self, path: str) -> LineDocument | None:
         """The line store of an open document, for applying edits; None when it is not open."""
         src = self._open.get(path)
-        return src.doc if src is not None else None
+        return src.doc if src is not None and isinstance(src.doc, LineDocument) else None
 
     def edited(self, path: str, version: int | None, edits: list[Edit]) -> bool:
         """Record that ``edits`` were applied to ``path``'s line store, giving ``version``. The cached analysis
@@ -255,7 +268,7 @@ class Workspace:
                 if log is not None:
                     log.extend(edits)
                 return False
-            if not _patch_in_place(a, edits, src):
+            if not _patch_in_place(a, a.hlo, edits, src):
                 self._analyses.pop(path, None)
                 return False
             return True
@@ -357,9 +370,9 @@ class Workspace:
                 log = self._edits_during_read.pop(path, None)
                 if src.doc.generation == generation and self._current(path) is src:
                     if a.hlo is not None and lines is not None and a.hlo.lines == src.doc.lines:
-                        _share_lines(a, src.doc.lines)  # edits can then patch in place
+                        _share_lines(a.hlo, _lines_of(src))  # edits can then patch in place
                     self._analyses[path] = a
-                elif log is not None:
+                elif log is not None and lines is not None:
                     self._hand_over(path, a, src, lines, log)
         finally:
             with self._lock:  # cached first, then waiters are released to take it
@@ -385,8 +398,8 @@ class Workspace:
             or any(e.old_count != e.new_count for e in log)
         ):
             return
-        _share_lines(a, cur.doc.lines)
-        if _patch_in_place(a, log, cur):
+        _share_lines(a.hlo, _lines_of(cur))
+        if _patch_in_place(a, a.hlo, log, cur):
             self._analyses[path] = a
 
     def _current(self, path: str) -> Source | None:
@@ -497,7 +510,7 @@ class Workspace:
                     a[0] == b[0] and a[1] is b[1] for a, b in zip(held, kinds_sources)
                 ):
                     return bs
-        bs = BufferSet.from_docs([d.buffers for d in docs.values()])
+        bs = BufferSet.from_docs([d.buffers for d in docs.values() if d.buffers is not None])
         with self._lock:
             self._joins = [*self._joins[-3:], (kinds_sources, bs)]
         return bs

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -213,10 +214,10 @@ class BufferSet:
     _by_id: dict[int, BufferValue] | None = None  # see `values_by_id`
     allocations: list[Allocation] = field(default_factory=list)
     allocation_at: dict[int, Source] = field(default_factory=dict)
-    sequence: list[SequenceStep] = field(default_factory=list)
+    sequence: Sequence[SequenceStep] = field(default_factory=list)
     sequence_at: str | None = None  # kind of the document holding the sequence
     peak_step: int | None = None
-    peak_entries: list[PeakEntry] = field(default_factory=list)
+    peak_entries: Sequence[PeakEntry] = field(default_factory=list)
     peak_at: Source | None = None
     total_bytes_used: int | None = None
     total_at: Source | None = None
@@ -264,7 +265,7 @@ class BufferSet:
         if self._step_of is None:
             S = self.sequence
             if isinstance(S, SequenceSteps):
-                self._step_of = dict(zip(S.name, (S.num(S.step, "step", i) for i in range(len(S)))))
+                self._step_of = dict(zip(S.name, (S.req(S.step, "step", i) for i in range(len(S)))))
             else:
                 self._step_of = {s.name: s.step for s in S}
         return self._step_of.get(instruction)
@@ -406,9 +407,9 @@ class BufferSet:
                 bs.peak_at = Source(kind, ln, Range(ln, start, ln, start + len(str(doc.peak_step))))
                 bs.peak_entries = doc.peak_entries
                 for r in range(len(P)):
-                    key = P.key(r)
-                    if key is not None:
-                        join(_PEAK, get(key, P.instruction[r], None), d, r)
+                    peak_key = P.key(r)
+                    if peak_key is not None:
+                        join(_PEAK, get(peak_key, P.instruction[r], None), d, r)
             if doc.memory_report:
                 bs.memory_report = doc.memory_report
         n = len(bs.values_by_key)
@@ -418,8 +419,7 @@ class BufferSet:
         if bs.allocations:
             asg, live = bs._rec[_ASG], bs._rec[_LIVE]
             for v in bs.values_by_key.values():
-                if asg[v.n] < 0 and live[v.n] >= 0:
-                    at = v.live_range_at
+                if asg[v.n] < 0 and live[v.n] >= 0 and (at := v.live_range_at) is not None:
                     bs.problems.append(
                         (
                             at.kind,

@@ -14,6 +14,8 @@ column; a number too large for 64 bits (a hostile dump) is WIDE there and kept e
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from hlo_lsp.core.buffers import records as _records  # the record classes
 from hlo_lsp.core.diagnostics import Range
@@ -39,7 +41,7 @@ def shape_index(text: str | None) -> tuple[int, ...] | None:
     return got
 
 
-class _RecordSequence:
+class _RecordSequence(Sequence[Any]):
     """What reads like the list of records it stands for: ``bool``, ``[i]`` (negative too), slices and ``==``,
     over ``len`` records made by ``_at``."""
 
@@ -65,7 +67,16 @@ class _RecordSequence:
         except TypeError:
             return NotImplemented
 
-    __hash__ = None
+    # defining __eq__ leaves the class unhashable (__hash__ is None), as a list is
+
+    def __len__(self) -> int:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator:
+        return map(self._at, range(len(self)))
+
+    def _at(self, i: int) -> Any:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
 
 
 class Records(_RecordSequence):
@@ -73,6 +84,8 @@ class Records(_RecordSequence):
     `_make`."""
 
     __slots__ = ()
+    line: array  # every subclass's line column (its length is the list's)
+    wide: dict[tuple[str, int], int]  # (column, index) -> a number too large for its column
 
     def put(self, column: array, name: str, value: int | None) -> None:
         """Append ``value`` (None -> NONE) to an int column."""
@@ -90,6 +103,11 @@ class Records(_RecordSequence):
         if v <= WIDE:
             return None if v == NONE else self.wide[(name, i)]
         return v
+
+    def req(self, column: array, name: str, i: int) -> int:
+        """Entry ``i`` of an int column that always holds a number (never NONE)."""
+        v = column[i]
+        return self.wide[(name, i)] if v == WIDE else v
 
     def __len__(self) -> int:
         return len(self.line)
@@ -134,7 +152,7 @@ class SequenceSteps(Records):
         ln = self.line[i]
         return _new(
             _records.SequenceStep,
-            (self.num(self.step, "step", i), self.name[i], ln, _new(Range, (ln, self.start[i], ln, self.end[i]))),
+            (self.req(self.step, "step", i), self.name[i], ln, _new(Range, (ln, self.start[i], ln, self.end[i]))),
         )
 
 
@@ -175,8 +193,8 @@ class LiveRanges(Records):
             instr if itext is None else instr + itext,
             instr,
             shape_index(itext),
-            self.num(self.first, "first", i),
-            self.num(self.last, "last", i),
+            self.req(self.first, "first", i),
+            self.req(self.last, "last", i),
             ln,
             _new(Range, (ln, 4, ln, self.end[i])),
         )
@@ -217,7 +235,7 @@ class PeakEntries(Records):
             name,
             None if itext is None else name,
             instr,
-            self.num(self.bytes, "bytes", i),
+            self.req(self.bytes, "bytes", i),
             self.num(self.cumulative, "cumulative", i),
             ln,
             _new(Range, (ln, 4, ln, self.end[i])),
@@ -300,7 +318,7 @@ class UsedValues(_ValueLines):
         instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
         fl = self.from_line[i]
         return _records.UsedValue(
-            self.num(self.value_id, "value_id", i),
+            self.req(self.value_id, "value_id", i),
             instr if itext is None else instr + itext,
             self.key[i],
             instr,
@@ -361,19 +379,19 @@ class Assignments(_ValueLines):
 
     def _make(self, i: int):
         instr, itext, ln = self.instruction[i], self.index_text[i], self.line[i]
-        num = self.num
+        num, req = self.num, self.req
         return _records.Assignment(
-            num(self.value_id, "value_id", i),
+            req(self.value_id, "value_id", i),
             instr if itext is None else instr + itext,
             self.key[i],
             instr,
             shape_index(itext),
             bool(self.phi[i]),
             num(self.color, "color", i),
-            num(self.size, "size", i),
-            num(self.offset, "offset", i),
+            req(self.size, "size", i),
+            req(self.offset, "offset", i),
             self.shape[i],
-            num(self.allocation, "allocation", i),
+            req(self.allocation, "allocation", i),
             ln,
             _new(Range, (ln, self.start[i], ln, self.end[i])),
         )

@@ -55,7 +55,7 @@ class ReaderState:
         self.table: MemoryTable | None = None
         self.space: tuple[int, str, int | None] | None = None
         self.stack_parents: list[int] = []
-        self.saw = set()
+        self.saw: set[str] = set()
         # After a block header that cannot be read, its indented lines are skipped silently (one error, not one
         # per line); `mark` is the diagnostic count when the current block began, so structural checks only
         # speak up for blocks whose lines all read cleanly.
@@ -70,6 +70,10 @@ class ReaderState:
         self.allocation_def = occ.adder("allocation", "def")
 
     # ------------------------------------------------------------------ diagnostics
+    def finish_value(self) -> None:  # pragma: no cover - `read_values.ValuesReader` defines it
+        """Close the used value being read (one section reader calls it on another's state)."""
+        raise NotImplementedError
+
     def err(self, ln: int, start: int, end: int, message: str, code: str = CODE_SYNTAX) -> None:
         line = self.lines[ln].rstrip("\r")
         end = max(min(end, len(line)), 0)

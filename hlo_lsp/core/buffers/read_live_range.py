@@ -89,12 +89,12 @@ class LiveRangeReader(ReaderState):
             e = m.end(2) if itext is not None else m.end(1)
             if itext is not None:
                 itext = intern(itext)
-            key = intern(instr + itext) if itext is not None else None
-            cum = m.group(4)
-            nbytes, cum = int(m.group(3)), (int(cum) if cum is not None else None)
+            peak_key = intern(instr + itext) if itext is not None else None
+            cum_text = m.group(4)
+            nbytes, cum = int(m.group(3)), (int(cum_text) if cum_text is not None else None)
             doc.peak_entries.add(instr, itext, nbytes, cum, ln, e)
-            if key is not None:
-                self.value_use(ln, 4, e, key)
+            if peak_key is not None:
+                self.value_use(ln, 4, e, peak_key)
             else:
                 self.instruction_use(ln, 4, e, instr)
         elif s == "stack":

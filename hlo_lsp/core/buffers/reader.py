@@ -74,7 +74,7 @@ class _Reader(AllocationsReader, ValuesReader, LiveRangeReader, ReportReader):
         col_bits = COL_BITS
         # whole used-value blocks are read from the text itself (offsets from its line table) when it has no \r
         block_text = None if lines is not self.text_lines_list else self.text_lines.text
-        cum = self.text_lines._cum
+        cum = self.text_lines.offsets()
         skip = 0  # lines before this one were read as part of a block
         for ln, line in enumerate(lines):
             if ln < skip or not line:
@@ -172,17 +172,17 @@ class _Reader(AllocationsReader, ValuesReader, LiveRangeReader, ReportReader):
                     elif section == "peak" and not self.skipping and line.startswith("    "):
                         m = peak_match(line)
                         if m is not None:
-                            instr, itext, nbytes, cum = m.groups()
+                            instr, itext, nbytes_text, cum_text = m.groups()
                             instr = intern(instr)
-                            nbytes, cum = int(nbytes), (int(cum) if cum is not None else None)
+                            nbytes, cumulative = int(nbytes_text), (int(cum_text) if cum_text is not None else None)
                             if itext is not None:
                                 itext = intern(itext)
                                 e = m.end(2)
-                                add_peak(instr, itext, nbytes, cum, ln, e)
+                                add_peak(instr, itext, nbytes, cumulative, ln, e)
                                 value_use(ln, 4, e, intern(instr + itext))
                             else:
                                 e = m.end(1)
-                                add_peak(instr, itext, nbytes, cum, ln, e)
+                                add_peak(instr, itext, nbytes, cumulative, ln, e)
                                 instruction_use(ln, 4, e, instr)
                             continue
                     elif section == "lrs" and not self.skipping and line.startswith("    "):
@@ -450,7 +450,7 @@ class _Reader(AllocationsReader, ValuesReader, LiveRangeReader, ReportReader):
             )
 
 
-def read_buffers(text: str, kind_hint: str | None = None) -> BufferDoc:
+def read_buffers(text: str | TextLines, kind_hint: str | None = None) -> BufferDoc:
     """Read any XLA buffer dump (old single file or one split file) into a `BufferDoc`; never raises.
 
     ``kind_hint`` ('single'|'assignment'|'values'|'live-range'|'memory-report', e.g. from the file name) sets

@@ -108,7 +108,8 @@ class Position(NamedTuple):
     """An HloPosition under ``positions:``: instruction and shape index (None when printed without)."""
 
     instruction: str
-    index: tuple[int, ...] | None
+    # the field shadows tuple.index (a method), as the dump calls it: the record never needs that method
+    index: tuple[int, ...] | None  # type: ignore[assignment]
     range: Range  # of the instruction name
 
 
@@ -117,7 +118,7 @@ class Use(NamedTuple):
 
     instruction: str
     operand: int
-    index: tuple[int, ...] | None
+    index: tuple[int, ...] | None  # type: ignore[assignment]  # shadows tuple.index, as in Position
     range: Range
 
 
@@ -162,10 +163,10 @@ class UsedValue:
     def from_instruction_range(self) -> Range | None:
         """The range of the instruction name after ``from instruction: %``; None without that line."""
         line = self._from_line()
-        if line is None:
+        ln = self.from_instruction_line
+        if line is None or ln is None:
             return None
         s, e = from_instruction_span(line)
-        ln = self.from_instruction_line
         return Range(ln, s, ln, e)
 
     def _from_line(self) -> str | None:

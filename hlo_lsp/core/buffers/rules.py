@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from hlo_lsp.core.buffers.bufferset import BufferSet, Source
+from hlo_lsp.core.buffers.records import Assignment
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, Severity, error, info, warning
 from hlo_lsp.core.shapes import ELEMENT_BITS, element_count, parse_shape
 
@@ -356,7 +357,7 @@ def overlapping_slices(ctx: Context) -> Iterator[Finding]:
                 continue
             items.append((a.offset, a.offset + a.size, s, e, a))
         items.sort(key=lambda t: (t[0], t[1]))
-        active: list[tuple[int, int, int, int, object]] = []
+        active: list[tuple[int, int, int, int, Assignment]] = []
         budget = OVERLAP_BUDGET
         for it in items:
             off = it[0]

@@ -236,7 +236,7 @@ class _Shapes:
         if s is None:
             vals = self.bs.values_of(instruction)
             root = next((v for v in vals if v.index == () and v.shape), None)
-            if root is not None:
+            if root is not None and root.shape:
                 s = parse_shape(root.shape)
             elif len(vals) == 1 and not vals[0].index and vals[0].shape:
                 s = parse_shape(vals[0].shape)
@@ -287,25 +287,24 @@ def analyse_peak(bs: BufferSet, hlo: HloModule | None = None) -> PeakReport:
     """Both peaks of a joined buffer set (``hlo``: the module's after-optimizations text, when present)."""
     shapes = _Shapes(bs, hlo)
     problems: list[str] = []
-    ranged = [v for v in bs.values_by_key.values() if v.live_range is not None]
+    ranged = [(v, lr) for v in bs.values_by_key.values() if (lr := v.live_range) is not None]
     triples = []
-    for v in ranged:
+    for v, lr in ranged:
         w = _size(shapes.full(v.instruction))
         if w is None:
             problems.append(f"{v.key}: shape of {v.instruction} unknown, counted as 0 bytes")
             w = 0
-        triples.append((v.live_range[0], v.live_range[1], w))
+        triples.append((lr[0], lr[1], w))
     step, weight = xla_peak_step(triples)
     old = _is_old_layout(bs)
     sources = _Sources(shapes, hlo)
     live: list[LiveValue] = []
     if step is not None:
-        for v in ranged:
-            s, e = v.live_range
-            if s <= step <= e:
+        for v, lr in ranged:
+            if lr[0] <= step <= lr[1]:
                 own = shapes.own(v)
                 b = _size(shapes.full(v.instruction)) if old else _size(own)
-                live.append(_live_value(v, b or 0, own, sources))
+                live.append(_live_value(v, lr, b or 0, own, sources))
     live.sort(key=lambda x: (-x.bytes, x.key))
     view = allocated_view(bs, shapes, sources)
     _label_allocations(live + view.live, bs, hlo, sources)
@@ -354,7 +353,9 @@ def _label_allocations(values: list[LiveValue], bs: BufferSet, hlo: HloModule | 
             v.param = params.get(alloc.parameter, f"parameter {alloc.parameter}")
 
 
-def _live_value(v: BufferValue, nbytes: int, own: Shape | None, sources: _Sources) -> LiveValue:
+def _live_value(
+    v: BufferValue, live_range: tuple[int, int], nbytes: int, own: Shape | None, sources: _Sources
+) -> LiveValue:
     unpadded = _size(own)
     padding = v.size - unpadded if v.size is not None and unpadded is not None else None
     return LiveValue(
@@ -363,7 +364,7 @@ def _live_value(v: BufferValue, nbytes: int, own: Shape | None, sources: _Source
         nbytes,
         v.shape or (shape_text(own) if own else None),
         v.allocation,
-        v.live_range,
+        live_range,
         v.size,
         padding,
         _source_of=sources.of,
@@ -513,7 +514,7 @@ def allocated_view(bs: BufferSet, shapes: _Shapes | None = None, sources: _Sourc
         for vals in by_alloc.values():
             for sl in vals:
                 if sl.live_range[0] <= peak_step <= sl.live_range[1]:
-                    live.append(_live_value(sl.value, sl.size or 0, shapes.own(sl.value), sources))
+                    live.append(_live_value(sl.value, sl.live_range, sl.size or 0, shapes.own(sl.value), sources))
     live.sort(key=lambda x: (-x.bytes, x.key))
     return AllocatedView(n, total, by_category, by_color, peak_step, peak, live)
 
