@@ -15,6 +15,7 @@ import sys
 from hlo_lsp import __version__
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, info
+from hlo_lsp.core.document import Lines
 from hlo_lsp.core.workspace import ReadError, Workspace, read_text_file
 
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING}
@@ -85,10 +86,11 @@ def serve(tcp: str | None) -> int:
             return 2
         import asyncio
 
-        from hlo_lsp.lsp import tcp
+        from hlo_lsp.lsp import tcp as tcp_server
 
         try:
-            return asyncio.run(tcp.serve(server, host or "127.0.0.1", int(port)))  # loopback unless told otherwise
+            # loopback unless told otherwise
+            return asyncio.run(tcp_server.serve(server, host or "127.0.0.1", int(port)))
         except OSError as e:
             print(f"hlo-lsp: cannot listen on {host or '127.0.0.1'}:{port}: {e.strerror or e}", file=sys.stderr)
             return 2
@@ -139,7 +141,7 @@ def check(paths: list[str], fmt: str, fail_on: Severity) -> int:
 
     files, errors = _collect(paths)
     ws = Workspace()
-    results: list[tuple[str, list[str], Diagnostic]] = []
+    results: list[tuple[str, Lines, Diagnostic]] = []
     for f in files:
         full = os.path.abspath(f)
         what = kinds.describe_companion(full)
@@ -158,8 +160,8 @@ def check(paths: list[str], fmt: str, fail_on: Severity) -> int:
         lines = a.lines
         for d in analysis_diagnostics(ws, a):
             results.append((f, lines, d))
-    for e in errors:
-        print(f"hlo-lsp: {e}", file=sys.stderr)
+    for message in errors:
+        print(f"hlo-lsp: {message}", file=sys.stderr)
     if fmt == "json":
         print(json.dumps([_json(f, lines, d) for f, lines, d in results], indent=1))
     else:
@@ -170,7 +172,7 @@ def check(paths: list[str], fmt: str, fail_on: Severity) -> int:
     return 1 if any(d.severity >= fail_on for _, _, d in results) else 0
 
 
-def _json(path: str, lines: list[str], d: Diagnostic) -> dict:
+def _json(path: str, lines: Lines, d: Diagnostic) -> dict:
     return {
         "path": path,
         "line": d.range.start_line + 1,

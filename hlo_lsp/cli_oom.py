@@ -103,7 +103,7 @@ def oom(log: str, dump: str | None, fmt: str) -> int:
         try:
             bundle = Workspace().bundle(os.path.abspath(module))
             hlo = bundle.hlo.hlo if bundle.hlo is not None else None
-            resolve(report, hlo, bundle.buffers)  # type: ignore[arg-type]
+            resolve(report, hlo, bundle.buffers)
             assignment = str(sibling_paths(module).get("assignment") or "") or None
             tables = getattr(bundle.buffers, "memory_report", None) or []
             # the report's ``Total bytes`` of the default memory space (colour 0: HBM)

@@ -179,6 +179,9 @@ class TextLines:
         return True  # like the list of a text's lines, never empty ("" has one line)
 
 
+Lines = list[str] | TextLines  # a document's lines: an editor's list, or a file's `TextLines`
+
+
 class DiskDocument:
     """A file's text as read from disk: never edited, so its lines are a `TextLines` over the one text (the
     editor's documents are `LineDocument`s). Same ``lines``/``text``/``generation`` reading interface."""

@@ -60,7 +60,7 @@ def outgoing(ws: Workspace, item: CallItem) -> list[Call]:
     """Computations that ``item``'s instructions call, each with the call-site ranges inside ``item``."""
     mod = _module(ws, item.location.path)
     ci = mod.computation_by_name.get(item.name) if mod else None
-    if ci is None:
+    if mod is None or ci is None:
         return []
     calls: dict[str, list[Range]] = {}
     for i in mod.computations[ci].instructions:

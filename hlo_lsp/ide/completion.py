@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hlo_lsp.core import kinds
+from hlo_lsp.core.document import Lines
 from hlo_lsp.core.hlo.line import CALL_ATTRS, parse_instruction_line
 from hlo_lsp.core.hlo.opcodes import COMMON_ATTRIBUTES, OPCODES, lookup
 from hlo_lsp.core.workspace import ReadError, Workspace
@@ -163,7 +164,7 @@ class _NoLine:
     attributes: list = []
 
 
-def _operands(mod, lines: list[str], comp, line: int) -> list[CompletionItem]:
+def _operands(mod, lines: Lines, comp, line: int) -> list[CompletionItem]:
     if comp is None:
         return []
     out: dict[str, CompletionItem] = {}

@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.occurrences import Occurrence
+from hlo_lsp.core.document import Lines
+from hlo_lsp.core.hlo.index import HloIndex
+from hlo_lsp.core.occurrences import Occurrence, OccurrenceIndex
 from hlo_lsp.core.workspace import Analysis, ModuleBundle, ReadError, Workspace
 from hlo_lsp.ide.types import Location
 
@@ -27,6 +29,13 @@ class Cursor:
     @property
     def path(self) -> str:
         return self.analysis.path
+
+    @property
+    def index(self) -> HloIndex | OccurrenceIndex:
+        """The document's index (`cursor` makes no cursor for a document without one)."""
+        index = self.analysis.index
+        assert index is not None
+        return index
 
 
 def cursor(ws: Workspace, path: str, line: int, col: int) -> Cursor | None:
@@ -92,6 +101,6 @@ def allocation_location(bundle: ModuleBundle, index: int) -> Location | None:
     return locate(bundle, bs.allocation_at.get(index))
 
 
-def whole_line(lines: list[str], line: int) -> Range:
+def whole_line(lines: Lines, line: int) -> Range:
     text = lines[line] if 0 <= line < len(lines) else ""
     return Range(line, 0, line, len(text))

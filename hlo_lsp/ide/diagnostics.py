@@ -21,7 +21,9 @@ GRAMMAR_LIMIT = 2_000_000
 
 def run_verifier(a: Analysis, version: int | None = None) -> bool:
     """Run the whole-module verifier-level rules on ``a`` and keep the result, unless the document moved past
-    ``version`` meanwhile (then nothing is kept and False is returned)."""
+    ``version`` meanwhile (then nothing is kept and False is returned); False for a document that is no module."""
+    if a.hlo is None:
+        return False
     found = verify(a.hlo, a.checker.summaries() if a.checker is not None else None)
     if a.checker is not None and a.size > GRAMMAR_LIMIT:
         a.checker.forget_summaries()  # memory of a large module at rest; a later run makes them again
@@ -48,7 +50,8 @@ def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> l
             verified = verify(a.hlo)
         else:
             out.extend(a.read_diagnostics)
-            out.extend(a.checker.diagnostics())  # every HLO analysis has its incremental checker
+            if a.checker is not None:  # every HLO analysis has its incremental checker
+                out.extend(a.checker.diagnostics())
             if a.verified is None and complete:
                 run_verifier(a)
             verified = [d for d in a.verified or () if d.range.start_line not in a.edited_lines]
@@ -60,9 +63,8 @@ def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> l
             bundle = ws.bundle(a.path)
         except ReadError:
             bundle = None
-        bs = bundle.buffers if bundle is not None else None
-        if bs is not None:
-            out.extend(d for kind, d in bs.problems if kind == a.kind)
+        if bundle is not None and bundle.buffers is not None:
+            out.extend(d for kind, d in bundle.buffers.problems if kind == a.kind)
             out.extend(_buffer_rule_diagnostics(bundle, a.kind))
     else:
         out.extend(a.read_diagnostics)  # a companion file: what it is
@@ -74,6 +76,8 @@ def _findings(bundle: ModuleBundle) -> list[Finding]:
     it; a module-wide cache kept up to 32 superseded buffer sets alive)."""
     found = bundle.memo.get("buffer_findings")
     if found is None:
+        if bundle.buffers is None:
+            return []
         lines = {kind: d.source.doc.lines for kind, d in bundle.buffer_docs.items()}
         found = bundle.memo["buffer_findings"] = buffer_findings(bundle.buffers, lines)
     return found

@@ -106,7 +106,7 @@ def _hover_value_id(cur: Cursor) -> HoverResult | None:
     text = lines[cur.line] if 0 <= cur.line < len(lines) else ""
     for m in _VALUE_ID.finditer(text):
         if m.start(1) <= cur.col <= m.end(1):
-            o = cur.analysis.index.at(cur.line, m.end())
+            o = cur.index.at(cur.line, m.end())
             if o is not None and o.kind == "value":
                 return hover_value(cur, o.key, Range(cur.line, m.start(1), cur.line, m.end(1)))
             return None
@@ -157,7 +157,7 @@ def _live_range_fields(f: _Fields, bs, v, partial: bool = False) -> None:
 def hover_value(cur: Cursor, key: str, rng: Range) -> HoverResult | None:
     bs = cur.bundle.buffers
     v = bs.value(key) if bs is not None else None
-    if v is None:
+    if bs is None or v is None:
         return None
     ident = f" · id {v.value_id}" if v.value_id is not None else ""
     f = _Fields(f"**value** `{key}`{ident}", f"value {key}{ident}")
@@ -235,7 +235,7 @@ def _source_fields(f: _Fields, cur: Cursor, instruction: str) -> None:
 def hover_allocation(cur: Cursor, index: int, rng: Range) -> HoverResult | None:
     bs = cur.bundle.buffers
     alloc = bs.allocation(index) if bs is not None else None
-    if alloc is None:
+    if bs is None or alloc is None:
         return None
     f = _Fields(f"**allocation {index}**", f"allocation {index}")
     f.add("Size", fmt_bytes(alloc.size))
@@ -310,9 +310,9 @@ def _instruction_fields(cur: Cursor, mod: HloModule, ins: Instruction) -> _Field
     if ins.called:
         f.add("Calls", ", ".join(f"`{c}`" for c in ins.called))
     if d is not None:
-        op = d.metadata.get("op_name")
-        if op is not None:
-            f.add("op_name", f"`{op.text}`")
+        op_name = d.metadata.get("op_name")
+        if op_name is not None:
+            f.add("op_name", f"`{op_name.text}`")
         frames = instruction_source(mod, d)
         if frames:
             f.add("Source", f"`{frames[0].label()}`")

@@ -116,7 +116,7 @@ def _value_records(doc) -> tuple[list[int], list[str]]:
     hit = _records.get(id(doc))
     if hit is not None and hit[0] is doc:
         return hit[1], hit[2]
-    records = []
+    records: list[tuple[int, str]] = []
     for alloc in doc.allocations:
         records.extend((x.line, x.key) for x in alloc.assignments)
     records.extend((u.line, u.key) for u in doc.used_values)

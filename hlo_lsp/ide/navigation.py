@@ -39,11 +39,11 @@ def definition(ws: Workspace, path: str, line: int, col: int) -> list[Location]:
     if o.kind == "instruction":
         return _instruction_target(cur, o.key, o.role)
     if o.kind == "computation":
-        mod = _module(cur)
-        ci = mod.computation_by_name.get(o.key) if mod else None
-        if ci is None:
+        found = _module(cur)
+        ci = found[0].computation_by_name.get(o.key) if found else None
+        if found is None or ci is None:
             return []
-        return [Location(_module_path(cur), mod.computations[ci].name_range)]
+        return [Location(found[1], found[0].computations[ci].name_range)]
     if o.kind == "allocation":
         loc = allocation_location(cur.bundle, int(o.key))
         return [loc] if loc else []
@@ -52,19 +52,17 @@ def definition(ws: Workspace, path: str, line: int, col: int) -> list[Location]:
             return []
         return _source_targets(cur, stack(cur.analysis.hlo, int(o.key)), ws.roots)
     if o.kind in ("file_location", "file_name", "function_name") and o.role == "use":
-        d = cur.analysis.index.definition(o.kind, o.key)
+        d = cur.index.definition(o.kind, o.key)
         return [Location(path, d.range)] if d else []
     return []
 
 
-def _module(cur: Cursor) -> HloModule | None:
+def _module(cur: Cursor) -> tuple[HloModule, str] | None:
+    """The module of the cursor's bundle and its file's path; None when the bundle has no HLO text."""
     if cur.analysis.hlo is not None:
-        return cur.analysis.hlo
-    return cur.bundle.hlo.hlo if cur.bundle.hlo is not None else None
-
-
-def _module_path(cur: Cursor) -> str:
-    return cur.analysis.path if cur.analysis.hlo is not None else cur.bundle.hlo.path
+        return cur.analysis.hlo, cur.analysis.path
+    h = cur.bundle.hlo
+    return (h.hlo, h.path) if h is not None and h.hlo is not None else None
 
 
 def _instruction_target(cur: Cursor, name: str, role: str) -> list[Location]:
@@ -79,11 +77,12 @@ def _instruction_target(cur: Cursor, name: str, role: str) -> list[Location]:
     if role == "def" and ins.opcode == "parameter" and ins.parameter_number is not None:
         # a parameter of a called computation: go to the operand each caller passes
         comp = mod.computation_of(ins)
+        callee = comp.name if comp is not None else ""
         out = []
-        for caller in mod.callers(comp.name) if comp else []:
-            k = passed_operand(caller.opcode, caller.called, comp.name, ins.parameter_number)
+        for caller in mod.callers(callee) if callee else []:
+            k = passed_operand(caller.opcode, caller.called, callee, ins.parameter_number)
             d = parse_instruction_line(mod.lines[caller.line]) if k is not None else None
-            if d is not None and k < len(d.operands):
+            if d is not None and k is not None and k < len(d.operands):
                 sp = d.operands[k]
                 out.append(Location(cur.path, Range(caller.line, sp.start, caller.line, sp.end)))
         if out:
@@ -128,10 +127,10 @@ def _source_targets(cur: Cursor, frames: list[SourceFrame], roots: list[str]) ->
         col = (fr.column - 1) if fr.column else 0
         end = (fr.end_column - 1) if fr.end_column and fr.end_line in (None, fr.line) else col
         return [Location(real, Range(max(fr.line - 1, 0), col, max(fr.line - 1, 0), max(end, col)), external=True)]
-    mod = _module(cur)
-    row = mod.table_row("FileLocations", fr.file_location_id) if mod and fr.file_location_id else None
-    if row is not None:
-        return [Location(_module_path(cur), Range(row.line, 0, row.line, len(mod.lines[row.line])))]
+    found = _module(cur)
+    row = found[0].table_row("FileLocations", fr.file_location_id) if found and fr.file_location_id else None
+    if found is not None and row is not None:
+        return [Location(found[1], Range(row.line, 0, row.line, len(found[0].lines[row.line])))]
     return []
 
 
@@ -143,7 +142,8 @@ def type_definition(ws: Workspace, path: str, line: int, col: int) -> list[Locat
     bs = cur.bundle.buffers
     o = cur.occurrence
     if o.kind == "value":
-        values = [bs.value(o.key)]
+        one = bs.value(o.key)
+        values = [one] if one is not None else []
     elif o.kind == "instruction":
         values = bs.values_of(o.key)
     else:
@@ -234,7 +234,7 @@ def highlights(ws: Workspace, path: str, line: int, col: int) -> list[Highlight]
     if cur is None or cur.occurrence is None:
         return []
     o = cur.occurrence
-    return [Highlight(x.range, "write" if x.role == "def" else "read") for x in cur.analysis.index.find(o.kind, o.key)]
+    return [Highlight(x.range, "write" if x.role == "def" else "read") for x in cur.index.find(o.kind, o.key)]
 
 
 def bundle_paths(bundle: ModuleBundle) -> list[str]:

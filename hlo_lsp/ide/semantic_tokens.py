@@ -24,6 +24,7 @@ such a file costs tens of seconds and tens of MB of JSON for what the grammar al
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from hlo_lsp.core import kinds
@@ -60,6 +61,9 @@ _MODULE_NAME = re.compile(r"HloModule\s+([^\s,]+)")
 _SIG_PARAM = re.compile(r"[(,]\s*(?:/\*[^*]*\*/)?%?([^\s:(),%]+):")
 LIGHT_LINES = 20_000  # a full request on a longer document gets the definitions only (see above)
 MAX_LINE = 100_000  # a longer line gets only the tokens in its first MAX_LINE characters
+
+
+Tok5 = tuple[int, int, int, int, int]  # (line, start, end or length, type, modifiers)
 
 
 class Token(NamedTuple):
@@ -130,7 +134,7 @@ def semantic_tokens(ws: Workspace, path: str, start_line: int = 0, end_line: int
     return out
 
 
-def document_tokens(ws: Workspace, path: str) -> list[tuple[int, int, int, int, int]]:
+def document_tokens(ws: Workspace, path: str) -> Sequence[Tok5]:
     """The tokens of a full request as (line, start, end, type, modifiers): every token of a document of at most
     `LIGHT_LINES` lines, the definitions only above that (`definition_tokens`); [] for a document we do not
     read."""
@@ -143,11 +147,11 @@ def document_tokens(ws: Workspace, path: str) -> list[tuple[int, int, int, int, 
     return definition_tokens(a)
 
 
-def definition_tokens(a) -> list[tuple[int, int, int, int, int]]:
+def definition_tokens(a) -> list[Tok5]:
     """(line, start, end, type, modifiers) in document order: in HLO text where each name is defined (the module
     name, computations, instructions); in buffer files every name the reader records (values, allocations,
     instructions; the definitions with ``declaration``): the values and live-range files define nothing."""
-    out: list[Token] = []
+    out: list[Tok5] = []
     if a.kind == kinds.HLO and a.hlo is not None:
         mod = a.hlo
         if mod.header_line is not None:
@@ -155,6 +159,9 @@ def definition_tokens(a) -> list[tuple[int, int, int, int, int]]:
             if m:
                 out.append((mod.header_line, m.start(1), m.end(1), _T["namespace"], DECL))
         ins = mod.instructions
+        names: Sequence[str]
+        line_of: Sequence[int]
+        col_of: Sequence[int]
         if isinstance(ins, InstructionTable):
             names, line_of, col_of = ins.names, ins.line_of, ins.col_of
         else:
@@ -195,7 +202,9 @@ def _combined(words: str) -> re.Pattern:
 def _generic(acc: _Line, text: str, pattern: re.Pattern) -> None:
     acc.flush()  # the names and spans already queued win over everything below
     for m in pattern.finditer(text):
-        acc.add(m.start(), m.end(), m.lastgroup)
+        kind = m.lastgroup  # every branch of the pattern is a named group
+        if kind is not None:
+            acc.add(m.start(), m.end(), kind)
     acc.flush()
 
 
@@ -219,9 +228,9 @@ def _hlo_line(a, ln: int, text: str) -> list[Token]:
             acc.add(d.opcode.start, d.opcode.end, "keyword")
             if d.shape is not None:
                 acc.add(d.shape.start, d.shape.end, "type")
-            for s in d.operand_shapes:
-                if s is not None:
-                    acc.add(s.start, s.end, "type")
+            for sh in d.operand_shapes:
+                if sh is not None:
+                    acc.add(sh.start, sh.end, "type")
             for at in d.attributes:
                 acc.add(at.key_start, at.key_start + len(at.key), "property")
             for _key, s in d.metadata.items():
@@ -233,9 +242,9 @@ def _hlo_line(a, ln: int, text: str) -> list[Token]:
             for m in _SIG_PARAM.finditer(text, comp.name_start + len(comp.name)):
                 acc.add(m.start(1), m.end(1), "parameter", DECL)
         elif mod.header_line == ln:
-            m = _MODULE_NAME.search(text)
-            if m:
-                acc.add(m.start(1), m.end(1), "namespace", DECL)
+            head = _MODULE_NAME.search(text)
+            if head:
+                acc.add(head.start(1), head.end(1), "namespace", DECL)
         else:
             for o in a.index.on_line(ln):
                 acc.add(o.start, o.end, "number", DECL if o.role == "def" else 0)
@@ -255,7 +264,7 @@ def _buffer_line(a, ln: int, text: str) -> list[Token]:
     return acc.tokens
 
 
-def encode(tokens: list[tuple[int, int, int, int, int]]) -> list[int]:
+def encode(tokens: Sequence[Tok5]) -> list[int]:
     """LSP's relative encoding of (line, start, length, type, modifiers) tuples already in wire columns."""
     data: list[int] = []
     prev_line = prev_start = 0

@@ -17,6 +17,7 @@ computations met first in the file; not 200,000 entries (57 MB of JSON, 20 s) th
 from __future__ import annotations
 
 from hlo_lsp.core.diagnostics import Range
+from hlo_lsp.core.document import Lines
 from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.workspace import Analysis, ReadError, Workspace
 from hlo_lsp.ide.context import instruction_definition, value_definition
@@ -28,7 +29,7 @@ OUTLINE_BUDGET = 2_000  # entries listed under blocks, in the whole outline
 OUTLINE_BLOCKS = 20_000  # computations (allocations) listed at most; the entry computation always is
 
 
-def _line_range(lines: list[str], start: int, end: int) -> Range:
+def _line_range(lines: Lines, start: int, end: int) -> Range:
     end = min(max(end, start), len(lines) - 1)
     return Range(start, 0, end, len(lines[end]) if 0 <= end < len(lines) else 0)
 
@@ -46,7 +47,7 @@ class _Budget:
         return k
 
 
-def _more(lines: list[str], n: int, what: str, first: int, last: int) -> Symbol:
+def _more(lines: Lines, n: int, what: str, first: int, last: int) -> Symbol:
     """The entry standing for ``n`` children left out of the outline, lines ``first..last``."""
     return Symbol(
         f"… {n:,} more {what}",
@@ -73,7 +74,7 @@ def document_symbols(
     return []
 
 
-def _bounded(lines: list[str], items, budget: _Budget, make, what: str, line_of) -> list[Symbol]:
+def _bounded(lines: Lines, items, budget: _Budget, make, what: str, line_of) -> list[Symbol]:
     """Children made by ``make(item)`` for as many of ``items`` (a sequence) as the budget allows, then one
     `_more` entry for the rest."""
     k = budget.take(len(items))
@@ -144,7 +145,7 @@ def _hlo_symbols(mod: HloModule, budget: _Budget) -> list[Symbol]:
     return comps
 
 
-def _section(name: str, kind: str, lines: list[str], first: int, last: int, children: list[Symbol]) -> Symbol:
+def _section(name: str, kind: str, lines: Lines, first: int, last: int, children: list[Symbol]) -> Symbol:
     return Symbol(
         name, kind, _line_range(lines, first, last), Range(first, 0, first, len(lines[first].rstrip())), "", children
     )
@@ -156,6 +157,8 @@ def _used_end(u) -> int:
 
 def _buffer_symbols(a: Analysis, budget: _Budget) -> list[Symbol]:
     doc = a.buffers
+    if doc is None:
+        return []
     lines = a.lines
     out: list[Symbol] = []
     by_line = lambda x: x.line  # noqa: E731

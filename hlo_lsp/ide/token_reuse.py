@@ -17,6 +17,7 @@ it answers None and the caller computes every token afresh.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hlo_lsp.core import kinds
@@ -46,13 +47,13 @@ def _signature(mod) -> tuple[list[tuple[int, int, str]], int]:
     return [(c.line, c.name_start, c.name) for c in comps], sum(len(c.instructions) for c in comps)
 
 
-def memo_of(a, tokens: list[Tok]) -> TokenMemo | None:
+def memo_of(a, tokens: Sequence[Tok]) -> TokenMemo | None:
     """The memo of ``tokens``, the full definition tokens of analysis ``a``; None when ``a`` is not a long
     module (its tokens are not definitions only, and are not reused)."""
     if not _long_module(a):
         return None
     comps, n = _signature(a.hlo)
-    return TokenMemo(list(a.lines), tokens, comps, n)
+    return TokenMemo(list(a.lines), tokens if isinstance(tokens, list) else list(tokens), comps, n)
 
 
 def common_prefix(a: list, b: list, n: int | None = None) -> int:
@@ -83,6 +84,9 @@ def _tokens_in(a, start: int, end: int) -> list[Tok]:
     """The instruction definition tokens of lines ``start..end-1`` (exclusive end)."""
     mod = a.hlo
     ins = mod.instructions
+    names: Sequence[str]
+    line_of: Sequence[int]
+    col_of: Sequence[int]
     if isinstance(ins, InstructionTable):
         names, line_of, col_of = ins.names, ins.line_of, ins.col_of
     else:

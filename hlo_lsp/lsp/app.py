@@ -13,12 +13,15 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
 from hlo_lsp import __version__
+from hlo_lsp.core.document import Lines
 from hlo_lsp.core.folder_index import FolderIndex
 from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide.diagnostics import document_diagnostics
 from hlo_lsp.ide.types import Location
 from hlo_lsp.lsp.convert import Converter, path_to_uri, uri_to_path
+from hlo_lsp.lsp.doc_answers import DocumentAnswers
 from hlo_lsp.lsp.protocol import AnsweringProtocol
+from hlo_lsp.lsp.settings import InsightSettings
 
 log = logging.getLogger("hlo_lsp")
 
@@ -72,10 +75,12 @@ class HloLanguageServer(LanguageServer):
         self.closing = False  # after shutdown: background work publishes and reports nothing more
         self._progress_seq = 0
         self.folder_indexes: dict[str, FolderIndex] = {}
+        self.answers = DocumentAnswers(self.current_version)  # whole-document answers per version
+        self.insight_settings = InsightSettings()
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
-    def lines_of(self, path: str) -> list[str] | None:
+    def lines_of(self, path: str) -> Lines | None:
         try:
             return self.ws.analysis(path).lines
         except ReadError:

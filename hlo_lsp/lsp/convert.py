@@ -13,6 +13,7 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity
+from hlo_lsp.core.document import Lines
 from hlo_lsp.ide.types import Location
 
 UTF16 = lsp.PositionEncodingKind.Utf16
@@ -75,27 +76,27 @@ _LOCATION = '{"uri":%s,"range":{"start":{"line":%d,"character":%d},"end":{"line"
 
 
 class Converter:
-    """Converts ranges for documents whose lines it can fetch (``lines_of(path) -> list[str] | None``)."""
+    """Converts ranges for documents whose lines it can fetch (``lines_of(path) -> Lines | None``)."""
 
     def __init__(self, encoding: str, lines_of):
         self.encoding = encoding
         self._lines_of = lines_of
-        self._lines: dict[str, list[str] | None] = {}  # per request: a file's lines are fetched once
+        self._lines: dict[str, Lines | None] = {}  # per request: a file's lines are fetched once
 
-    def lines_of(self, path: str) -> list[str] | None:
+    def lines_of(self, path: str) -> Lines | None:
         if path not in self._lines:
             self._lines[path] = self._lines_of(path)
         return self._lines[path]
 
-    def _line(self, lines: list[str] | None, n: int) -> str:
+    def _line(self, lines: Lines | None, n: int) -> str:
         if lines is None or not 0 <= n < len(lines):
             return ""
         return lines[n]
 
-    def position(self, lines: list[str] | None, line: int, col: int) -> lsp.Position:
+    def position(self, lines: Lines | None, line: int, col: int) -> lsp.Position:
         return lsp.Position(line=max(0, line), character=col_to_wire(self._line(lines, line), col, self.encoding))
 
-    def range(self, lines: list[str] | None, r: Range) -> lsp.Range:
+    def range(self, lines: Lines | None, r: Range) -> lsp.Range:
         return lsp.Range(
             start=self.position(lines, r.start_line, r.start_col), end=self.position(lines, r.end_line, r.end_col)
         )
@@ -118,7 +119,7 @@ class Converter:
     def spans_json(self, groups: list[tuple[str, list[tuple[int, int, int]]]]) -> str:
         """Locations given as (path, [(line, start, end)...]) groups (`navigation.reference_spans`), as the JSON
         text the wire carries: no object per location on the way."""
-        parts = []
+        parts: list[str] = []
         append = parts.append
         enc = self.encoding
         for path, spans in groups:
@@ -127,7 +128,7 @@ class Converter:
             lines = self.lines_of(path)
             n_lines = len(lines) if lines is not None else 0
             for ln, sc, ec in spans:
-                if 0 <= ln < n_lines:
+                if lines is not None and 0 <= ln < n_lines:
                     line = lines[ln]
                     if 0 <= sc <= ec <= len(line) and line.isascii():  # columns are UTF-16 units already
                         append(f'{head}{ln},"character":{sc}}},"end":{{"line":{ln},"character":{ec}}}}}}}')
@@ -138,10 +139,10 @@ class Converter:
                 append(_LOCATION % (uri, max(0, ln), wc, max(0, ln), we))
         return "[" + ",".join(parts) + "]"
 
-    def from_position(self, lines: list[str] | None, pos: lsp.Position) -> tuple[int, int]:
+    def from_position(self, lines: Lines | None, pos: lsp.Position) -> tuple[int, int]:
         return pos.line, col_from_wire(self._line(lines, pos.line), pos.character, self.encoding)
 
-    def diagnostic(self, path: str, lines: list[str] | None, d: Diagnostic) -> lsp.Diagnostic:
+    def diagnostic(self, path: str, lines: Lines | None, d: Diagnostic) -> lsp.Diagnostic:
         related = [
             lsp.DiagnosticRelatedInformation(
                 location=lsp.Location(

@@ -20,7 +20,7 @@ from hlo_lsp.core.workspace import ReadError
 from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
 from hlo_lsp.lsp.convert import col_to_wire, path_to_uri, uri_to_path
-from hlo_lsp.lsp.doc_answers import DocumentAnswers, TokenArray, ints_json, list_json, lower_switch_interval
+from hlo_lsp.lsp.doc_answers import TokenArray, ints_json, list_json, lower_switch_interval
 from hlo_lsp.lsp.protocol import RawResult
 
 log = logging.getLogger("hlo_lsp")
@@ -28,7 +28,6 @@ LEGEND = lsp.SemanticTokensLegend(
     token_types=semantic_tokens.TOKEN_TYPES, token_modifiers=semantic_tokens.TOKEN_MODIFIERS
 )
 
-server.answers = DocumentAnswers(server.current_version)  # type: ignore[attr-defined]
 lower_switch_interval()
 
 
@@ -134,7 +133,7 @@ def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult:
     w = _Wire(ls, path)
     out = []
     for x in lens.code_lenses(ls.ws, path):
-        cmd = {"title": x.title, "command": x.command}
+        cmd: dict[str, object] = {"title": x.title, "command": x.command}
         if x.arguments:
             cmd["arguments"] = [path_to_uri(a) for a in x.arguments]
         out.append({"range": w.range(x.range), "command": cmd})
@@ -163,7 +162,7 @@ async def on_document_link(ls: HloLanguageServer, params: lsp.DocumentLinkParams
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
 async def on_code_lens(ls: HloLanguageServer, params: lsp.CodeLensParams):
-    if not getattr(ls, "insight_settings", None) or ls.insight_settings.code_lens:
+    if ls.insight_settings.code_lens:
         return await _answer(ls, params, "codeLens", code_lens_json)
     return []
 
@@ -182,9 +181,8 @@ def token_data(ls: HloLanguageServer, path: str) -> list[int]:
     except ReadError:
         return []
     # a long module after an edit: the previous version's tokens outside the edited lines (ide.token_reuse)
-    toks = token_reuse.reuse(ls.answers.token_memo.get(path), a)
-    if toks is None:
-        toks = semantic_tokens.document_tokens(ls.ws, path)
+    reused = token_reuse.reuse(ls.answers.token_memo.get(path), a)
+    toks = reused if reused is not None else semantic_tokens.document_tokens(ls.ws, path)
     if version is not None and ls.answers.version_of(path) == version:  # no edit landed meanwhile
         ls.answers.token_memo[path] = token_reuse.memo_of(a, toks)
     lines = w.lines

@@ -26,28 +26,7 @@ log = logging.getLogger("hlo_lsp")
 REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 
 
-class InsightSettings:
-    """The switches of the insight features; both on by default."""
-
-    def __init__(self) -> None:
-        self.inlay_hints = True
-        self.code_lens = True
-
-    def update(self, options) -> bool:
-        """Apply ``{"inlayHints": {"enabled": b}, "codeLens": {...}}`` or dotted keys; True when it changed."""
-        if not isinstance(options, dict):
-            return False
-        before = (self.inlay_hints, self.code_lens)
-        for attr, key in (("inlay_hints", "inlayHints"), ("code_lens", "codeLens")):
-            nested = options.get(key)
-            value = nested.get("enabled") if isinstance(nested, dict) else options.get(key + ".enabled")
-            if isinstance(value, bool):
-                setattr(self, attr, value)
-        return before != (self.inlay_hints, self.code_lens)
-
-
-settings = InsightSettings()
-server.insight_settings = settings  # type: ignore[attr-defined]
+settings = server.insight_settings
 
 
 # -- settings ----------------------------------------------------------------------------------------------------

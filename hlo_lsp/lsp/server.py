@@ -46,12 +46,12 @@ def _trace(stage: str, path: str) -> None:
 def initialize(ls: HloLanguageServer, params: lsp.InitializeParams) -> None:
     caps = params.capabilities
     hover_caps = caps.text_document.hover if caps.text_document else None
-    formats = hover_caps.content_format if hover_caps and hover_caps.content_format else None
+    formats = hover_caps.content_format if hover_caps and hover_caps.content_format else ()
     ls.plain_hover = bool(formats) and lsp.MarkupKind.Markdown not in formats
     ls.client_progress = bool(caps.window and caps.window.work_done_progress)
     folders = [uri_to_path(f.uri) for f in params.workspace_folders or ()]
     if not folders and (params.root_uri or params.root_path):
-        folders = [uri_to_path(params.root_uri) if params.root_uri else params.root_path]
+        folders = [uri_to_path(params.root_uri) if params.root_uri else params.root_path or ""]
     ls.ws.roots = [f for f in folders if f]  # where a dump's source files may be offered as locations
 
 
@@ -290,8 +290,7 @@ def did_save(ls: HloLanguageServer, params: lsp.DidSaveTextDocumentParams) -> No
 def did_close(ls: HloLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
     path = uri_to_path(params.text_document.uri)
     orphans = ls.ws.close(path)
-    if hasattr(ls, "answers"):
-        ls.answers.forget(path)  # whole-document answers kept per version (handlers_document)
+    ls.answers.forget(path)  # whole-document answers kept per version (handlers_document)
     for key in (path, _WARM + path):
         task = ls._pending.pop(key, None)
         if task is not None:
@@ -407,33 +406,31 @@ def _folder_indexes(ls: HloLanguageServer) -> list[FolderIndex]:
 @safe
 def on_workspace_symbol(ls: HloLanguageServer, params: lsp.WorkspaceSymbolParams):
     conv = ls.conv
-    out = [
-        lsp.WorkspaceSymbol(
-            name=s.name,
-            kind=SYMBOL_KIND[s.kind],
-            location=conv.location(s.location),
-            container_name=s.container or None,
+    out = []
+    seen = set()
+    for s in symbols.workspace_symbols(ls.ws, params.query, ls.ws.open_paths()):
+        loc = conv.location(s.location)
+        out.append(
+            lsp.WorkspaceSymbol(name=s.name, kind=SYMBOL_KIND[s.kind], location=loc, container_name=s.container or None)
         )
-        for s in symbols.workspace_symbols(ls.ws, params.query, ls.ws.open_paths())
-    ]
-    seen = {(x.location.uri, x.location.range.start.line, x.name) for x in out}
+        seen.add((loc.uri, loc.range.start.line, s.name))
     for index in _folder_indexes(ls):
-        for s in index.query(params.query):
-            uri = path_to_uri(s.path)
-            if (uri, s.line, s.name) in seen:
+        for fs in index.query(params.query):
+            uri = path_to_uri(fs.path)
+            if (uri, fs.line, fs.name) in seen:
                 continue
-            seen.add((uri, s.line, s.name))
+            seen.add((uri, fs.line, fs.name))
             # folder files are not read for this answer: their names are ASCII in XLA dumps, so columns agree
             rng = lsp.Range(
-                start=lsp.Position(line=s.line, character=s.col),
-                end=lsp.Position(line=s.line, character=s.col + len(s.name)),
+                start=lsp.Position(line=fs.line, character=fs.col),
+                end=lsp.Position(line=fs.line, character=fs.col + len(fs.name)),
             )
             out.append(
                 lsp.WorkspaceSymbol(
-                    name=s.name,
-                    kind=SYMBOL_KIND[s.kind],
+                    name=fs.name,
+                    kind=SYMBOL_KIND[fs.kind],
                     location=lsp.Location(uri=uri, range=rng),
-                    container_name=s.container or None,
+                    container_name=fs.container or None,
                 )
             )
     return out[: symbols.MAX_WORKSPACE_SYMBOLS]

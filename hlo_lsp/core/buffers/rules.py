@@ -22,6 +22,7 @@ from typing import NamedTuple
 from hlo_lsp.core.buffers.bufferset import BufferSet, Source
 from hlo_lsp.core.buffers.records import Assignment
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, Severity, error, info, warning
+from hlo_lsp.core.document import Lines
 from hlo_lsp.core.shapes import ELEMENT_BITS, element_count, parse_shape
 
 _log = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ class Finding(NamedTuple):
 @dataclass(slots=True)
 class Context:
     bs: BufferSet
-    lines: dict[str, list[str]]  # document kind -> its lines, for facts the model keeps no line of
+    lines: dict[str, Lines]  # document kind -> its lines, for facts the model keeps no line of
     broken: frozenset[str] = frozenset()  # kinds whose reader reported errors (cut or corrupted files)
     _runs: list | None = None  # (allocation, kind, its assignments), made once for the rules that need them
 
@@ -174,7 +175,7 @@ def total_mismatch(ctx: Context) -> Iterator[Finding]:
         )
 
 
-def _total_line(lines: list[str], table_line: int, total: int) -> int:
+def _total_line(lines: Lines, table_line: int, total: int) -> int:
     """The ``Total bytes: N`` line at or before ``table_line``; ``table_line`` when there is none."""
     want = f"Total bytes: {total} "
     for ln in range(min(table_line, len(lines) - 1), -1, -1):
@@ -483,7 +484,7 @@ BUFFER_RULES: tuple[tuple[Callable[[Context], Iterator[Finding]], tuple[str, ...
 )
 
 
-def buffer_findings(bs: BufferSet, lines: dict[str, list[str]] | None = None) -> list[Finding]:
+def buffer_findings(bs: BufferSet, lines: dict[str, Lines] | None = None) -> list[Finding]:
     """All findings of every buffer rule on one module's buffer facts; [] for a consistent dump. ``lines`` maps a
     document kind to its lines (used to place the memory report's totals); rules needing absent text skip."""
     broken = frozenset(
