@@ -107,6 +107,8 @@ def differs(want: Expected, got: Shape) -> bool:
             continue
         if g.is_tuple:
             return True
+        if not isinstance(w, Want):  # a message or None: no rule result reaches here as one
+            continue
         if w.etype is not None and _fp(w.etype) != _fp(g.element_type):
             return True
         if w.dims is not None:
@@ -123,6 +125,8 @@ def want_text(w: Expected) -> str:
         return shape_text(w, with_layout=False)
     if isinstance(w, tuple) and not isinstance(w, Want):
         return "(" + ", ".join(want_text(x) for x in w) + ")"
+    if not isinstance(w, Want):  # a message or None: no rule result reaches here as one
+        return "<shape>"
     t = w.etype or "<type>"
     if w.dims is None:
         return f"{t}[...]"

@@ -156,7 +156,15 @@ def gather(s: Site):
     batching = ints(a, "operand_batching_dims", ())
     sizes = ints(a, "slice_sizes")
     ivd = int_value(a, "index_vector_dim")
-    if None in (offset, collapsed, batching, sizes, ivd) or not o.is_array or not idx.is_array:
+    if (
+        offset is None
+        or collapsed is None
+        or batching is None
+        or sizes is None
+        or ivd is None
+        or not o.is_array
+        or not idx.is_array
+    ):
         return None
     if len(sizes) != o.rank:
         return f"slice_sizes names {len(sizes)} dimensions, but the operand has rank {o.rank}"

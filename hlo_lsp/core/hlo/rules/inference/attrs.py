@@ -201,7 +201,7 @@ def window(attrs: str) -> list[WindowDim] | None:
     ]
     if any(c is None for c in cols):
         return None
-    return [WindowDim(*vals) for vals in zip(*cols)]  # type: ignore[arg-type]
+    return [WindowDim(*vals) for vals in zip(*cols)]
 
 
 def window_output(base: int, w: WindowDim) -> int:

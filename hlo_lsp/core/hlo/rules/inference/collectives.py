@@ -42,16 +42,16 @@ def _gathered(operand, d: int, shards: int | None) -> Want | None:
     if not operand.is_array or not 0 <= d < operand.rank:
         return None
     dims: list[int | None] = list(operand.dims)
-    dims[d] = None if shards is None else dims[d] * shards
+    dims[d] = None if shards is None else operand.dims[d] * shards
     return Want(operand.element_type, tuple(dims))
 
 
 def _gather_all(s: Site, outs) -> tuple | Want | str | None:
     """``CheckCommonAllGatherInvariants`` then ``InferAllGatherShape``: every operand times one shard count."""
-    d = ints(s.attrs, "dimensions")
-    if d is None or len(d) != 1 or not s.operands:
+    dims = ints(s.attrs, "dimensions")
+    if dims is None or len(dims) != 1 or not s.operands:
         return None
-    d = d[0]
+    d = dims[0]
     if len(s.operands) == 1:
         return _gathered(s.operands[0], d, _shard_count(s, s.operands[0], outs, d))
     if not outs.is_tuple or len(outs.tuple_shapes) != len(s.operands):
@@ -90,10 +90,10 @@ def all_reduce(s: Site):
 
 @infers("reduce-scatter", xla="ShapeInference::InferReduceScatterShape")
 def reduce_scatter(s: Site):
-    d = ints(s.attrs, "dimensions")
-    if d is None or len(d) != 1 or len(s.operands) != 1 or not s.shape.is_array:
+    dims_attr = ints(s.attrs, "dimensions")
+    if dims_attr is None or len(dims_attr) != 1 or len(s.operands) != 1 or not s.shape.is_array:
         return None
-    o, d = s.operands[0], d[0]
+    o, d = s.operands[0], dims_attr[0]
     if not o.is_array or not 0 <= d < o.rank or o.rank != s.shape.rank:
         return None
     dims: list[int | None] = list(o.dims)
@@ -178,7 +178,7 @@ def async_start(s: Site):
     if not s.shape.is_tuple or len(s.shape.tuple_shapes) < 2:
         return None
     root = s.callee_root()
-    if root is NEEDS_CALLEE:
+    if isinstance(root, str):  # NEEDS_CALLEE
         return NEEDS_CALLEE
     r = like(root) if root is not None else _FREE
     return (tuple(like(o) for o in s.operands), r) + (_FREE,) * (len(s.shape.tuple_shapes) - 2)

@@ -19,7 +19,7 @@ def dot(s: Site):
     a = s.attrs
     lb, lc = ints(a, "lhs_batch_dims", ()), ints(a, "lhs_contracting_dims", ())
     rb, rc = ints(a, "rhs_batch_dims", ()), ints(a, "rhs_contracting_dims", ())
-    if None in (lb, lc, rb, rc):
+    if lb is None or lc is None or rb is None or rc is None:
         return None
     if len(lb) != len(rb) or len(lc) != len(rc):
         return "dot has unequal numbers of lhs and rhs batch or contracting dimensions"
@@ -100,7 +100,7 @@ def map_(s: Site):
     if not s.operands or not s.operands[0].is_array:
         return None
     root = s.callee_root()
-    if root is NEEDS_CALLEE:
+    if isinstance(root, str):  # NEEDS_CALLEE
         return NEEDS_CALLEE
     etype = root.element_type if root is not None and root.is_array else None
     return Want(etype, s.operands[0].dims)

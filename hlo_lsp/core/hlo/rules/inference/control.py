@@ -4,6 +4,7 @@ operands against the callee's parameters are `verifier.called-parameters`.)"""
 from __future__ import annotations
 
 from hlo_lsp.core.hlo.rules.inference import NEEDS_CALLEE, Site, differs, infers
+from hlo_lsp.core.shapes import Shape
 
 
 @infers("fusion", "call", "while", xla="ShapeVerifier::HandleFusion / HandleCall / HandleWhile (the body's root)")
@@ -15,7 +16,7 @@ def callee_root(s: Site):
     if s.root is None:
         return NEEDS_CALLEE
     roots = [s.callee_root(k) for k in range(len(s.called))]
-    bodies = [r for r in roots if r is not None and not (r.is_array and r.element_type == "pred" and not r.dims)]
+    bodies = [r for r in roots if isinstance(r, Shape) and not (r.is_array and r.element_type == "pred" and not r.dims)]
     return bodies[0] if len(bodies) == 1 else None
 
 
