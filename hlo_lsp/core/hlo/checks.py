@@ -15,7 +15,17 @@ from hlo_lsp.core.diagnostics import Diagnostic, Range, error
 from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.hlo.model import Computation, HloModule
-from hlo_lsp.core.hlo.rows import NAME, OPCODE, OPERANDS, ROOT, computation_rows, is_clean, operand_names, row_calls
+from hlo_lsp.core.hlo.rows import (
+    NAME,
+    OPCODE,
+    OPERANDS,
+    ROOT,
+    computation_rows,
+    is_clean,
+    operand_names,
+    row_calls,
+    table_lines,
+)
 from hlo_lsp.core.hlo.rules.facts import Summary, summarize
 from hlo_lsp.core.process import fork as forked
 
@@ -32,9 +42,9 @@ def check_computation(mod: HloModule, c: Computation) -> list[Diagnostic]:
 def check_and_summarize(mod: HloModule, c: Computation) -> tuple[list[Diagnostic], Summary | None]:
     """`check_computation`, and the verifier's `Summary` of ``c`` from the same rows (read once for both)."""
     rows = computation_rows(mod, c)
-    calls = row_calls(rows, c.instructions.start, mod.lines, mod.instructions.line_of) if rows is not None else None
+    calls = row_calls(rows, c.instructions.start, mod.lines, table_lines(mod)) if rows is not None else None
     summary = summarize(mod, c, rows, calls)
-    if rows is not None and is_clean(rows, mod.computation_by_name, calls):
+    if rows is not None and calls is not None and is_clean(rows, mod.computation_by_name, calls):
         return [], summary
     return _check_lines(mod, c, rows, calls), summary
 
@@ -174,7 +184,8 @@ def structural_diagnostics(mod: HloModule) -> list[Diagnostic]:
     return out
 
 
-_UNKNOWN = object()  # a summary not made yet (after an edit: made again when the verifier runs)
+# a summary not made yet (after an edit: made again when the verifier runs); told apart by identity
+_UNKNOWN = Summary((), None, (), None)
 
 
 class StructuralChecker:
@@ -188,7 +199,7 @@ class StructuralChecker:
         self.mod = mod
         n = len(mod.computations)
         self._per_comp: list[list[Diagnostic] | None] = [None] * n
-        self._summary: list[Summary | None] = [None] * n
+        self._summary: list[Summary | None] = [None] * n  # or _UNKNOWN
         self.checked = 0
         if mod.pre_checked is not None and len(mod.pre_checked[0]) == n:  # found by the rows pass of the read
             clean, summaries = mod.pre_checked

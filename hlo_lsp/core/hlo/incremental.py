@@ -31,7 +31,7 @@ def patch_module(mod: HloModule, edit: Edit) -> bool:
     for k in range(edit.first, edit.first + edit.new_count):
         i = mod.index_at_line(k)
         m = _EDIT_LINE.match(mod.lines[k]) if i is not None else None
-        if m is None:
+        if i is None or m is None:
             return False
         changes.append((i, k, m))
     kept = True

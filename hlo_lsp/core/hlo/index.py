@@ -91,9 +91,9 @@ class HloIndex:
             return out
         table = self._row_lines().get(line)
         if table is not None:
-            m = _ROW_ID.match(text)
-            if m:
-                out.append(Occurrence(line, m.start(), m.end(), _TABLE_KIND[table], m.group(), "def"))
+            row_id = _ROW_ID.match(text)
+            if row_id:
+                out.append(Occurrence(line, row_id.start(), row_id.end(), _TABLE_KIND[table], row_id.group(), "def"))
             for r in _ROW_REF.finditer(text):
                 out.append(Occurrence(line, r.start(2), r.end(2), _REF_KIND[r.group(1)], r.group(2), "use"))
         return out
@@ -184,7 +184,9 @@ class HloIndex:
                         j = text.find(needle, e, c)
                     continue
             m = match(text)
-            close = find_close_paren(text, m.end() - 1) if m is not None else -1
+            if m is None:
+                continue
+            close = find_close_paren(text, m.end() - 1)
             if close < 0:
                 continue
             if m.group(3) == key:

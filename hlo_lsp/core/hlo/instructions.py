@@ -65,7 +65,7 @@ class Instruction:
         """The opcode (``""`` for a line that is no well-formed instruction)."""
         if self._opcode is None:
             self._parse()
-        return self._opcode
+        return self._opcode or ""
 
     @property
     def operands(self) -> tuple[str, ...]:

@@ -72,9 +72,8 @@ def parse_instruction_line(line: str) -> InstructionLine | None:
     shared, so callers only read it."""
     if len(line) < _LONG_LINE:
         return _parse_line(line)
-    hit = _long_lines.get(line, _long_lines)
-    if hit is not _long_lines:
-        return hit
+    if line in _long_lines:
+        return _long_lines[line]
     got = _parse_line(line)
     if len(_long_lines) >= 8:
         _long_lines.clear()

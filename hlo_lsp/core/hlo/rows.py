@@ -74,6 +74,14 @@ _NAME_RUN = re.compile(r"[\w.\-]+")
 PREFIX, ROOT, NAME, SHAPE, OPCODE, OPERANDS, PARAM, ATTRS = range(8)
 
 
+def table_lines(mod: HloModule) -> array:
+    """The line of each instruction of a module read into an `InstructionTable`, the only kind
+    `computation_rows` gives rows for (so a caller holding rows may ask)."""
+    table = mod.instructions
+    assert isinstance(table, InstructionTable), "rows exist only for an instruction table"
+    return table.line_of
+
+
 def computation_rows(mod: HloModule, c: Computation) -> list[tuple[str, ...]] | None:
     """One row per instruction of ``c`` in order; None when some line is not of the machine-written form (the
     caller then reads the computation line by line)."""
@@ -233,7 +241,7 @@ def _row_uses(rows: list[tuple[str, ...]], a: int, by: dict[str, int], dst: arra
         if ops and row[OPCODE] != "parameter" and row[OPCODE] != "constant":
             names = ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)
             if len(names) > 1 and len(set(names)) < len(names):
-                names = dict.fromkeys(names)
+                names = list(dict.fromkeys(names))
             _file_uses(names, a + k, get, dst, src, other)
 
 
@@ -289,7 +297,7 @@ def users_and_callers(mod: HloModule) -> tuple[UsesTable, dict]:
             for cc in called:
                 _add(callers, cc, a + k)
     if seen != len(table):  # instructions outside every computation's range
-        covered = set()
+        covered: set[int] = set()
         for c in mod.computations:
             covered.update(c.instructions)
         rest.extend(i for i in range(len(table)) if i not in covered)

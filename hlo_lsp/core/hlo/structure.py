@@ -208,7 +208,6 @@ def _read_structure_lines(
     # into ``instrs``, so that a table stays a table (a module with one unreadable line must not turn 200,000
     # instructions into objects: about 40 MB more for as long as the typo stays)
     kept: list[int] = []
-    table_in = isinstance(instrs, InstructionTable)
     line_at = instrs.line_of.__getitem__ if isinstance(instrs, InstructionTable) else (lambda i: instrs[i].line)
     covered = 0
     contiguous = True  # computations cover the instruction array without gaps (the normal case)
@@ -251,7 +250,12 @@ def _read_structure_lines(
     else:
         mod.instructions = [instrs[i] for i in kept]
     n = len(kept)
-    names = mod.instructions.names if table_in else [x.name for x in mod.instructions]
+    kept_instructions = mod.instructions
+    names = (
+        kept_instructions.names
+        if isinstance(kept_instructions, InstructionTable)
+        else [x.name for x in kept_instructions]
+    )
     # reversed, so that the first definition of a repeated name wins
     mod.by_name = dict(zip(reversed(names), range(n - 1, -1, -1)))
 

@@ -161,7 +161,7 @@ def scan_value_end(line: str, i: int) -> int:
     n = len(line)
     plain = PLAIN_RUN.match
     while i < n:
-        i = plain(line, i).end()
+        i = plain(line, i).end()  # type: ignore[union-attr]  # PLAIN_RUN matches the empty string: never None
         if i >= n:
             break
         ch = line[i]

@@ -19,7 +19,7 @@ from hlo_lsp.core.hlo.opcodes import COMMON_ATTRIBUTES, KEYWORDS, OPCODES, PRIMI
 from hlo_lsp.core.occurrences import Occurrence
 
 from .attributes import check_value
-from .model import Attribute, Computation, Instruction, Name, Tok
+from .model import Attribute, Computation, Instruction, Name, Shape, Tok
 from .rules import attribute_problems, infer, negative_dims, opcode_rules, oversized
 from .semantics import check_literal, check_sharding
 
@@ -47,8 +47,9 @@ def _rng(line: int, start: int, end: int) -> Range:
     return Range(line, start, line, max(end, start + 1))
 
 
-def _tok_range(t: Tok) -> Range:
-    return _rng(t.line, t.col, t.end)
+def _tok_range(t: Tok | None) -> Range:
+    """The range of ``t``; the start of the document for a problem that names no token."""
+    return _rng(t.line, t.col, t.end) if t is not None else _rng(0, 0, 0)
 
 
 def _name_range(n: Name) -> Range:
@@ -63,9 +64,9 @@ class ComputationChecker:
         self.facts = BlockFacts()
         self.defined: dict[str, Name] = {}
         self.later: dict[str, Name] = {}
-        self.shapes: dict[str, object] = {}
+        self.shapes: dict[str, Shape | None] = {}
         self.channels: dict[str, tuple[str, str | None]] = {}
-        self.inferred = None
+        self.inferred: Shape | None = None
 
     def run(self) -> None:
         comp = self.comp
@@ -338,7 +339,7 @@ class ComputationChecker:
         elif op == "dynamic-update-slice" and count < 2:
             self.diags.append(error(where, "operand-count", "expected at least two operands"))
 
-    def _attributes(self, ins: Instruction, info: OpcodeInfo, wrapped: OpcodeInfo | None) -> None:
+    def _attributes(self, ins: Instruction, info: OpcodeInfo, wrapped: OpcodeInfo | None) -> dict[str, Attribute]:
         allowed: dict[str, Attr] = dict(info.attributes)
         if wrapped is not None:
             allowed.update(wrapped.attributes)

@@ -143,7 +143,8 @@ def syntax_diagnostic(exc: UnexpectedInput, block_text: str, unclosed: tuple[Ran
         return error(Range(line, col, line, col + width), "syntax-error", msg)
     if isinstance(exc, UnexpectedCharacters):
         line, col = exc.line - 1, exc.column - 1
-        ch = block_text[exc.pos_in_stream] if exc.pos_in_stream < len(block_text) else "?"
+        pos = exc.pos_in_stream
+        ch = block_text[pos] if pos is not None and pos < len(block_text) else "?"
         msg = f"unexpected character '{ch}'"
         if ch in "\"'":
             msg = "unterminated string (or an invalid escape in it)"

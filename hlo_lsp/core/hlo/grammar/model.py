@@ -9,6 +9,7 @@ flattened with an explicit stack.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from lark import Token, Tree
 
@@ -144,7 +145,12 @@ class Tables:
 
 
 def tok(t: Token) -> Tok:
-    return Tok(t.type, str(t), t.line - 1, t.column - 1)
+    return Tok(t.type, str(t), (t.line or 1) - 1, (t.column or 1) - 1)  # the lexer sets both
+
+
+def _token(node: Tree, k: int = 0) -> Token:
+    """Child ``k`` of ``node``, a terminal where the grammar puts one there."""
+    return cast(Token, node.children[k])
 
 
 def flatten(node) -> list[Tok]:
@@ -163,27 +169,26 @@ def flatten(node) -> list[Tok]:
 
 
 def _name(tree: Tree) -> Name:
-    t = tree.children[0]
-    text = str(t)
+    t = tok(_token(tree))
+    text = t.text
     bare = not text.startswith("%")
-    start = t.column - 1
-    return Name(text if bare else text[1:], t.line - 1, start, start + len(text), bare)
+    return Name(text if bare else text[1:], t.line, t.col, t.col + len(text), bare)
 
 
 def shape_of(node) -> Shape:
     if node.data == "tuple_shape":
         parts = [shape_of(c) for c in node.children if isinstance(c, Tree)]
-        first = node.children[0]
+        first = tok(_token(node))
         return Shape(
             "(" + ", ".join(p.text for p in parts) + ")",
             None,
             (),
             len(parts),
-            first.line - 1,
-            first.column - 1,
+            first.line,
+            first.col,
             elements=tuple(parts),
         )
-    prim = node.children[0]
+    prim = tok(_token(node))
     dims: list[str] = []
     layout_rank = -1
     layout_tok = None
@@ -194,16 +199,15 @@ def shape_of(node) -> Shape:
             dims.append("".join(str(t) for t in c.children))
         elif isinstance(c, Tree) and c.data == "layout":
             layout_rank = sum(1 for t in c.children if isinstance(t, Token) and t.type == "INT")
-            layout_tok = tok(c.children[0])
-    text = f"{prim}[{','.join(dims)}]"
-    return Shape(text, str(prim), tuple(dims), -1, prim.line - 1, prim.column - 1, layout_rank, layout_tok)
+            layout_tok = tok(_token(c))
+    text = f"{prim.text}[{','.join(dims)}]"
+    return Shape(text, prim.text, tuple(dims), -1, prim.line, prim.col, layout_rank, layout_tok)
 
 
 def attribute_of(tree: Tree) -> Attribute:
-    name_tok = tree.children[0]
-    name = str(name_tok)[:-1]
-    start = name_tok.column - 1
-    return Attribute(name, name_tok.line - 1, start, start + len(name), flatten(tree.children[1]))
+    name_tok = tok(_token(tree))
+    name = name_tok.text[:-1]
+    return Attribute(name, name_tok.line, name_tok.col, name_tok.col + len(name), flatten(tree.children[1]))
 
 
 def _operand_list(tree: Tree, instr: Instruction) -> None:
@@ -306,6 +310,7 @@ def computation_of(tree: Tree) -> Computation:
             instructions.append(instruction_of(c))
         elif c.data == "attribute":
             attributes.append(attribute_of(c))
+    assert name is not None, "the grammar gives every computation a name"
     return Computation(name, entry, params, result, instructions, attributes, open_brace)
 
 
@@ -318,6 +323,7 @@ def header_of(tree: Tree) -> Header:
                 name = _name(c)
             elif c.data == "attribute":
                 attributes.append(attribute_of(c))
+    assert name is not None, "the grammar gives the module header a name"
     return Header(name, attributes)
 
 

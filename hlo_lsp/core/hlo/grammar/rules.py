@@ -76,8 +76,8 @@ def attribute_problems(attr: Attribute, kind: str) -> tuple[Tok, str] | None:
             elif t.type in ("RBRACE", "RSQB", "RPAR"):
                 depth -= 1
             elif depth == 1 and t.type == "ATTR_NAME":
-                nxt = vals[k + 1] if k + 1 < len(vals) else None
-                if nxt is None or nxt.type not in ("STRING", "JSON_DICT"):
+                value = vals[k + 1] if k + 1 < len(vals) else None
+                if value is None or value.type not in ("STRING", "JSON_DICT"):
                     return t, "a frontend attribute value is a string or a JSON dictionary"
     return None
 
@@ -85,8 +85,8 @@ def attribute_problems(attr: Attribute, kind: str) -> tuple[Tok, str] | None:
 def infer(ins: Instruction, operand_shapes: list[Shape | None]) -> tuple[Shape | None, tuple[Tok, str] | None]:
     """(inferred shape or None, problem) for an instruction written without a result shape."""
     op = ins.opcode.text
-    if op in _BINARY and len(operand_shapes) == 2 and all(operand_shapes):
-        a, b = operand_shapes
+    if op in _BINARY and len(operand_shapes) == 2 and operand_shapes[0] and operand_shapes[1]:
+        a, b = operand_shapes[0], operand_shapes[1]
         if a.is_tuple or b.is_tuple:
             return None, None
         if a.element != b.element and op not in ("complex",):
@@ -157,13 +157,13 @@ def opcode_rules(
     if shape is not None and shape.is_tuple and op == "tuple" and n != len(shape.elements) and not ins.nested:
         out.append(error(where, "operand-count", f"expects {len(shape.elements)} operands, but has {n} operands"))
     if op == "reshape" and shape is not None and operand_shapes and operand_shapes[0] is not None:
-        a, b = operand_shapes[0].element_count(), shape.element_count()
-        if a is not None and b is not None and a != b:
+        n_in, n_out = operand_shapes[0].element_count(), shape.element_count()
+        if n_in is not None and n_out is not None and n_in != n_out:
             out.append(
                 error(
                     where,
                     "reshape-element-count",
-                    f"reshape from {operand_shapes[0].text} ({a} elements) to {shape.text} ({b} elements) "
+                    f"reshape from {operand_shapes[0].text} ({n_in} elements) to {shape.text} ({n_out} elements) "
                     "(XLA's parser aborts the process on this)",
                 )
             )
@@ -192,17 +192,17 @@ def opcode_rules(
             )
     if op == "conditional" and n >= 1:
         branches = attrs.get("branch_computations")
-        count = (
+        branch_count = (
             2
             if "true_computation" in attrs
             else (sum(1 for t in branches.value if t.type in ("NAME", "PNAME")) if branches else None)
         )
-        if count is not None and count and n != count + 1:
+        if branch_count is not None and branch_count and n != branch_count + 1:
             out.append(
                 error(
                     where,
                     "operand-count",
-                    f"a conditional with {count} branches takes {count + 1} operands, but has {n}",
+                    f"a conditional with {branch_count} branches takes {branch_count + 1} operands, but has {n}",
                 )
             )
     if op == "infeed" and shape is not None and not shape.is_tuple:

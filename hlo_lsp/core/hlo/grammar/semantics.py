@@ -76,9 +76,9 @@ def _scalar(element: str, toks: list[Tok], i: int) -> tuple[int, tuple[Tok, str]
         if t.type != "INT":
             return i + 1, (t, "expects integer")
         lo, hi = _INT_RANGES[element]
-        v = int(t.text)
-        if not lo <= v <= hi:
-            return i + 1, (t, f"value {v} is out of range for {element} [{lo}, {hi}]")
+        iv = int(t.text)
+        if not lo <= iv <= hi:
+            return i + 1, (t, f"value {iv} is out of range for {element} [{lo}, {hi}]")
         return i + 1, None
     if t.type in ("INT", "DECIMAL"):
         try:
@@ -124,11 +124,14 @@ def _literal(shape: Shape, toks: list[Tok], i: int) -> tuple[int, tuple[Tok, str
             return i, (toks[min(i, len(toks) - 1)], f"expects ')' after {len(shape.elements)} tuple elements")
         return i + 1, None
     sizes = shape.dim_sizes()
+    element_type = shape.element
+    if element_type is None:  # only a tuple has none, and tuples are read above
+        return i, None
     if not sizes:
         if toks[i].type in _OPEN:
             return i + 1, (toks[i], "expects nested array in rank 0, but sees larger")
-        return _scalar(shape.element, toks, i)
-    return _dense(shape.element, sizes, toks, i)
+        return _scalar(element_type, toks, i)
+    return _dense(element_type, sizes, toks, i)
 
 
 def _dense(element: str, sizes: list[int | None], toks: list[Tok], i: int) -> tuple[int, tuple[Tok, str] | None]:
@@ -180,7 +183,7 @@ def _dense(element: str, sizes: list[int | None], toks: list[Tok], i: int) -> tu
     return j, (opens[-1] if opens else toks[-1], "the literal is not closed")
 
 
-def check_sharding(toks: list[Tok]) -> tuple[Tok, str] | None:
+def check_sharding(toks: list[Tok]) -> tuple[Tok | None, str] | None:
     """`{...}`: a single sharding or a tuple of them (HloParserImpl::ParseSharding)."""
     if not toks or toks[0].type not in _OPEN:
         return (toks[0] if toks else None), "expected '{' to start sharding attribute"
@@ -227,14 +230,14 @@ def _ints_until(toks: list[Tok], j: int, stop: str) -> tuple[list[int], int]:
     return vals, j + 1
 
 
-def _single_sharding(toks: list[Tok]) -> tuple[Tok, str] | None:
+def _single_sharding(toks: list[Tok]) -> tuple[Tok | None, str] | None:
     try:
         return _single_sharding_checked(toks)
     except _Bad as bad:
         return bad.tok, bad.message
 
 
-def _single_sharding_checked(toks: list[Tok]) -> tuple[Tok, str] | None:
+def _single_sharding_checked(toks: list[Tok]) -> tuple[Tok | None, str] | None:
     if not toks or toks[0].type not in _OPEN or toks[-1].type != "RBRACE":
         return (toks[0] if toks else None), "expected '{' to start sharding attribute"
     body = toks[1:-1]

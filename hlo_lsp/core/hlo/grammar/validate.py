@@ -202,8 +202,8 @@ def _check_header(header: model.Header, text: str) -> list[Diagnostic]:
             diags.append(error(rng, "duplicate-attribute", f"attribute '{attr.name}' already exists"))
         elif kind is None:
             diags.append(error(rng, "unknown-attribute", f"HloModule does not take the attribute '{attr.name}'"))
-        elif check_value(kind, attr.value) is not None:
-            diags.append(error(rng, "invalid-attribute", f"{attr.name}=: {check_value(kind, attr.value)[1]}"))
+        elif (bad := check_value(kind, attr.value)) is not None:
+            diags.append(error(rng, "invalid-attribute", f"{attr.name}=: {bad[1]}"))
         elif attr.name == "entry_computation_layout" and attr.value:
             problem = _subparse(text, attr.value, "computation_layout")
             if problem is not None:
@@ -249,7 +249,7 @@ def _summary(comp: model.Computation, block: Block) -> ComputationSummary:
     if comp.params:
         params = tuple((n.text, n.line + dl, s.text) for n, s in comp.params)
     else:
-        found = []
+        found: list[tuple[int, tuple[str, int, str]]] = []
         for ins in comp.instructions:
             if ins.opcode.text == "parameter" and ins.name is not None:
                 num = int(ins.literal[0].text) if ins.literal and ins.literal[0].type == "INT" else len(found)

@@ -64,7 +64,7 @@ def entry_layout(m: ModuleFacts) -> Iterator[Diagnostic]:
             )
     root = m.ins(entry.root) if entry.root is not None else None
     rs = m.shape(root) if root is not None else None
-    if rs is not None and result_shape is not None and not same_shape(rs, result_shape):
+    if root is not None and rs is not None and result_shape is not None and not same_shape(rs, result_shape):
         yield warning(
             rng,
             "verifier.entry-layout",

@@ -94,8 +94,7 @@ class ModuleFacts:
         cand = self._candidates if self._candidates is not None else self._scan()
         idx = {i for op in opcodes for i in cand.get(op, ())}
         idx.update(i for c in self._slow for i in c.instructions if self.ins(i).opcode in opcodes)
-        idx = sorted(idx)
-        return [self.ins(i) for i in idx]
+        return [self.ins(i) for i in sorted(idx)]
 
     def slow_lines_matching(self, pattern: re.Pattern) -> list[int]:
         """The instruction lines of computations the rows pass could not read that hold a match of
@@ -164,10 +163,10 @@ class ModuleFacts:
             for i in comp.instructions
             if " parameter(" in lines[line_of[i]] and self.ins(i).opcode == "parameter"
         ]
-        nums = [p.parameter_number for p in params]
-        if any(n is None for n in nums) or sorted(nums) != list(range(len(params))):
+        nums = [n for p in params if (n := p.parameter_number) is not None]
+        if len(nums) != len(params) or sorted(nums) != list(range(len(params))):
             return None
-        return sorted(params, key=lambda p: p.parameter_number)
+        return sorted(params, key=lambda p: p.parameter_number or 0)
 
     def root_shape(self, comp_name: str) -> Shape | None:
         """The shape of a computation's root instruction; None when unknown."""

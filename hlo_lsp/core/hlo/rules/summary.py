@@ -26,6 +26,7 @@ from hlo_lsp.core.hlo.rows import (
     computation_rows,
     operand_names,
     row_calls,
+    table_lines,
 )
 from hlo_lsp.core.hlo.rules.inference import FLOATS, REGISTRY, Site, mismatch
 from hlo_lsp.core.hlo.rules.inference.attrs import attr_text
@@ -79,7 +80,7 @@ def summarize(
     module-wide comparisons (`call_ok`, `root_ok`)."""
     if rows is True:
         rows = computation_rows(mod, c)
-    if rows is None:
+    if rows is None or isinstance(rows, bool):
         return None
     if cols is None:
         cols = columns(rows)
@@ -88,7 +89,7 @@ def summarize(
         return None  # a repeated name
     a = c.instructions.start
     if calls is None:
-        calls = row_calls(rows, a, mod.lines, mod.instructions.line_of)
+        calls = row_calls(rows, a, mod.lines, table_lines(mod))
     get = shape_of.get
     intern = sys.intern
     line_memo = _LINE_MEMO
@@ -152,13 +153,13 @@ def summarize(
             if not ok:
                 cand.append((op, a + k))
         elif op == "reshape" or op == "bitcast":
-            ops = operand_names(r[OPERANDS])
+            names = operand_names(r[OPERANDS])
             n_out = _count(r[SHAPE])
             if (
                 n_out is None
-                or len(ops) != 1
-                or _count(get(ops[0])) != n_out
-                or (op == "reshape" and not _same_type(r[SHAPE], get(ops[0])))
+                or len(names) != 1
+                or _count(get(names[0])) != n_out
+                or (op == "reshape" and not _same_type(r[SHAPE], get(names[0])))
             ):
                 cand.append((op, a + k))  # equal counts and types: neither rule has anything to say
         elif op in PER_LINE:
@@ -172,12 +173,12 @@ def summarize(
     root = None
     if rows:  # `Computation.root`: the last ROOT, else the last instruction
         flags = cols[ROOT]
-        r = (
+        last = (
             len(flags) - 1
             if flags[-1]
             else next((k for k in range(len(flags) - 1, -1, -1) if flags[k]), len(flags) - 1)
         )
-        root = intern(cols[SHAPE][r])
+        root = intern(cols[SHAPE][last])
     return Summary(tuple(cand), sig, tuple(calling), root)
 
 
@@ -224,9 +225,10 @@ def row_inferred_ok(op: str, shape: str, operands: tuple[str | None, ...], attrs
 def _infer_ok(op: str, shape: str, operands: tuple[str | None, ...], attrs: str) -> bool:
     out = parse_shape(shape) if shape else None
     ops = [parse_shape(t) if t else None for t in operands]
-    if out is None or any(o is None for o in ops):
+    known = [o for o in ops if o is not None]
+    if out is None or len(known) != len(ops):
         return True  # unreadable: the per-line rule skips it too
-    return mismatch(Site(op, out, tuple(ops), attrs)) is None
+    return mismatch(Site(op, out, tuple(known), attrs)) is None
 
 
 _PLAIN_ARRAY = re.compile(r"[a-z][a-z0-9]*\[([0-9,]*)\](?:\{[^{}]*\})?")
@@ -265,13 +267,14 @@ def _tail(t: str | None) -> str | None:
     return t[k:] if k > 0 else None
 
 
-def _elementwise_ok(op: str, s: str, shapes: list[str | None]) -> bool:
+def _elementwise_ok(op: str, s: str, operand_shapes: list[str | None]) -> bool:
     """True when neither elementwise rule can fire on an instruction of ``op`` with result shape text ``s`` and
-    operand shape texts ``shapes``: equal texts parse to equal shapes, and equal ``[dims]{layout}`` tails to
+    operand shape texts ``operand_shapes``: equal texts parse to equal shapes, and equal ``[dims]{layout}`` tails to
     equal dimensions."""
     if not s or s[0] == "(":
         return True  # no result shape, or a tuple: both rules skip it
-    if any(t is None for t in shapes):
+    shapes = [t for t in operand_shapes if t is not None]
+    if len(shapes) != len(operand_shapes):
         return False
     if op in _SAME_TYPE:
         return all(t == s for t in shapes)

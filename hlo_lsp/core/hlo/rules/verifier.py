@@ -82,8 +82,9 @@ def element_types(m: ModuleFacts) -> Iterator[Diagnostic]:
         if out is None or not out.is_array:
             continue
         ops = m.operands(ins)
-        shapes = [m.shape(o) if o is not None else None for o in ops]
-        if any(s is None or not s.is_array for s in shapes) or not shapes:
+        maybe = [m.shape(o) if o is not None else None for o in ops]
+        shapes = [s for s in maybe if s is not None and s.is_array]
+        if len(shapes) != len(maybe) or not shapes:
             continue
         if ins.opcode == "abs" and shapes[0].element_type in ("c64", "c128"):
             continue  # abs of a complex number is real
@@ -188,18 +189,19 @@ def written_operand_shapes(m: ModuleFacts) -> Iterator[Diagnostic]:
             continue
         ops = m.operands(ins)
         for k, written in enumerate(d.operand_shapes):
-            if written is None or k >= len(ops) or ops[k] is None:
+            op = ops[k] if k < len(ops) else None
+            if written is None or op is None:
                 continue
-            ws, ds = parse_shape(written.text), m.shape(ops[k])
+            ws, ds = parse_shape(written.text), m.shape(op)
             if ws is None or ds is None or (same_shape(ws, ds) and exact_types(ws, ds)):
                 continue
-            dd = m.detail(ops[k])
+            dd = m.detail(op)
             yield warning(
                 Range(ins.line, written.start, ins.line, written.end),
                 "operand-shape-mismatch",
-                f"operand {k} is written as {written.text}, but `{ops[k].name}` is "
+                f"operand {k} is written as {written.text}, but `{op.name}` is "
                 f"{dd.shape.text if dd and dd.shape else text_of(ds)}",
-                related=(Related(ops[k].name_range, f"definition of {ops[k].name}"),),
+                related=(Related(op.name_range, f"definition of {op.name}"),),
             )
 
 
