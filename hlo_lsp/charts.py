@@ -14,7 +14,8 @@ import os
 import tempfile
 from dataclasses import dataclass
 
-from hlo_lsp.core.memory.peak import CATEGORIES, PeakReport
+from hlo_lsp.core.memory.peak import PeakReport
+from hlo_lsp.core.memory.values import CATEGORIES
 from hlo_lsp.core.shapes import human_size
 
 FORMATS = ("html", "svg", "png")

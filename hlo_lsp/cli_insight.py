@@ -14,7 +14,8 @@ import sys
 
 from hlo_lsp.core.memory.diff import diff_peaks
 from hlo_lsp.core.memory.groups import group_values
-from hlo_lsp.core.memory.peak import CATEGORIES, LiveValue, PeakReport, peak_of_bundle
+from hlo_lsp.core.memory.peak import PeakReport, peak_of_bundle
+from hlo_lsp.core.memory.values import CATEGORIES, LiveValue
 from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import ReadError, Workspace
 

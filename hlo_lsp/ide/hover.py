@@ -16,7 +16,7 @@ from hlo_lsp.core.hlo.instructions import Instruction
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.source import file_location, instruction_source, stack
-from hlo_lsp.core.memory.peak import union_bytes
+from hlo_lsp.core.memory.allocated import union_bytes
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.context import Cursor, cursor
 from hlo_lsp.ide.types import HoverResult

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Range
-from hlo_lsp.core.memory.peak import PeakReport, allocation_in_use, peak_of_bundle
+from hlo_lsp.core.memory.allocated import allocation_in_use
+from hlo_lsp.core.memory.peak import PeakReport, peak_of_bundle
 from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import ModuleBundle, Workspace
 

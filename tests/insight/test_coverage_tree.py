@@ -1,4 +1,4 @@
-"""The allocated view's coverage tree (`peak._Coverage`) equals `union_bytes` of the slices present after any
+"""The allocated view's coverage tree (`allocated._Coverage`) equals `union_bytes` of the slices present after any
 sequence of insertions and removals (overlapping, nested, repeated and empty slices included), and the per-step
 reserved bytes of an allocation with many values equal those of the sort-at-each-time path it replaces."""
 
@@ -9,8 +9,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hlo_lsp.core.memory import peak
-from hlo_lsp.core.memory.peak import _Coverage, union_bytes
+from hlo_lsp.core.memory import allocated
+from hlo_lsp.core.memory.allocated import _Coverage, union_bytes
 
 slices = st.tuples(st.integers(0, 64), st.integers(0, 16)).map(lambda t: (t[0], t[0] + t[1]))
 
@@ -45,11 +45,11 @@ def test_segments_with_the_tree_equal_the_sorting_path():
         for k in range(rnd.randint(40, 120)):
             s = rnd.randint(0, n - 1)
             vals.append(_V(f"v{k}", (s, rnd.randint(s, n)), rnd.choice([0, 8, 16, 64, 128]), rnd.randint(0, 96)))
-        with_tree = list(peak._reserved_segments(vals, n))
-        old = peak._TREE_MIN_VALUES
+        with_tree = list(allocated._reserved_segments(vals, n))
+        old = allocated._TREE_MIN_VALUES
         try:
-            peak._TREE_MIN_VALUES = 10**9  # every allocation takes the sorting path
-            without = list(peak._reserved_segments(vals, n))
+            allocated._TREE_MIN_VALUES = 10**9  # every allocation takes the sorting path
+            without = list(allocated._reserved_segments(vals, n))
         finally:
-            peak._TREE_MIN_VALUES = old
+            allocated._TREE_MIN_VALUES = old
         assert with_tree == without

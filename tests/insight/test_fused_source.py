@@ -9,7 +9,7 @@ import re
 import pytest
 
 from hlo_lsp.core.hlo.read import read_hlo
-from hlo_lsp.core.memory.peak import ValueSource, _Sources
+from hlo_lsp.core.memory.values import Sources, ValueSource
 from tests.fixtures import DATA
 
 MODULES = sorted(
@@ -57,7 +57,7 @@ def test_fusion_without_metadata_borrows_its_computations_source(path):
     lines = text.split("\n")
     comps = _computations(lines)
     hlo = read_hlo(text)
-    sources = _Sources(None, hlo)  # type: ignore[arg-type]  # the fused fallback reads the module only
+    sources = Sources(None, hlo)  # type: ignore[arg-type]  # the fused fallback reads the module only
     for line in lines:
         m = FUSION.match(line)
         if m is None or "metadata=" in line:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hlo_lsp.core.memory.peak import MAX_STEPS, peak_of_bundle
+from hlo_lsp.core.memory.allocated import MAX_STEPS
+from hlo_lsp.core.memory.peak import peak_of_bundle
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide import completion, inlay, lens, rename, semantic_tokens
 from tests.fixtures import DATA

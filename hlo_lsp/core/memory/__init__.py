@@ -1,6 +1,10 @@
 """Device memory over program order, from a module's joined buffer files (`core.buffers`) and its HLO (`core.hlo`).
 
-- `peak`: XLA's own peak reproduced exactly (its liveness rule), and the allocated view (bytes reserved per step,
-  per category and memory colour, with padding).
+- `values`: one value as the memory views see it (shape, bytes, category, padding, source line).
+- `allocated`: the allocated view (bytes reserved per step, per category and memory colour, values sharing a
+  buffer counted once).
+- `peak`: XLA's own peak reproduced exactly (its liveness rule), beside the allocated view, in one report.
+- `groups`: a peak's values grouped by source line, op_name, dtype, category or parameter.
 - `diff`: what changed at the peak between two compilations.
+- `oom`: XLA's RESOURCE_EXHAUSTED report read and tied to the dump of the failed compilation.
 """

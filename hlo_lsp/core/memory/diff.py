@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hlo_lsp.core.memory.peak import LiveValue, PeakReport
+from hlo_lsp.core.memory.peak import PeakReport
+from hlo_lsp.core.memory.values import LiveValue
 
 
 @dataclass(slots=True)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hlo_lsp.core.memory.peak import LiveValue
+from hlo_lsp.core.memory.values import LiveValue
 
 GROUP_KEYS = ("source", "op_name", "dtype", "category", "param")
 _DTYPE = re.compile(r"\s*([a-z][a-z0-9]*)\[")
