@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.hlo.instructions import InstructionTable
+from hlo_lsp.core.hlo.instructions import name_columns
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.workspace import ReadError, Workspace
 
@@ -158,14 +158,7 @@ def definition_tokens(a) -> list[Tok5]:
             m = _MODULE_NAME.search(a.lines[mod.header_line])
             if m:
                 out.append((mod.header_line, m.start(1), m.end(1), _T["namespace"], DECL))
-        ins = mod.instructions
-        names: Sequence[str]
-        line_of: Sequence[int]
-        col_of: Sequence[int]
-        if isinstance(ins, InstructionTable):
-            names, line_of, col_of = ins.names, ins.line_of, ins.col_of
-        else:
-            names, line_of, col_of = [x.name for x in ins], [x.line for x in ins], [x.name_start for x in ins]
+        names, line_of, col_of = name_columns(mod.instructions)
         fn, var = _T["function"], _T["variable"]
         append = out.append
         for c in mod.computations:  # plain tuples (a Token each would double the time)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.hlo.instructions import InstructionTable
+from hlo_lsp.core.hlo.instructions import name_columns
 from hlo_lsp.ide import semantic_tokens
 
 Tok = tuple[int, int, int, int, int]  # (line, start, end, type, modifiers), code-point columns
@@ -83,14 +83,7 @@ def common_suffix(a: list, b: list, limit: int) -> int:
 def _tokens_in(a, start: int, end: int) -> list[Tok]:
     """The instruction definition tokens of lines ``start..end-1`` (exclusive end)."""
     mod = a.hlo
-    ins = mod.instructions
-    names: Sequence[str]
-    line_of: Sequence[int]
-    col_of: Sequence[int]
-    if isinstance(ins, InstructionTable):
-        names, line_of, col_of = ins.names, ins.line_of, ins.col_of
-    else:
-        names, line_of, col_of = [x.name for x in ins], [x.line for x in ins], [x.name_start for x in ins]
+    names, line_of, col_of = name_columns(mod.instructions)
     var, decl, max_line = semantic_tokens._T["variable"], semantic_tokens.DECL, semantic_tokens.MAX_LINE
     out: list[Tok] = []
     comps = mod.computations

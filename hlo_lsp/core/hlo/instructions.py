@@ -4,6 +4,7 @@ cost a few MB), and makes an `Instruction` from its line on use (opcode, operand
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 
 from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.hlo.text import CALL_ATTR_PCT, CALLED_ANY, CALLED_NAME, INSTR, called_in, read_operands
@@ -144,3 +145,13 @@ class InstructionTable:
         if ins is None:
             ins = Instruction(self.names[i], self.line_of[i], self.col_of[i], bool(self.root_flags[i]), self._lines)
         return ins
+
+
+def name_columns(
+    instructions: InstructionTable | list[Instruction],
+) -> tuple[Sequence[str], Sequence[int], Sequence[int]]:
+    """(names, lines, name columns) of every instruction, in instruction order: the table's own columns, or
+    made from a list of `Instruction`s (a module with an unreadable line)."""
+    if isinstance(instructions, InstructionTable):
+        return instructions.names, instructions.line_of, instructions.col_of
+    return [x.name for x in instructions], [x.line for x in instructions], [x.name_start for x in instructions]
