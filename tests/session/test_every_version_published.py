@@ -9,6 +9,7 @@ import asyncio
 import pytest
 from lsprotocol import types as lsp
 
+from benchmarks.synth_buffers import ASSIGNMENT, DEFAULT_SRC, VALUES, synthesize_set
 from tests.fixtures import DATA
 from tests.lsp.util import open_doc, uri
 from tests.session.synth import entry_line, large_module
@@ -82,4 +83,16 @@ async def test_a_modules_files_opened_in_a_row(client, stem):
     for p in paths:
         open_doc(client, p)
     for p in paths:
+        await _published(client, uri(p), 1)
+
+
+async def test_a_large_modules_files_opened_in_a_row(client, tmp_path):
+    """The same with every file over 2 MB (a generated set: the module and its two buffer files): while the first
+    file's siblings are read in the background, the next files open; each must still get its diagnostics."""
+    paths = synthesize_set(DEFAULT_SRC, tmp_path, 2.5)
+    order = [paths[""], paths[VALUES], paths[ASSIGNMENT]]
+    assert all(p.stat().st_size > 2_000_000 for p in order[:2])
+    for p in order:
+        open_doc(client, p)
+    for p in order:
         await _published(client, uri(p), 1)
