@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from hlo_lsp.core.memos import memo_table
+
 INT64_MAX = (1 << 63) - 1
 
 #: Bits per element of every XLA primitive type as printed in HLO text (primitive_util::BitWidth).
@@ -259,7 +261,7 @@ def parse_layout(body: str) -> Layout | None:
 # thousands of equal elements of a large tuple (an ENTRY layout of 9,000 parameters) are parsed once. A text is
 # stored only when `_parse_array` ended exactly where this match ends, so a hit is what parsing would give.
 _ARRAY_TEXT = re.compile(r"[A-Za-z0-9_]+\[[0-9,]*\](?:\{[0-9,]*\})?(?![{\[])")
-_ARRAY_MEMO: dict[str, Shape] = {}
+_ARRAY_MEMO: dict[str, Shape] = memo_table({})
 _ARRAY_MEMO_MAX = 4096
 
 

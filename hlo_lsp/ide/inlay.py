@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from hlo_lsp.core import kinds
 from hlo_lsp.core.hlo.line import parse_instruction_line
+from hlo_lsp.core.memos import memo_table
 from hlo_lsp.core.shapes import SizeError, byte_size, human_size, is_tiled, padded_byte_size, parse_shape
 from hlo_lsp.core.workspace import Workspace
 
@@ -108,7 +109,9 @@ def _value_hint(line: int, col: int, v) -> InlayHint | None:
     return InlayHint(line, col, ": " + " · ".join(parts), "assigned size and live range of this value")
 
 
-_records: dict[int, tuple[object, list[int], list[str]]] = {}  # id(doc) -> (doc, lines, keys), sorted by line
+_records: dict[int, tuple[object, list[int], list[str]]] = memo_table(
+    {}
+)  # id(doc) -> (doc, lines, keys), sorted by line
 
 
 def _value_records(doc) -> tuple[list[int], list[str]]:

@@ -16,6 +16,7 @@ import time
 
 from lsprotocol import types as lsp
 
+from hlo_lsp.core import memos
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity
 from hlo_lsp.core.folder_index import FolderIndex
 from hlo_lsp.core.process.heap import release_free_memory
@@ -297,6 +298,8 @@ def did_close(ls: HloLanguageServer, params: lsp.DidCloseTextDocumentParams) -> 
             task.cancel()
     for p in orphans:
         _warm_again(ls, p)
+    if not ls.ws.open_paths():
+        memos.clear_all()  # the last document closed: the memo tables go too (memory follows what is open)
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
     _trim_soon(ls)
 

@@ -48,3 +48,27 @@ def test_closing_releases_what_only_it_used():
         ws.close(p)
     assert not ws._disk and not ws._analyses and not ws._bundles
     assert all(_analyses_alive(p) == 0 for p in paths)
+
+
+def test_memo_tables_are_registered_and_emptied():
+    """The process-wide memo tables fill while documents are read and checked; `memos.clear_all` (which the
+    server calls when its last document closes) empties every one of them, including those of the grammar path
+    (small modules) and the rows pass."""
+    from hlo_lsp.core import memos
+    from hlo_lsp.core.hlo.grammar import validate
+    from hlo_lsp.core.hlo.rules import summary
+    from hlo_lsp.core.shapes import _ARRAY_MEMO
+    from hlo_lsp.ide.diagnostics import document_diagnostics
+
+    ws = Workspace()
+    path = str(SET / f"{STEM}.txt")
+    ws.open(path, (SET / f"{STEM}.txt").read_text(), 1)
+    document_diagnostics(ws, path, complete=True)
+    ws.analysis(path).checker.summaries()
+    tables = {"grammar blocks": validate._cache, "signatures": summary._SIGS, "shapes": _ARRAY_MEMO}
+    assert all(tables.values()), {k: len(v) for k, v in tables.items()}
+    assert all(any(t is r for r in memos._TABLES) for t in tables.values())
+    ws.close(path)
+    memos.clear_all()
+    assert not any(tables.values())
+    assert all(len(t) == 0 for t in memos._TABLES)

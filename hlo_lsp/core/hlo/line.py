@@ -20,6 +20,7 @@ from hlo_lsp.core.hlo.text import (
     scan_value_end,
     split_operands,
 )
+from hlo_lsp.core.memos import memo_table
 
 _NAME_IN_LIST = re.compile(r"%?([^\s,{}%]+)")
 # a key starts after a non-key character: finditer stays linear on a 100 KB run of letters without '='
@@ -63,7 +64,9 @@ class InstructionLine:
 
 
 _LONG_LINE = 4096
-_long_lines: dict[str, InstructionLine | None] = {}  # the last few long lines parsed (a root tuple of 9,000)
+_long_lines: dict[str, InstructionLine | None] = memo_table(
+    {}
+)  # the last few long lines parsed (a root tuple of 9,000)
 
 
 def parse_instruction_line(line: str) -> InstructionLine | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from lark.exceptions import UnexpectedInput
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, error, warning
+from hlo_lsp.core.memos import memo_table
 from hlo_lsp.core.occurrences import Occurrence
 
 from . import model
@@ -65,7 +66,7 @@ class GrammarResult:
     blocks: list[Block]
 
 
-_cache: OrderedDict[tuple[str, str], BlockResult] = OrderedDict()
+_cache: OrderedDict[tuple[str, str], BlockResult] = memo_table(OrderedDict())
 
 
 def _shift_range(r: Range, dl: int) -> Range:

@@ -30,6 +30,7 @@ from hlo_lsp.core.hlo.rows import (
 )
 from hlo_lsp.core.hlo.rules.inference import FLOATS, REGISTRY, Site, mismatch
 from hlo_lsp.core.hlo.rules.inference.attrs import attr_text
+from hlo_lsp.core.memos import memo_table
 from hlo_lsp.core.shapes import parse_shape
 
 # Elementwise opcodes whose operands and result share one element type (HloInstruction::IsElementwise).
@@ -201,8 +202,8 @@ def _row_ok(op: str, r: tuple[str, ...], get) -> bool:
     return ok
 
 
-_ROW_MEMO: dict[tuple, bool] = {}
-_LINE_MEMO: dict[tuple, bool] = {}  # the same keyed by the whole attribute text (metadata included)
+_ROW_MEMO: dict[tuple, bool] = memo_table({})
+_LINE_MEMO: dict[tuple, bool] = memo_table({})  # the same keyed by the whole attribute text (metadata included)
 
 
 def row_inferred_ok(op: str, shape: str, operands: tuple[str | None, ...], attrs: str) -> bool:
@@ -232,7 +233,7 @@ def _infer_ok(op: str, shape: str, operands: tuple[str | None, ...], attrs: str)
 
 
 _PLAIN_ARRAY = re.compile(r"[a-z][a-z0-9]*\[([0-9,]*)\](?:\{[^{}]*\})?")
-_COUNTS: dict[str, int | None] = {}
+_COUNTS: dict[str, int | None] = memo_table({})
 
 
 def _count(t: str | None) -> int | None:
@@ -256,7 +257,9 @@ def _count(t: str | None) -> int | None:
     return n
 
 
-_SIGS: dict[tuple[str, ...], tuple[str, ...]] = {}  # one copy of each parameter signature (fusions repeat them)
+_SIGS: dict[tuple[str, ...], tuple[str, ...]] = memo_table(
+    {}
+)  # one copy of each parameter signature (fusions repeat them)
 
 
 def _tail(t: str | None) -> str | None:
