@@ -231,8 +231,11 @@ async def test_hover_answers_while_whole_document_requests_are_computed(client, 
         h.add_done_callback(done("hover"))
         await asyncio.gather(h, *slow)
         assert h.result() is not None and lines[ln].split(" = ")[0].strip().split()[-1][1:] in h.result().contents.value
-        # Answered before the slow whole-document requests sent before it (tokens, outline: hundreds of ms of
-        # work here). Folding is sent too but is a few ms of work: on a loaded machine it can rightly finish first.
-        assert order.index("hover") < min(order.index("tokens"), order.index("outline")), order
+        # Answered before the slow whole-document requests sent before it: the outline (hundreds of ms of work
+        # here, every version) and, at version 2, the first semantic tokens. At version 3 the tokens are made from
+        # version 2's outside the edited line (ide.token_reuse), a few ms like the hover: either may rightly come
+        # first, as may folding (a few ms) on a loaded machine.
+        slow_ones = ("tokens", "outline") if version == 2 else ("outline",)
+        assert order.index("hover") < min(order.index(n) for n in slow_ones), order
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=doc))
     assert uri(path) == u
