@@ -299,19 +299,9 @@ class UsedValues(_ValueLines):
         self.from_line = array("q")  # NONE until the value's `` from instruction:`` line is read
         self.text = text
 
-    def add(
-        self,
-        value_id: int,
-        key: str,
-        instruction: str,
-        index_text: str | None,
-        phi: bool,
-        color: int | None,
-        line: int,
-        start: int,
-        end: int,
-    ) -> None:
-        self._add_value(value_id, key, instruction, index_text, phi, color, line, start, end)
+    def add(self, *value: Any) -> None:
+        """One value: `_ValueLines._add_value`'s columns (typed there), and no `` from instruction:`` line yet."""
+        self._add_value(*value)
         self.from_line.append(NONE)
 
     def _make(self, i: int):

@@ -19,6 +19,20 @@ ALLOC_FULL = re.compile(
 )
 VALUE = re.compile(rf" value: <(\d+) ({NAME})({INDEX})?( \(phi\))?(?: @(\d+))?> \(size=(\d+),offset=(\d+)\): (\S.*)\Z")
 TOTAL = re.compile(r"Total bytes used: (\d+) \(([^()]*)\)\Z")
+_FLAGS = {
+    "constant": "constant",
+    "thread-local": "thread_local",
+    "maybe-live-out": "maybe_live_out",
+    "preallocated-temp": "preallocated_temp",
+}
+
+
+def _digits_end(s: str, j: int) -> int:
+    """Just past the run of digits at ``s[j]`` (``j`` itself when there is none)."""
+    n = len(s)
+    while j < n and s[j].isdigit():
+        j += 1
+    return j
 
 
 class AllocationsReader(ReaderState):
@@ -35,8 +49,7 @@ class AllocationsReader(ReaderState):
         f = ALLOC_FULL.match(line)  # the whole header in XLA's order (nearly always), else the scanner below
         m = f if f is not None else ALLOC.match(line)
         if m is None or not line.endswith(":"):
-            self.bad_line(ln, line, "`allocation N: size S, ...:`")
-            self.skipping = True
+            self.bad_header(ln, line, "`allocation N: size S, ...:`")
             return
         self.mark = len(self.doc.diagnostics)
         records = self.doc.assignment_records
@@ -76,77 +89,76 @@ class AllocationsReader(ReaderState):
                 text=self.text_lines,
             )
             rest = line[m.end() : -1]
-        base = m.end()
+        self._properties(ln, line, m.end(), rest, alloc)
+        self.doc.allocations.append(alloc)
+        self.allocation_def(ln, 0, m.end(1), m.group(1))  # unique per allocation: nothing to share
+        self.alloc = alloc
+
+    def _properties(self, ln: int, line: str, base: int, rest: str, alloc: Allocation) -> None:
+        """The header's properties after ``size S`` (``rest``, from column ``base``) in any order; the first
+        malformed one is reported and ends the scan."""
         pos = 0
         n = len(rest)
         while pos < n:
             if not rest.startswith(", ", pos):
                 self.err(ln, base + pos, len(line), "expected `, ` between allocation properties")
-                break
+                return
             pos += 2
-            start = pos
-            if rest.startswith("color ", pos):
-                j = pos + 6
-                k = j
-                while k < n and rest[k].isdigit():
-                    k += 1
+            numbered = (
+                "color"
+                if rest.startswith("color ", pos)
+                else "parameter"
+                if rest.startswith("parameter ", pos)
+                else None
+            )
+            if numbered is not None:
+                j = pos + len(numbered) + 1
+                k = _digits_end(rest, j)
                 if k == j:
-                    self.err(ln, base + start, base + k, "expected a color number")
-                    break
-                alloc.color = int(rest[j:k])
+                    self.err(ln, base + pos, base + k, f"expected a {numbered} number")
+                    return
+                setattr(alloc, numbered, int(rest[j:k]))
                 pos = k
-            elif rest.startswith("parameter ", pos):
-                j = pos + 10
-                k = j
-                while k < n and rest[k].isdigit():
-                    k += 1
-                if k == j:
-                    self.err(ln, base + start, base + k, "expected a parameter number")
-                    break
-                alloc.parameter = int(rest[j:k])
-                pos = k
+                if numbered == "color":
+                    continue
                 if rest.startswith(", shape |", pos):
-                    e = rest.find("|", pos + 9)
+                    e = self._closing(ln, line, base, rest, pos, pos + 9, "|", "`shape |...|`")
                     if e < 0:
-                        self.err(ln, base + pos, len(line), "unterminated `shape |...|`")
-                        break
+                        return
                     alloc.parameter_shape = rest[pos + 9 : e]
                     pos = e + 1
                 if rest.startswith(" at ShapeIndex {", pos):
-                    e = rest.find("}", pos + 16)
+                    e = self._closing(ln, line, base, rest, pos, pos + 16, "}", "shape index")
                     if e < 0:
-                        self.err(ln, base + pos, len(line), "unterminated shape index")
-                        break
+                        return
                     try:
                         alloc.parameter_shape_index = parse_index(rest[pos + 15 : e + 1])
                     except ValueError:
                         self.err(ln, base + pos + 15, base + e + 1, "bad shape index")
                     pos = e + 1
             elif rest.startswith("output shape is |", pos):
-                e = rest.find("|", pos + 17)
+                e = self._closing(ln, line, base, rest, pos, pos + 17, "|", "`output shape is |...|`")
                 if e < 0:
-                    self.err(ln, base + pos, len(line), "unterminated `output shape is |...|`")
-                    break
+                    return
                 alloc.output_shape = rest[pos + 17 : e]
                 pos = e + 1
             else:
                 e = rest.find(",", pos)
                 e = n if e < 0 else e
-                word = rest[pos:e]
-                if word == "constant":
-                    alloc.constant = True
-                elif word == "thread-local":
-                    alloc.thread_local = True
-                elif word == "maybe-live-out":
-                    alloc.maybe_live_out = True
-                elif word == "preallocated-temp":
-                    alloc.preallocated_temp = True
+                flag = _FLAGS.get(rest[pos:e])
+                if flag is None:
+                    self.err(ln, base + pos, base + e, f"unknown allocation property {rest[pos:e]!r}")
                 else:
-                    self.err(ln, base + pos, base + e, f"unknown allocation property {word!r}")
+                    setattr(alloc, flag, True)
                 pos = e
-        self.doc.allocations.append(alloc)
-        self.allocation_def(ln, 0, m.end(1), m.group(1))  # unique per allocation: nothing to share
-        self.alloc = alloc
+
+    def _closing(self, ln: int, line: str, base: int, rest: str, pos: int, after: int, close: str, what: str) -> int:
+        """Where the first ``close`` from ``after`` stands in ``rest`` (closing the piece opened at ``pos``), or -1
+        with an error from ``pos`` to the line's end when there is none."""
+        e = rest.find(close, after)
+        if e < 0:
+            self.err(ln, base + pos, len(line), f"unterminated {what}")
+        return e
 
     def alloc_value(self, ln: int, line: str) -> None:
         m = VALUE.match(line)

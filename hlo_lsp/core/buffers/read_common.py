@@ -3,6 +3,7 @@ section state machine's fields, diagnostics), the diagnostic codes, and value-na
 
 from __future__ import annotations
 
+import re
 import sys
 
 from hlo_lsp.core.buffers.columns import shape_index
@@ -85,5 +86,17 @@ class ReaderState:
     def bad_line(self, ln: int, line: str, what: str) -> None:
         stripped = len(line) - len(line.lstrip(" "))
         self.err(ln, stripped, len(line), f"unrecognised line: expected {what}")
+
+    def bad_header(self, ln: int, line: str, what: str) -> None:
+        """`bad_line` for a header: the indented lines under it are skipped (they belong to what was not read)."""
+        self.bad_line(ln, line, what)
+        self.skipping = True
+
+    def header(self, ln: int, line: str, pattern: re.Pattern[str], what: str) -> re.Match[str] | None:
+        """``pattern``'s match of a header line, or None after `bad_header`."""
+        m = pattern.match(line)
+        if m is None:
+            self.bad_header(ln, line, what)
+        return m
 
     # ------------------------------------------------------------------ driver

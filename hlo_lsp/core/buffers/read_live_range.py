@@ -41,26 +41,21 @@ class LiveRangeReader(ReaderState):
             elif line == "  BufferLiveRange:":
                 self.section = "lrs"
             elif line.startswith("  Live ranges at "):
-                m = PEAK_HEADER.match(line)
+                m = self.header(ln, line, PEAK_HEADER, "`  Live ranges at N (peak):`")
                 if m is None:
-                    self.bad_line(ln, line, "`  Live ranges at N (peak):`")
-                    self.skipping = True
                     return
                 doc.peak_step = int(m.group(1))
                 doc.peak_line = ln
                 self.section = "peak"
             elif line.startswith("  Stack trace breakdown"):
-                m = STACK_HEADER.match(line)
+                m = self.header(ln, line, STACK_HEADER, "`  Stack trace breakdown for peak usage: N bytes`")
                 if m is None:
-                    self.bad_line(ln, line, "`  Stack trace breakdown for peak usage: N bytes`")
-                    self.skipping = True
                     return
                 doc.peak_breakdown_total = spaced_int(m.group(1))
                 self.section = "stack"
                 self.stack_parents = []
             else:
-                self.bad_line(ln, line, "a live-range subsection header")
-                self.skipping = True
+                self.bad_header(ln, line, "a live-range subsection header")
             return
         s = self.section
         if s == "seq":

@@ -28,10 +28,8 @@ class ValuesReader(ReaderState):
     # ------------------------------------------------------------------ used values
     def used_header(self, ln: int, line: str) -> None:
         self.finish_value()
-        m = HEADER.match(line)
+        m = self.header(ln, line, HEADER, "`<id name @color>`")
         if m is None:
-            self.bad_line(ln, line, "`<id name @color>`")
-            self.skipping = True
             return
         self.start_value(ln, m)
 

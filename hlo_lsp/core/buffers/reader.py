@@ -349,8 +349,7 @@ class _Reader(AllocationsReader, ValuesReader, LiveRangeReader, ReportReader):
             self.saw.add("memory-report")
             self.mem_line(ln, line)
         else:
-            self.bad_line(ln, line, "a section header before indented lines")
-            self.skipping = True
+            self.bad_header(ln, line, "a section header before indented lines")
 
     # ------------------------------------------------------------------ end of document
     def finish(self) -> None:

@@ -69,6 +69,17 @@ def _finding(at: Source, diag: Diagnostic, related: tuple[tuple[Source, str], ..
     return Finding(at.kind, diag, tuple(s.kind for s, _ in related))
 
 
+def _report(
+    severity: Callable[[Range, str, str], Diagnostic],
+    at: Source,
+    code: str,
+    message: str,
+    related: tuple[tuple[Source, str], ...] = (),
+) -> Finding:
+    """A finding at ``at`` (its range is the diagnostic's) of ``severity`` (`error`, `warning` or `info`)."""
+    return _finding(at, severity(at.range, code, message), related)
+
+
 def _assignments(ctx: Context):
     """(allocation, assignment, kind) for every value line of every allocation, in reading order."""
     for alloc, kind, assignments in ctx.runs():
@@ -85,14 +96,12 @@ def slice_out_of_range(ctx: Context) -> Iterator[Finding]:
     ``offset + size <= size_`` for every assigned value."""
     for alloc, a, kind in _assignments(ctx):
         if a.offset < 0 or a.size < 0 or a.offset + a.size > alloc.size:
-            yield _finding(
+            yield _report(
+                error,
                 Source(kind, a.line, a.range),
-                error(
-                    a.range,
-                    "buffer.slice-out-of-range",
-                    f"{a.name}: bytes [{a.offset}, {a.offset + a.size}) lie outside allocation {alloc.index} "
-                    f"of {alloc.size} bytes",
-                ),
+                "buffer.slice-out-of-range",
+                f"{a.name}: bytes [{a.offset}, {a.offset + a.size}) lie outside allocation {alloc.index} "
+                f"of {alloc.size} bytes",
             )
 
 
@@ -108,13 +117,11 @@ def duplicate_value(ctx: Context) -> Iterator[Finding]:
             first[a.value_id] = (here, alloc.index)
             continue
         where = "again in the same allocation" if prev[1] == alloc.index else f"also in allocation {prev[1]}"
-        yield _finding(
+        yield _report(
+            error,
             here,
-            error(
-                a.range,
-                "buffer.duplicate-value",
-                f"value {a.value_id} ({a.name}) is listed {where}; XLA assigns a value once",
-            ),
+            "buffer.duplicate-value",
+            f"value {a.value_id} ({a.name}) is listed {where}; XLA assigns a value once",
             ((prev[0], f"first listing of value {a.value_id}"),),
         )
 
@@ -137,14 +144,11 @@ def total_mismatch(ctx: Context) -> Iterator[Finding]:
         and bs.total_bytes_used != total
     ):
         at = bs.total_at
-        yield _finding(
+        yield _report(
+            error,
             at,
-            error(
-                at.range,
-                "buffers.total",
-                f"Total bytes used is {bs.total_bytes_used}, but the {len(bs.allocations)} "
-                f"allocations add up to {total}",
-            ),
+            "buffers.total",
+            f"Total bytes used is {bs.total_bytes_used}, but the {len(bs.allocations)} allocations add up to {total}",
         )
     lines = ctx.lines.get("memory-report")
     if not bs.memory_report or lines is None or "assignment" not in bs.docs:
@@ -165,13 +169,11 @@ def total_mismatch(ctx: Context) -> Iterator[Finding]:
         ln = _total_line(lines, t.line, t.total_bytes)
         start = len("Total bytes: ")
         rng = Range(ln, start, ln, start + len(str(t.total_bytes)))
-        yield _finding(
+        yield _report(
+            error,
             Source("memory-report", ln, rng),
-            error(
-                rng,
-                "buffers.total",
-                f"Total bytes is {t.total_bytes}, but the allocations of color {t.color} add up to {expected}",
-            ),
+            "buffers.total",
+            f"Total bytes is {t.total_bytes}, but the allocations of color {t.color} add up to {expected}",
         )
 
 
@@ -199,22 +201,15 @@ def live_range_bounds(ctx: Context) -> Iterator[Finding]:
         start, end = v.live_range
         at = v.live_range_at
         if start > end:
-            yield _finding(
+            yield _report(
+                error,
                 at,
-                error(
-                    at.range,
-                    "live-range.inverted",
-                    f"{v.key} is live from {start} to {end}: the range ends before it starts",
-                ),
+                "live-range.inverted",
+                f"{v.key} is live from {start} to {end}: the range ends before it starts",
             )
         elif start < 0 or mx is not None and end > mx:
-            yield _finding(
-                at,
-                error(
-                    at.range,
-                    "live-range.beyond-schedule",
-                    f"{v.key} is live {start}-{end}, outside the schedule 0-{mx}",
-                ),
+            yield _report(
+                error, at, "live-range.beyond-schedule", f"{v.key} is live {start}-{end}, outside the schedule 0-{mx}"
             )
 
 
@@ -233,24 +228,19 @@ def sequence_steps(ctx: Context) -> Iterator[Finding]:
         here = Source(kind, step.line, step.range)
         if step.step != pos and not reported_index:
             reported_index = True
-            yield _finding(
+            yield _report(
+                error,
                 here,
-                error(
-                    step.range,
-                    "live-range.sequence-index",
-                    f"step {step.step} is at position {pos} of the sequence; XLA numbers "
-                    "the steps 0, 1, 2, ... in order",
-                ),
+                "live-range.sequence-index",
+                f"step {step.step} is at position {pos} of the sequence; XLA numbers the steps 0, 1, 2, ... in order",
             )
         prev = seen.get(step.name)
         if prev is not None:
-            yield _finding(
+            yield _report(
+                error,
                 here,
-                error(
-                    step.range,
-                    "live-range.duplicate-step",
-                    f"`{step.name}` is scheduled twice (steps {bs.step_of(step.name)} and {step.step})",
-                ),
+                "live-range.duplicate-step",
+                f"`{step.name}` is scheduled twice (steps {bs.step_of(step.name)} and {step.step})",
                 ((prev, f"first step of `{step.name}`"),),
             )
         else:
@@ -258,13 +248,11 @@ def sequence_steps(ctx: Context) -> Iterator[Finding]:
     mx = bs.live_range_max
     if mx is not None and not reported_index and len(bs.sequence) != mx and ctx.complete("live-range"):
         last = bs.sequence[-1]
-        yield _finding(
+        yield _report(
+            error,
             Source(kind, last.line, last.range),
-            error(
-                last.range,
-                "live-range.sequence-index",
-                f"the sequence has {len(bs.sequence)} steps, but the header says max {mx}",
-            ),
+            "live-range.sequence-index",
+            f"the sequence has {len(bs.sequence)} steps, but the header says max {mx}",
         )
 
 
@@ -280,13 +268,11 @@ def size_below_shape(ctx: Context) -> Iterator[Finding]:
         if need == -1:
             need = seen[a.shape] = _packed_bytes(a.shape)
         if need is not None and a.size < need:
-            yield _finding(
+            yield _report(
+                error,
                 Source(kind, a.line, a.range),
-                error(
-                    a.range,
-                    "buffer.size-below-shape",
-                    f"{a.name} has size {a.size}, but its shape {a.shape} holds {need} bytes of data",
-                ),
+                "buffer.size-below-shape",
+                f"{a.name} has size {a.size}, but its shape {a.shape} holds {need} bytes of data",
             )
 
 
@@ -315,17 +301,13 @@ def used_values_mismatch(ctx: Context) -> Iterator[Finding]:
         used_at, assignment_at = v.used_at, v.assignment_at  # each read from the files' columns
         if used_at is not None and assignment_at is None:
             at = used_at
-            yield _finding(
-                at,
-                error(at.range, "buffer.used-values-mismatch", f"{v.key} is a used value, but no allocation lists it"),
+            yield _report(
+                error, at, "buffer.used-values-mismatch", f"{v.key} is a used value, but no allocation lists it"
             )
         elif assignment_at is not None and used_at is None:
             at = assignment_at
-            yield _finding(
-                at,
-                error(
-                    at.range, "buffer.used-values-mismatch", f"{v.key} is assigned, but `Used values` does not list it"
-                ),
+            yield _report(
+                error, at, "buffer.used-values-mismatch", f"{v.key} is assigned, but `Used values` does not list it"
             )
 
 
@@ -365,14 +347,12 @@ def overlapping_slices(ctx: Context) -> Iterator[Finding]:
             active = [x for x in active if x[1] > off]
             budget -= 2 * len(active)
             if budget < 0:
-                yield _finding(
+                yield _report(
+                    info,
                     Source(at_kind, alloc.line, alloc.range),
-                    info(
-                        alloc.range,
-                        "buffer.overlap-incomplete",
-                        f"allocation {alloc.index}: too many values share bytes to compare every pair; the overlap "
-                        f"check stopped at offset {off}",
-                    ),
+                    "buffer.overlap-incomplete",
+                    f"allocation {alloc.index}: too many values share bytes to compare every pair; the overlap "
+                    f"check stopped at offset {off}",
                 )
                 break
             for other in active:
@@ -432,11 +412,11 @@ def peak_not_live(ctx: Context) -> Iterator[Finding]:
         if not ranges or any(s <= n <= e for s, e in ranges):
             continue
         shown = ", ".join(f"{s}-{e}" for s, e in ranges[:4])
-        yield _finding(
+        yield _report(
+            warning,
             Source(kind, p.line, p.range),
-            warning(
-                p.range, "live-range.peak-not-live", f"{p.name} is listed as live at the peak {n}, but is live {shown}"
-            ),
+            "live-range.peak-not-live",
+            f"{p.name} is listed as live at the peak {n}, but is live {shown}",
         )
 
 
@@ -458,13 +438,11 @@ def peak_cumulative(ctx: Context) -> Iterator[Finding]:
         # One wrong row is flagged once: it breaks both the running sum and the step from the row above, while
         # the rows after a wrong cumulative (or after a wrong size) break only one of the two.
         if p.cumulative != running and p.cumulative != previous + p.bytes:
-            yield _finding(
+            yield _report(
+                warning,
                 Source(kind, p.line, p.range),
-                warning(
-                    p.range,
-                    "live-range.peak-cumulative",
-                    f"cumulative {p.cumulative} bytes, but the sizes so far add up to {running}",
-                ),
+                "live-range.peak-cumulative",
+                f"cumulative {p.cumulative} bytes, but the sizes so far add up to {running}",
             )
         previous = p.cumulative
 
