@@ -435,6 +435,16 @@ class Workspace:
         except ReadError:
             pass
 
+    def defers_siblings(self, path: str) -> bool:
+        """True when `bundle` may leave ``path``'s siblings out until the worker thread has read them (`warm`):
+        ``path`` or a sibling is over LARGE_SIBLING_BYTES and the server defers large siblings."""
+        if not self.defer_large_siblings or not os.path.isabs(path):
+            return False
+        files = [path, *map(str, kinds.sibling_paths(path).values())]
+        return any(_size(p) > LARGE_SIBLING_BYTES for p in files) or any(
+            (a := self._analyses.get(p)) is not None and a.size > LARGE_SIBLING_BYTES for p in files
+        )
+
     def bundle(self, path: str, read_large: bool | None = None) -> ModuleBundle:
         """The module ``path`` belongs to: itself plus the same-stem siblings in its folder.
 

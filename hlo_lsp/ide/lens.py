@@ -72,6 +72,27 @@ def code_lenses(ws: Workspace, path: str) -> list[Lens]:
     return out
 
 
+def file_lenses(ws: Workspace, path: str) -> list[Lens]:
+    """The lenses ``path``'s own text gives, before its siblings are joined (the server answers these first
+    and asks for the lenses again once the join is done): an allocation's share of all allocated bytes and its
+    value count, and the peak step's timeline command. An HLO module has none: its lenses need the buffer files."""
+    a = ws.try_analysis(path)
+    if a is None or a.buffers is None:
+        return []
+    doc = a.buffers
+    whole = sum(x.size for x in doc.allocations)
+    out = [Lens(x.range, f"{pct(x.size, whole)} of total, {_values(len(x.assignments))}") for x in doc.allocations]
+    if doc.peak_step is not None:
+        title = f"XLA peak at step {doc.peak_step} (the buffer files beside it are being read) · show timeline"
+        out += _timeline_lenses(doc, a.lines, doc.peak_step, title, path)
+    out.sort(key=lambda x: (x.range.start_line, x.range.start_col))
+    return out
+
+
+def _values(n: int) -> str:
+    return f"{n} value{'s' if n != 1 else ''}"
+
+
 def _peak_title(report: PeakReport) -> str:
     x, al = report.xla, report.allocated
     t = f"XLA peak at step {x.step}: {human_size(x.bytes)} live in {len(x.live)} values"
@@ -89,9 +110,8 @@ def _allocation_lenses(doc, bs, report: PeakReport) -> list[Lens]:
     out = []
     for alloc in doc.allocations:
         used = in_use.get(alloc.index, 0)
-        n = len(alloc.assignments)
         title = (
-            f"{pct(alloc.size, whole)} of total, {n} value{'s' if n != 1 else ''}, "
+            f"{pct(alloc.size, whole)} of total, {_values(len(alloc.assignments))}, "
             f"{human_size(used)} of {human_size(alloc.size)} in use at the allocated peak (step {step})"
         )
         out.append(Lens(alloc.range, title))
@@ -99,18 +119,17 @@ def _allocation_lenses(doc, bs, report: PeakReport) -> list[Lens]:
 
 
 def _peak_lenses(doc, lines, report: PeakReport, path: str) -> list[Lens]:
+    return _timeline_lenses(doc, lines, report.xla.step, _peak_title(report), path)
+
+
+def _timeline_lenses(doc, lines, step: int | None, title: str, path: str) -> list[Lens]:
+    """``title`` with the timeline command on the ``Live ranges at N (peak)`` line and on ``step``'s line of the
+    InstructionSequence."""
     out = []
-    step = report.xla.step
     if doc.peak_line is not None:
         ln = doc.peak_line
-        out.append(
-            Lens(
-                Range(ln, 0, ln, len(lines[ln]) if ln < len(lines) else 0), _peak_title(report), SHOW_TIMELINE, (path,)
-            )
-        )
-    for s in doc.sequence:
-        if s.step == step:
-            out.append(Lens(s.range, _peak_title(report), SHOW_TIMELINE, (path,)))
+        out.append(Lens(Range(ln, 0, ln, len(lines[ln]) if ln < len(lines) else 0), title, SHOW_TIMELINE, (path,)))
+    out += [Lens(s.range, title, SHOW_TIMELINE, (path,)) for s in doc.sequence if s.step == step]
     return out
 
 

@@ -79,6 +79,16 @@ def lower_switch_interval() -> None:
         sys.setswitchinterval(SWITCH_INTERVAL)
 
 
+class Provisional:
+    """An answer made before the document's sibling files were joined (`DocumentAnswers.answer` sends ``value``
+    but keeps nothing: the next request at the same version computes the full answer)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 class DocumentAnswers:
     """Per-document, per-version answers of the whole-document requests (see the module docstring).
 
@@ -91,6 +101,11 @@ class DocumentAnswers:
         self._running: dict[tuple[str, str, int | None], asyncio.Future] = {}
         self._tokens: dict[str, list[tuple[str, list[int]]]] = {}  # path -> [(result id, data)], newest last
         self.token_memo: dict[str, Any] = {}  # path -> what the next version's tokens are made from (ide.token_reuse)
+        # paths whose code lenses may have been answered before their siblings were joined: the join's end
+        # asks the client for them again (`workspace/codeLens/refresh`)
+        self.lenses_waiting: set[str] = set()
+        # paths whose pulled diagnostics may lack their module's joined files (`workspace/diagnostic/refresh`)
+        self.diagnostics_waiting: set[str] = set()
         self._seq = 0
         self._lock = threading.Lock()
 
@@ -122,6 +137,8 @@ class DocumentAnswers:
             self._running[run] = fut
             fut.add_done_callback(lambda f: self._finish(run, f))
         result = await asyncio.shield(fut)  # a cancelled request leaves the computation running, to be kept
+        if isinstance(result, Provisional):
+            result = result.value
         if self._version_of(path) != version:
             raise JsonRpcContentModified(message=f"{path} changed while the answer was computed; ask again")
         return result
@@ -133,7 +150,7 @@ class DocumentAnswers:
             if not fut.cancelled() and fut.exception() is not None:
                 log.error("%s for %s failed", key, path, exc_info=fut.exception())
             return
-        if self._version_of(path) == version:
+        if self._version_of(path) == version and not isinstance(fut.result(), Provisional):
             per_path = self._answers.setdefault(path, {})
             for k, (v, _) in list(per_path.items()):
                 if v != version:

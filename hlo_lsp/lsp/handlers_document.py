@@ -20,7 +20,7 @@ from hlo_lsp.core.workspace import ReadError
 from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
 from hlo_lsp.lsp.convert import col_to_wire, path_to_uri, uri_to_path
-from hlo_lsp.lsp.doc_answers import TokenArray, ints_json, list_json, lower_switch_interval
+from hlo_lsp.lsp.doc_answers import Provisional, TokenArray, ints_json, list_json, lower_switch_interval
 from hlo_lsp.lsp.protocol import RawResult
 
 log = logging.getLogger("hlo_lsp")
@@ -127,12 +127,44 @@ def links_json(ls: HloLanguageServer, path: str) -> RawResult:
     return _dumps(out)
 
 
-def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult:
-    if not _ready(ls, path, siblings=True):
+def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult | Provisional:
+    """The lenses of ``path``; while its large siblings are still being read in the background, the lenses of
+    its own text at once (`lens.file_lenses`, not kept), and the client is asked again when the join is done
+    (`lenses_joined`), rather than holding the answer for seconds."""
+    if not _ready(ls, path, siblings=not _lens_refresh(ls)):  # a client that cannot be asked again waits
         return RawResult("[]")
+    waiting = ls.answers.lenses_waiting
+    if _lens_refresh(ls) and ls.ws.defers_siblings(path):
+        waiting.add(path)  # before the check: a join that ends meanwhile still asks again
+        try:
+            partial = ls.ws.bundle(path).partial
+        except ReadError:
+            partial = False
+        if partial:
+            return Provisional(_lens_json(ls, path, lens.file_lenses(ls.ws, path)))
+    waiting.discard(path)
+    return _lens_json(ls, path, lens.code_lenses(ls.ws, path))
+
+
+def lenses_joined(ls: HloLanguageServer, path: str) -> None:
+    """``path``'s siblings are joined: a client given its provisional lenses is asked for them again."""
+    if path not in ls.answers.lenses_waiting:
+        return
+    ls.answers.lenses_waiting.discard(path)
+    if _lens_refresh(ls):
+        ls.workspace_code_lens_refresh(None)
+
+
+def _lens_refresh(ls: HloLanguageServer) -> bool:
+    """The client can be asked for the lenses again (``workspace/codeLens/refresh``)."""
+    ws_caps = ls.client_capabilities.workspace if ls.client_capabilities else None
+    return bool(ws_caps and ws_caps.code_lens and ws_caps.code_lens.refresh_support)
+
+
+def _lens_json(ls: HloLanguageServer, path: str, lenses: list[lens.Lens]) -> RawResult:
     w = _Wire(ls, path)
     out = []
-    for x in lens.code_lenses(ls.ws, path):
+    for x in lenses:
         cmd: dict[str, object] = {"title": x.title, "command": x.command}
         if x.arguments:
             cmd["arguments"] = [path_to_uri(a) for a in x.arguments]

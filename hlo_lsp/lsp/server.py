@@ -26,6 +26,7 @@ from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_ver
 from hlo_lsp.ide.types import CallItem
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, log, safe, server  # noqa: F401 - the public names
 from hlo_lsp.lsp.convert import Converter, path_to_uri, uri_to_path
+from hlo_lsp.lsp.doc_answers import Provisional
 from hlo_lsp.lsp.protocol import RawResult
 
 _TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # stage timings of reading and checking on stderr
@@ -156,10 +157,32 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
             await asyncio.to_thread(a.hlo.build_maps)
             _trace("maps", path)
         await asyncio.to_thread(ls.ws.warm, path)  # siblings read, lookup maps built, before later requests
+        await _joined(ls, path, version)
         await asyncio.to_thread(_collect_and_trim)
         _trace("warm", path)
     finally:
         _end_progress(ls, token)
+
+
+async def _joined(ls: HloLanguageServer, path: str, version: int | None) -> None:
+    """``path``'s large siblings were read and joined in the background (`Workspace.warm`): a buffer file's
+    diagnostics published before that lacked the findings across its module's files (pushed again now, and a
+    client that pulls is asked to pull again), and provisional code lenses are asked for again."""
+    handlers_document.lenses_joined(ls, path)
+    a = ls.ws.try_analysis(path)
+    if a is None or a.buffers is None or not ls.ws.defers_siblings(path) or ls.current_version(path) != version:
+        return
+    await _publish_from_thread(ls, path, version, complete=True)
+    if path in ls.answers.diagnostics_waiting:
+        ls.answers.diagnostics_waiting.discard(path)
+        if _diagnostic_refresh(ls):
+            ls.workspace_diagnostic_refresh(None)
+
+
+def _diagnostic_refresh(ls: HloLanguageServer) -> bool:
+    """The client can be asked to pull diagnostics again (``workspace/diagnostic/refresh``)."""
+    ws_caps = ls.client_capabilities.workspace if ls.client_capabilities else None
+    return bool(ws_caps and ws_caps.diagnostics and ws_caps.diagnostics.refresh_support)
 
 
 async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | None, complete: bool = False) -> None:
@@ -320,6 +343,7 @@ def _warm_again(ls: HloLanguageServer, path: str) -> None:
         token = _begin_progress(ls, path, "reading the buffer-assignment files again")
         try:
             await asyncio.to_thread(ls.ws.warm, path)
+            await _joined(ls, path, ls.current_version(path))
             _trace("warm again", path)
         finally:
             _end_progress(ls, token)
@@ -504,10 +528,25 @@ def on_outgoing(ls: HloLanguageServer, params: lsp.CallHierarchyOutgoingCallsPar
 )
 async def on_pull_diagnostics(ls: HloLanguageServer, params: lsp.DocumentDiagnosticParams):
     path = uri_to_path(params.text_document.uri)
-    while (pending := ls._pending.get(path)) is not None and not pending.done() and not _checked(ls, path):
+    while (
+        (pending := ls._pending.get(path)) is not None
+        and not pending.done()
+        and not _checked(ls, path)
+        and not _joining(ls, path)
+    ):
         await asyncio.sleep(0.05)  # being read or checked: answer once the complete set can be made
     # the complete set may run the verifier (seconds on a large module): in a worker thread, kept per version
     return await ls.answers.answer(path, "diagnostic", lambda: _pull_report(ls, path))
+
+
+def _joining(ls: HloLanguageServer, path: str) -> bool:
+    """A buffer file read at its current text whose large siblings are read in the background, for a client
+    that can be asked to pull again: its own diagnostics are answered now (not kept), the client asked again
+    once the join is done (`_joined`)."""
+    if not _diagnostic_refresh(ls) or not ls.ws.has_analysis(path) or not ls.ws.defers_siblings(path):
+        return False
+    a = ls.ws.try_analysis(path)
+    return a is not None and a.buffers is not None
 
 
 def _checked(ls: HloLanguageServer, path: str) -> bool:
@@ -522,9 +561,21 @@ def _checked(ls: HloLanguageServer, path: str) -> bool:
 
 @safe
 def _pull_report(ls: HloLanguageServer, path: str):
+    waiting = ls.answers.diagnostics_waiting
+    joining = _joining(ls, path)
+    if joining:
+        waiting.add(path)  # before the bundle is made: a join that ends meanwhile still asks again
+    try:
+        partial = joining and ls.ws.bundle(path).partial
+    except ReadError:
+        partial = False
     conv, lines = ls.conv, ls.lines_of(path)
     items = [conv.diagnostic(path, lines, d) for d in document_diagnostics(ls.ws, path)]
-    return lsp.RelatedFullDocumentDiagnosticReport(items=items)
+    report = lsp.RelatedFullDocumentDiagnosticReport(items=items)
+    if partial:
+        return Provisional(report)
+    waiting.discard(path)
+    return report
 
 
 def _core_range(conv: Converter, lines, r: lsp.Range) -> Range:
