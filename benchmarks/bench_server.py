@@ -241,6 +241,7 @@ class Client:
         self.progress: list[tuple[float, object, str]] = []  # (time, token, kind)
         self.progress_creates = 0
         self.server_requests: dict[str, int] = {}
+        self.server_request_at: dict[str, float] = {}  # method -> when the server first asked it
         self.failures: list[str] = []
         self.bytes_sent = 0
         self.last_message = time.monotonic()
@@ -290,6 +291,7 @@ class Client:
             return
         if "id" in msg:  # a request from the server: answer like a plain editor
             self.server_requests[method] = self.server_requests.get(method, 0) + 1
+            self.server_request_at.setdefault(method, now)
             if method == "window/workDoneProgress/create":
                 self.progress_creates += 1
             result = (

@@ -80,8 +80,9 @@ def lower_switch_interval() -> None:
 
 
 class Provisional:
-    """An answer made before the document's sibling files were joined (`DocumentAnswers.answer` sends ``value``
-    but keeps nothing: the next request at the same version computes the full answer)."""
+    """An answer made before the document's sibling files were joined (`DocumentAnswers.answer` sends ``value``;
+    it is kept only until the join is done, `DocumentAnswers.joined`, and only while the document still waits
+    for it: then the client is asked again and gets the full answer)."""
 
     __slots__ = ("value",)
 
@@ -101,11 +102,8 @@ class DocumentAnswers:
         self._running: dict[tuple[str, str, int | None], asyncio.Future] = {}
         self._tokens: dict[str, list[tuple[str, list[int]]]] = {}  # path -> [(result id, data)], newest last
         self.token_memo: dict[str, Any] = {}  # path -> what the next version's tokens are made from (ide.token_reuse)
-        # paths whose code lenses may have been answered before their siblings were joined: the join's end
-        # asks the client for them again (`workspace/codeLens/refresh`)
-        self.lenses_waiting: set[str] = set()
-        # paths whose pulled diagnostics may lack their module's joined files (`workspace/diagnostic/refresh`)
-        self.diagnostics_waiting: set[str] = set()
+        # key -> paths whose answer may have been made before their siblings were joined (`Provisional`)
+        self._waiting: dict[str, set[str]] = {}
         self._seq = 0
         self._lock = threading.Lock()
 
@@ -129,7 +127,7 @@ class DocumentAnswers:
         version = self._version_of(path)
         hit = self.cached(path, key)
         if hit is not None:
-            return hit
+            return hit.value if isinstance(hit, Provisional) else hit
         run = (path, key, version)
         fut = self._running.get(run)
         if fut is None:
@@ -137,29 +135,55 @@ class DocumentAnswers:
             self._running[run] = fut
             fut.add_done_callback(lambda f: self._finish(run, f))
         result = await asyncio.shield(fut)  # a cancelled request leaves the computation running, to be kept
-        if isinstance(result, Provisional):
-            result = result.value
         if self._version_of(path) != version:
             raise JsonRpcContentModified(message=f"{path} changed while the answer was computed; ask again")
-        return result
+        return result.value if isinstance(result, Provisional) else result
 
     def _finish(self, run: tuple[str, str, int | None], fut: asyncio.Future) -> None:
-        self._running.pop(run, None)
+        if self._running.get(run) is fut:
+            del self._running[run]
         path, key, version = run
         if fut.cancelled() or fut.exception() is not None or version is None:
             if not fut.cancelled() and fut.exception() is not None:
                 log.error("%s for %s failed", key, path, exc_info=fut.exception())
             return
-        if self._version_of(path) == version and not isinstance(fut.result(), Provisional):
+        if isinstance(fut.result(), Provisional) and path not in self._waiting.get(key, ()):
+            return  # the join ended while it was made: the client was asked again for the full answer
+        if self._version_of(path) == version:
             per_path = self._answers.setdefault(path, {})
             for k, (v, _) in list(per_path.items()):
                 if v != version:
                     del per_path[k]  # answers of older versions are never asked for again
             per_path[key] = (version, fut.result())
 
+    def wait_for_join(self, path: str, key: str) -> None:
+        """``key``'s answer for ``path`` is about to be made, maybe before its siblings are joined (called before
+        looking, so that a join ending meanwhile still counts it: see `joined`)."""
+        with self._lock:
+            self._waiting.setdefault(key, set()).add(path)
+
+    def not_waiting(self, path: str, key: str) -> None:
+        """``key``'s answer for ``path`` was made with its siblings joined."""
+        with self._lock:
+            self._waiting.get(key, set()).discard(path)
+
+    def joined(self, path: str) -> list[str]:
+        """``path``'s siblings are joined: the keys whose answer may have been provisional (the client is to
+        be asked again for them); their kept answers are dropped."""
+        with self._lock:
+            keys = [k for k, paths in self._waiting.items() if path in paths]
+            for k in keys:
+                self._waiting[k].discard(path)
+        for k in keys:
+            self._answers.get(path, {}).pop(k, None)
+            for run in [r for r in self._running if r[0] == path and r[1] == k]:
+                del self._running[run]  # a provisional one still being made: the next request starts afresh
+        return keys
+
     def forget(self, path: str) -> None:
         """Drop everything kept for ``path`` (it was closed)."""
         self._answers.pop(path, None)
+        self.joined(path)
         self._tokens.pop(path, None)
         self.token_memo.pop(path, None)
 

@@ -129,33 +129,23 @@ def links_json(ls: HloLanguageServer, path: str) -> RawResult:
 
 def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult | Provisional:
     """The lenses of ``path``; while its large siblings are still being read in the background, the lenses of
-    its own text at once (`lens.file_lenses`, not kept), and the client is asked again when the join is done
-    (`lenses_joined`), rather than holding the answer for seconds."""
-    if not _ready(ls, path, siblings=not _lens_refresh(ls)):  # a client that cannot be asked again waits
+    its own text at once (`lens.file_lenses`, kept until the join is done), and the client is asked again then
+    (the server's `_joined`), rather than holding the answer for seconds."""
+    if not _ready(ls, path, siblings=not lens_refresh(ls)):  # a client that cannot be asked again waits
         return RawResult("[]")
-    waiting = ls.answers.lenses_waiting
-    if _lens_refresh(ls) and ls.ws.defers_siblings(path):
-        waiting.add(path)  # before the check: a join that ends meanwhile still asks again
+    if lens_refresh(ls) and ls.ws.defers_siblings(path):
+        ls.answers.wait_for_join(path, "codeLens")  # before the bundle is made (see DocumentAnswers.joined)
         try:
             partial = ls.ws.bundle(path).partial
         except ReadError:
             partial = False
         if partial:
             return Provisional(_lens_json(ls, path, lens.file_lenses(ls.ws, path)))
-    waiting.discard(path)
+    ls.answers.not_waiting(path, "codeLens")
     return _lens_json(ls, path, lens.code_lenses(ls.ws, path))
 
 
-def lenses_joined(ls: HloLanguageServer, path: str) -> None:
-    """``path``'s siblings are joined: a client given its provisional lenses is asked for them again."""
-    if path not in ls.answers.lenses_waiting:
-        return
-    ls.answers.lenses_waiting.discard(path)
-    if _lens_refresh(ls):
-        ls.workspace_code_lens_refresh(None)
-
-
-def _lens_refresh(ls: HloLanguageServer) -> bool:
+def lens_refresh(ls: HloLanguageServer) -> bool:
     """The client can be asked for the lenses again (``workspace/codeLens/refresh``)."""
     ws_caps = ls.client_capabilities.workspace if ls.client_capabilities else None
     return bool(ws_caps and ws_caps.code_lens and ws_caps.code_lens.refresh_support)

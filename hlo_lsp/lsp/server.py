@@ -166,17 +166,16 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
 
 async def _joined(ls: HloLanguageServer, path: str, version: int | None) -> None:
     """``path``'s large siblings were read and joined in the background (`Workspace.warm`): a buffer file's
-    diagnostics published before that lacked the findings across its module's files (pushed again now, and a
-    client that pulls is asked to pull again), and provisional code lenses are asked for again."""
-    handlers_document.lenses_joined(ls, path)
+    diagnostics published before that lacked the findings across its module's files (pushed again now), and a
+    client given provisional lenses or pulled diagnostics is asked for them again."""
+    waited = ls.answers.joined(path)
     a = ls.ws.try_analysis(path)
-    if a is None or a.buffers is None or not ls.ws.defers_siblings(path) or ls.current_version(path) != version:
-        return
-    await _publish_from_thread(ls, path, version, complete=True)
-    if path in ls.answers.diagnostics_waiting:
-        ls.answers.diagnostics_waiting.discard(path)
-        if _diagnostic_refresh(ls):
-            ls.workspace_diagnostic_refresh(None)
+    if a is not None and a.buffers is not None and ls.ws.defers_siblings(path) and ls.current_version(path) == version:
+        await _publish_from_thread(ls, path, version, complete=True)
+    if "codeLens" in waited and handlers_document.lens_refresh(ls):
+        ls.workspace_code_lens_refresh(None)
+    if "diagnostic" in waited and _diagnostic_refresh(ls):
+        ls.workspace_diagnostic_refresh(None)
 
 
 def _diagnostic_refresh(ls: HloLanguageServer) -> bool:
@@ -561,10 +560,9 @@ def _checked(ls: HloLanguageServer, path: str) -> bool:
 
 @safe
 def _pull_report(ls: HloLanguageServer, path: str):
-    waiting = ls.answers.diagnostics_waiting
     joining = _joining(ls, path)
     if joining:
-        waiting.add(path)  # before the bundle is made: a join that ends meanwhile still asks again
+        ls.answers.wait_for_join(path, "diagnostic")  # before the bundle is made (see DocumentAnswers.joined)
     try:
         partial = joining and ls.ws.bundle(path).partial
     except ReadError:
@@ -574,7 +572,7 @@ def _pull_report(ls: HloLanguageServer, path: str):
     report = lsp.RelatedFullDocumentDiagnosticReport(items=items)
     if partial:
         return Provisional(report)
-    waiting.discard(path)
+    ls.answers.not_waiting(path, "diagnostic")
     return report
 
 
