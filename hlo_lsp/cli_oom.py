@@ -15,36 +15,9 @@ import sys
 from collections import defaultdict
 
 from hlo_lsp.core.kinds import sibling_paths
-from hlo_lsp.core.memory.oom import OomEntry, OomReport, parse_size, read_oom, resolve
+from hlo_lsp.core.memory.oom import OomEntry, OomReport, dump_modules, parse_size, pick_module, read_oom, resolve
 from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import ReadError, Workspace
-
-
-def _modules(folder: str) -> list[str]:
-    """After-optimizations HLO files of ``folder`` that have a buffer assignment beside them."""
-    out = []
-    for name in sorted(os.listdir(folder)):
-        if name.endswith("after_optimizations.txt"):
-            path = os.path.join(folder, name)
-            if "assignment" in sibling_paths(path):
-                out.append(path)
-    return out
-
-
-def _pick(report: OomReport, modules: list[str]) -> str | None:
-    """The module whose text defines most of the report's instruction names."""
-    names = [e.name for e in report.entries if e.name]
-    best, score = None, -1
-    for path in modules:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError:
-            continue
-        n = sum(f"%{x} = " in text or f" {x} = " in text for x in names)
-        if n > score:
-            best, score = path, n
-    return best
 
 
 def _groups(entries: list[OomEntry]) -> list[dict]:
@@ -98,7 +71,7 @@ def oom(log: str, dump: str | None, fmt: str) -> int:
     module = assignment = None
     total = None
     if os.path.isdir(folder):
-        module = _pick(report, _modules(folder))
+        module = pick_module(report, dump_modules(folder))
     if module is not None:
         try:
             bundle = Workspace().bundle(os.path.abspath(module))

@@ -2,9 +2,12 @@
 ``languageId``: a client without our plugin sends ``plaintext``), and which files of one module belong together.
 
 Kinds: ``hlo`` (module text), and the buffer-assignment kinds ``single`` (the old one-file dump), ``assignment``,
-``values``, ``live-range``, ``memory-report`` (the current split set). ``companion``: one of the other files XLA
-writes into a dump folder (GPU thunk sequences, TPU and GPU config text protos, flag files), recognized by name so
-that opening one says what it is (`describe_companion`) instead of nothing or an error.
+``values``, ``live-range``, ``memory-report`` (the current split set). ``oom``: XLA's out-of-memory report
+(``RESOURCE_EXHAUSTED``), under any name and inside a longer log, told by its text (`Workspace` looks at the whole
+text of a document no name or first line claims), or the dump's own ``*oom_top_memory_consuming_instructions``.
+``companion``: one of the other files XLA writes into a dump folder (GPU thunk sequences, TPU and GPU config text
+protos, flag files), recognized by name so that opening one says what it is (`describe_companion`) instead of
+nothing or an error.
 `module_stem` gives the stem that pairs a split set with its after-optimizations HLO file: ``<stem>.txt``,
 ``<stem>-buffer-assignment.txt``, ...
 """
@@ -23,6 +26,7 @@ LIVE_RANGE = "live-range"
 MEMORY_REPORT = "memory-report"
 BUFFER_KINDS = (SINGLE, ASSIGNMENT, VALUES, LIVE_RANGE, MEMORY_REPORT)
 COMPANION = "companion"
+OOM = "oom"  # XLA's out-of-memory report, saved or inside a longer log (`core.memory.oom`)
 
 # longest suffix first: "-buffer-assignment-values.txt" also ends like neither of the others
 SPLIT_SUFFIXES = (
@@ -132,6 +136,8 @@ def detect_kind(path: str | None, head: str) -> str | None:
     for suffix, kind in SPLIT_SUFFIXES:
         if name.endswith(suffix):
             return kind
+    if name.endswith("oom_top_memory_consuming_instructions"):
+        return OOM
     if describe_companion(name) is not None:
         return COMPANION
     first = _first_line(head)

@@ -25,6 +25,7 @@ from hlo_lsp.core.hlo.index import HloIndex
 from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.model import HloModule, warm_module
 from hlo_lsp.core.hlo.read import read_hlo
+from hlo_lsp.core.memory.oom import OomReport, dump_modules, looks_like_oom, pick_module, read_oom, resolve
 from hlo_lsp.core.occurrences import OccurrenceIndex
 
 if TYPE_CHECKING:
@@ -106,6 +107,8 @@ class Analysis:
     index: HloIndex | OccurrenceIndex | None = None
     read_diagnostics: list[Diagnostic] = field(default_factory=list)
     checker: StructuralChecker | None = None  # incremental structural checks (HLO)
+    oom: OomReport | None = None  # an out-of-memory report (kind ``oom``)
+    oom_dump: OomDump | None = None  # the dump it was tied to (`Workspace.oom_dump`), once found
     verified: list[Diagnostic] | None = None  # the last whole-module verifier run, when one was made
     edited_lines: set[int] = field(default_factory=set)  # lines edited since `verified` was computed
     _size: int = 0
@@ -163,6 +166,9 @@ def analyse(path: str, source: Source, lines: list[str] | None = None, text: str
         a.buffers = doc
         a.index = OccurrenceIndex(doc.occurrences)
         a.read_diagnostics = list(doc.diagnostics)
+    elif kind == kinds.OOM or kind is None and looks_like_oom(text):
+        a.kind = kinds.OOM
+        a.oom = read_oom(text)
     elif kind == kinds.COMPANION:
         first = source.doc.lines[0] if len(source.doc.lines) else ""
         what = kinds.describe_companion(path) or "an XLA dump companion file"  # COMPANION: always described
@@ -186,6 +192,16 @@ class ModuleBundle:
         """All analyses of the bundle, HLO first."""
         out = [self.hlo] if self.hlo is not None else []
         return out + [a for a in self.buffer_docs.values() if a is not self.hlo]
+
+
+@dataclass(slots=True, eq=False)
+class OomDump:
+    """The compilation an out-of-memory report is about: the after-optimizations module of its dump folder that
+    defines the report's instruction names, and that module's files (`Workspace.oom_dump`)."""
+
+    folder: str
+    module: str | None  # None when the folder holds no after-optimizations module with buffer files
+    bundle: ModuleBundle | None
 
 
 def _lines_of(src: Source) -> list[str]:
@@ -233,6 +249,8 @@ class Workspace:
         self._edits_during_read: dict[str, list[Edit]] = {}
         self._joins: list[tuple[tuple, object]] = []  # the last few joined buffer sets (`_joined_buffers`)
         self.defer_large_siblings = False  # see `bundle`
+        self.oom_dump_folder: str | None = None  # where out-of-memory reports' dumps are (else beside the report)
+        self._oom_lock = threading.Lock()
         self.roots: list[str] = []  # the editor's workspace folders (where a dump's source files may be offered)
         self._lock = threading.RLock()
 
@@ -427,9 +445,12 @@ class Workspace:
 
     def warm(self, path: str) -> None:
         """Read ``path``'s siblings and build, ahead of the first request, the lazily made maps of its module:
-        its HLO lookups and the occurrence key maps of its buffer files (each O(n) once); nothing when it
-        cannot be read."""
+        its HLO lookups and the occurrence key maps of its buffer files (each O(n) once); for an out-of-memory
+        report, its dump (`oom_dump`); nothing when it cannot be read."""
         try:
+            if self.analysis(path).kind == kinds.OOM:
+                self.oom_dump(path, find=True)
+                return
             for a in self.bundle(path, read_large=True).documents():
                 _warm_index(a.index)
         except ReadError:
@@ -444,6 +465,39 @@ class Workspace:
         return any(_size(p) > LARGE_SIBLING_BYTES for p in files) or any(
             (a := self._analyses.get(p)) is not None and a.size > LARGE_SIBLING_BYTES for p in files
         )
+
+    def oom_dump(self, path: str, find: bool = False) -> OomDump | None:
+        """The dump the out-of-memory report ``path`` is about, its entries resolved against it (`resolve`):
+        the `oom_dump_folder` setting, else the report's own folder (or its subfolders). ``find`` (worker
+        threads: it reads the module) looks now when `warm` has not yet; without it, None until then. None for
+        a document that is no report."""
+        a = self.analysis(path)
+        if a.oom is None or a.oom_dump is not None or not find:
+            return a.oom_dump
+        with self._oom_lock:  # one thread finds it (the server's background read and a request may both ask)
+            if a.oom_dump is not None:
+                return a.oom_dump
+            folder = self.oom_dump_folder or (os.path.dirname(path) if os.path.isabs(path) else "")
+            module = pick_module(a.oom, dump_modules(folder)) if folder else None
+            bundle = None
+            if module is not None:
+                try:
+                    self.analysis(module, wait=True)  # read by another thread (it is open too): wait for it
+                    bundle = self.bundle(module, read_large=True)
+                except ReadError:
+                    bundle = None
+            hlo = bundle.hlo.hlo if bundle is not None and bundle.hlo is not None else None
+            resolve(a.oom, hlo, bundle.buffers if bundle is not None else None)
+            a.oom_dump = OomDump(folder, module, bundle)
+            return a.oom_dump
+
+    def forget_oom_dumps(self) -> list[str]:
+        """Untie every open out-of-memory report from its dump (the dump folder setting changed); their paths."""
+        with self._lock:
+            found = [a for a in self._analyses.values() if a.oom is not None]
+        for a in found:
+            a.oom_dump = None
+        return [a.path for a in found]
 
     def bundle(self, path: str, read_large: bool | None = None) -> ModuleBundle:
         """The module ``path`` belongs to: itself plus the same-stem siblings in its folder.

@@ -50,7 +50,7 @@ def definition(ws: Workspace, path: str, line: int, col: int) -> list[Location]:
     if o.kind == "stack_frame" and cur.analysis.hlo is not None and o.key.isdigit() and len(o.key) < 12:
         if o.role == "def":
             return []
-        return _source_targets(cur, stack(cur.analysis.hlo, int(o.key)), ws.roots)
+        return source_targets(cur, stack(cur.analysis.hlo, int(o.key)), ws.roots)
     if o.kind in ("file_location", "file_name", "function_name") and o.role == "use":
         d = cur.index.definition(o.kind, o.key)
         return [Location(path, d.range)] if d else []
@@ -114,11 +114,11 @@ def _metadata_source(cur: Cursor, roots: list[str]) -> list[Location]:
     for key in ("op_name", "source_file", "source_line", "op_type"):
         sp = d.metadata.get(key)
         if sp is not None and sp.start <= cur.col <= sp.end:
-            return _source_targets(cur, instruction_source(mod, d), roots)
+            return source_targets(cur, instruction_source(mod, d), roots)
     return []
 
 
-def _source_targets(cur: Cursor, frames: list[SourceFrame], roots: list[str]) -> list[Location]:
+def source_targets(cur: Cursor, frames: list[SourceFrame], roots: list[str]) -> list[Location]:
     if not frames:
         return []
     fr = frames[0]

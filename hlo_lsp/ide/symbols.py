@@ -21,6 +21,7 @@ from hlo_lsp.core.document import Lines
 from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.workspace import Analysis, ReadError, Workspace
 from hlo_lsp.ide.context import instruction_definition, value_definition
+from hlo_lsp.ide.oom import oom_links, oom_symbols
 from hlo_lsp.ide.types import DocumentLink, FoldingRange, Location, Symbol, WorkspaceSymbol
 
 MAX_WORKSPACE_SYMBOLS = 500
@@ -71,6 +72,8 @@ def document_symbols(
         return _hlo_symbols(a.hlo, budget)
     if a.buffers is not None:
         return _buffer_symbols(a, budget)
+    if a.oom is not None:
+        return oom_symbols(ws, path)
     return []
 
 
@@ -283,6 +286,8 @@ def folding_ranges(ws: Workspace, path: str) -> list[FoldingRange]:
             end = _line_range(lines, u.line, _used_end(u)).end_line
             if end > u.line:
                 out.append(FoldingRange(u.line, end))
+    elif a.oom is not None:  # the two lists and their entries
+        stack = oom_symbols(ws, path)
     else:
         stack = []
     while stack:
@@ -299,7 +304,10 @@ def folding_ranges(ws: Workspace, path: str) -> list[FoldingRange]:
 
 
 def document_links(ws: Workspace, path: str) -> list[DocumentLink]:
-    """Links from peak-list names to their definitions."""
+    """Links from peak-list names (and an out-of-memory report's labels) to their definitions."""
+    links = oom_links(ws, path)
+    if links:
+        return links
     found = ws.module(path)
     if found is None:
         return []

@@ -50,13 +50,14 @@ class _Wire:
 
 
 def _ready(ls: HloLanguageServer, path: str, siblings: bool = False) -> bool:
-    """Wait (in the worker thread) until ``path`` is read, and with ``siblings`` its module's buffer files too
-    (read here when the background read has not got to them: an answer kept for this version must not be the
-    one made without them); False when it cannot be read."""
+    """Wait (in the worker thread) until ``path`` is read, and with ``siblings`` its module's buffer files too,
+    or an out-of-memory report's dump (read here when the background read has not got to them: an answer kept
+    for this version must not be the one made without them); False when it cannot be read."""
     try:
         ls.ws.analysis(path, wait=True)
         if siblings:
             ls.ws.bundle(path, read_large=True)
+            ls.ws.oom_dump(path, find=True)  # an out-of-memory report: the dump it is about
         return True
     except ReadError:
         return False

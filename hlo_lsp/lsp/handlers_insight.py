@@ -12,6 +12,7 @@ VS Code sends them, or dotted keys); the server asks for that section after ``in
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 
@@ -40,10 +41,28 @@ def _initialize_with_options(params: lsp.InitializeParams):
         settings.update(params.initialization_options)
     except Exception:  # noqa: BLE001
         log.exception("reading initializationOptions failed")
-    return _user_initialize(params) if _user_initialize is not None else None
+    result = _user_initialize(params) if _user_initialize is not None else None
+    _apply_oom_folder(server)  # after the workspace folders are known
+    return result
 
 
 server.protocol.fm.features[lsp.INITIALIZE] = _initialize_with_options
+
+
+def _apply_oom_folder(ls: HloLanguageServer) -> None:
+    """The ``oom.dumpFolder`` setting to the workspace (a relative one is under the first workspace folder); open
+    out-of-memory reports are tied to their dump again, in a worker thread."""
+    folder = settings.oom_dump_folder
+    if folder is not None:
+        folder = os.path.expanduser(folder)
+        if not os.path.isabs(folder) and ls.ws.roots:
+            folder = os.path.join(ls.ws.roots[0], folder)
+    if folder == ls.ws.oom_dump_folder:
+        return
+    ls.ws.oom_dump_folder = folder
+    for path in ls.ws.forget_oom_dumps():
+        ls.answers.forget(path)  # links kept for this version were made with the old folder
+        asyncio.ensure_future(asyncio.to_thread(ls.ws.warm, path))
 
 
 def _supports_configuration(ls: HloLanguageServer) -> bool:
@@ -63,6 +82,7 @@ async def _pull_configuration(ls: HloLanguageServer) -> None:
         return
     if result and settings.update(result[0]):
         _refresh(ls)
+    _apply_oom_folder(ls)
 
 
 def _refresh(ls: HloLanguageServer) -> None:
@@ -88,6 +108,7 @@ if lsp.WORKSPACE_DID_CHANGE_CONFIGURATION not in server.protocol.fm.features:
         if isinstance(pushed, dict):
             if settings.update(pushed):
                 _refresh(ls)
+            _apply_oom_folder(ls)
         else:
             await _pull_configuration(ls)
 

@@ -21,7 +21,7 @@ from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity
 from hlo_lsp.core.folder_index import FolderIndex
 from hlo_lsp.core.process.heap import release_free_memory
 from hlo_lsp.core.workspace import NotReady, ReadError, Workspace
-from hlo_lsp.ide import calls, code_actions, hover, navigation, symbols
+from hlo_lsp.ide import calls, code_actions, hover, navigation, oom, symbols
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
 from hlo_lsp.ide.types import CallItem
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, log, safe, server  # noqa: F401 - the public names
@@ -371,7 +371,7 @@ def _trim_soon(ls: HloLanguageServer, delay: float = 1.0) -> None:
 @safe
 def on_hover(ls: HloLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
     path, line, col = ls.at(params)
-    h = hover.hover(ls.ws, path, line, col)
+    h = oom.oom_hover(ls.ws, path, line, col) or hover.hover(ls.ws, path, line, col)
     if h is None:
         return None
     kind, value = (lsp.MarkupKind.PlainText, h.plain) if ls.plain_hover else (lsp.MarkupKind.Markdown, h.markdown)
@@ -381,7 +381,8 @@ def on_hover(ls: HloLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
 @safe
 def on_definition(ls: HloLanguageServer, params: lsp.DefinitionParams):
-    return ls.locations(navigation.definition(ls.ws, *ls.at(params)))
+    at = ls.at(params)
+    return ls.locations(oom.oom_definition(ls.ws, *at) or navigation.definition(ls.ws, *at))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DECLARATION)

@@ -17,6 +17,7 @@ name no instruction. Nothing here raises on odd text: what cannot be read is lef
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -24,6 +25,7 @@ from hlo_lsp.core.buffers.bufferset import BufferSet
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.source import instruction_source
+from hlo_lsp.core.kinds import sibling_paths
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
 _SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)([KMGTP]?)B?")
@@ -35,6 +37,7 @@ _SHORT = re.compile(
     r"total memory required for HLO temporaries \(([0-9.]+[KMGTP]?B?)\) exceeds available (\w+) "
     r"\(([0-9.]+[KMGTP]?B?)\)"
 )
+_PROGRAM = re.compile(r"^Program (\w+) requirement [0-9.]+[KMGTP]?B?:\s*$")  # the dump's oom_top_... file
 _SECTION = re.compile(r"^\s*Largest program (allocations|arguments and outputs) in (\w+):\s*$")
 _ENTRY = re.compile(r"^\s*(\d+)\. Size: (\S+)\s*$")
 _FIELD = re.compile(r"^\s*(Operator|Shape|Unpadded size|XLA label|Allocation type): ?(.*?)\s*$")
@@ -70,6 +73,7 @@ class OomEntry:
     allocation: int | None = None
     allocation_line: int | None = None  # 0-based line in -buffer-assignment.txt
     assigned_size: int | None = None  # the buffer assignment's size of the value
+    value_key: str | None = None  # the buffer assignment's value the entry measures (``copy-start.12{0}``)
     source: str | None = None  # ``file.py:12`` of the innermost frame
 
     @property
@@ -138,6 +142,9 @@ def read_oom(text: str) -> OomReport | None:
             s = _SHORT.search(line)
             if s is not None:
                 return OomReport("short", ln, s.group(2), None, s.group(3), None, s.group(1))
+            p = _PROGRAM.match(line)
+            if p is not None:  # the dump's copy of the message's program part: no usage line above it
+                report = OomReport("long", ln, p.group(1))
             continue
         sm = _SECTION.match(line)
         if sm is not None:
@@ -207,7 +214,71 @@ def resolve(report: OomReport, hlo: HloModule | None, bs: BufferSet | None) -> N
                 or next(iter(vals), None)
             )
             if v is not None and v.allocation is not None:
+                e.value_key = v.key
                 e.allocation = v.allocation
                 e.assigned_size = v.size
                 alloc = bs.allocation(v.allocation)
                 e.allocation_line = alloc.line if alloc is not None else None
+
+
+def looks_like_oom(text: str) -> bool:
+    """Whether ``text`` holds an out-of-memory report (`read_oom` says which): a substring test, cheap enough to
+    run on any plain-text document a client opens."""
+    return (
+        "Ran out of memory in memory space " in text
+        or ("HLO temporaries (" in text and "exceeds available" in text)
+        or (text.lstrip().startswith("Program ") and "Largest program allocations in " in text)
+    )
+
+
+MAX_CANDIDATES = 200  # after-optimizations modules looked at for one report
+
+
+def dump_modules(folder: str) -> list[str]:
+    """After-optimizations HLO files of ``folder`` with a buffer assignment beside them; when it has none, those
+    of its immediate subfolders (a log saved beside the ``--xla_dump_to`` folder); sorted, at most
+    MAX_CANDIDATES. Nothing is opened (names and stats only)."""
+
+    def modules_in(d: str) -> list[str]:
+        try:
+            names = sorted(os.listdir(d))
+        except OSError:
+            return []
+        out = []
+        for name in names:
+            if name.endswith("after_optimizations.txt"):
+                path = os.path.join(d, name)
+                if "assignment" in sibling_paths(path):
+                    out.append(path)
+        return out
+
+    found = modules_in(folder)
+    if not found:
+        try:
+            subs = sorted(e.path for e in os.scandir(folder) if e.is_dir(follow_symlinks=False))
+        except OSError:
+            subs = []
+        for d in subs:
+            found += modules_in(d)
+            if len(found) >= MAX_CANDIDATES:
+                break
+    return found[:MAX_CANDIDATES]
+
+
+def pick_module(report: OomReport, modules: list[str]) -> str | None:
+    """The module whose text defines most of the report's instruction names (the compilation that failed); the
+    first when the report names none (the short form)."""
+    names = [e.name for e in report.entries if e.name]
+    best, score = None, -1
+    for path in modules:
+        if not names:
+            return path
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        n = sum(f"%{x} = " in text or f" {x} = " in text for x in names)
+        if n > score:
+            best, score = path, n
+    return best
