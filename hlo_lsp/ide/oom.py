@@ -186,7 +186,8 @@ def oom_hover(ws: Workspace, path: str, line: int, col: int) -> HoverResult | No
 
 
 def _short(path: str) -> str:
-    return path.rsplit("/", 1)[-1]
+    """The file with its folder's name (``dump/module_0000....txt``): enough to tell dumps apart."""
+    return "/".join(path.replace("\\", "/").rsplit("/", 2)[-2:])
 
 
 def _hover_totals(a: Analysis, report: OomReport, dump: OomDump | None) -> HoverResult:

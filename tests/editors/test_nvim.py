@@ -588,17 +588,8 @@ def documented_filetype(path: Path) -> str:
     raise AssertionError(path)
 
 
-@pytest.mark.parametrize("where", ["tests-data", "shared"])
-@pytest.mark.parametrize("finder", [_nvim_011, _nvim_07], ids=["0.11", "0.7"])
-def test_filetype_of_every_real_dump(finder, where, tmp_path):
-    """Every .txt dump in tests/data and ../shared gets the documented filetype (by name, else by
-    first line); with vim.g.hlo_no_autosetup = 1 no server starts. Files are opened in place, read only."""
-    nvim = finder()
-    if nvim is None:
-        pytest.skip("no such Neovim")
-    root = DATA if where == "tests-data" else SHARED
-    paths = sorted(p for p in root.rglob("*.txt") if p.is_file()) if root.is_dir() else []
-    require_found(paths, f".txt dumps under {root}")
+def _probe_filetypes(nvim: str, paths: list[Path], tmp_path: Path) -> dict:
+    """Open each of ``paths`` in headless Neovim (read only, no server) and return ``{filetypes, clients}``."""
     out = tmp_path / "result.json"
     (tmp_path / "spec.json").write_text(json.dumps({"out": str(out), "paths": [str(p) for p in paths]}))
     init = tmp_path / "init.lua"
@@ -616,7 +607,45 @@ def test_filetype_of_every_real_dump(finder, where, tmp_path):
         stdin=subprocess.DEVNULL,
     )
     assert out.exists(), proc.stderr
-    got = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("finder", [_nvim_011, _nvim_07], ids=["0.11", "0.7"])
+def test_filetype_of_out_of_memory_reports(finder, tmp_path):
+    """XLA's real out-of-memory reports (tests/data/oom) are `hlo_oom`: the saved messages (.log), the same inside a
+    longer log (.out, .txt: found by content anywhere), and the dump's own copy (by name)."""
+    nvim = finder()
+    if nvim is None:
+        pytest.skip("no such Neovim")
+    logs = sorted((DATA / "oom").rglob("*.log"))
+    require_found(logs, "out-of-memory reports under tests/data/oom")
+    noise = "\n".join(f"I1124 07:00:{i:02d} trainer.py:{i}] step {i} loss 0.5" for i in range(80))
+    wrapped = []
+    for i, log in enumerate(logs):
+        for ext in (".out", ".txt"):
+            p = tmp_path / f"run{i}{ext}"
+            p.write_text(f"{noise}\n{log.read_text()}\n{noise}\n")
+            wrapped.append(p)
+    paths = logs + wrapped + sorted((DATA / "oom").rglob("*.oom_top_memory_consuming_instructions"))
+    got = _probe_filetypes(nvim, paths, tmp_path)
+    assert dict(zip(map(str, paths), got["filetypes"], strict=True)) == {str(p): "hlo_oom" for p in paths}
+    plain = tmp_path / "plain.log"
+    plain.write_text(noise)
+    assert _probe_filetypes(nvim, [plain], tmp_path)["filetypes"] != ["hlo_oom"]
+
+
+@pytest.mark.parametrize("where", ["tests-data", "shared"])
+@pytest.mark.parametrize("finder", [_nvim_011, _nvim_07], ids=["0.11", "0.7"])
+def test_filetype_of_every_real_dump(finder, where, tmp_path):
+    """Every .txt dump in tests/data and ../shared gets the documented filetype (by name, else by
+    first line); with vim.g.hlo_no_autosetup = 1 no server starts. Files are opened in place, read only."""
+    nvim = finder()
+    if nvim is None:
+        pytest.skip("no such Neovim")
+    root = DATA if where == "tests-data" else SHARED
+    paths = sorted(p for p in root.rglob("*.txt") if p.is_file()) if root.is_dir() else []
+    require_found(paths, f".txt dumps under {root}")
+    got = _probe_filetypes(nvim, paths, tmp_path)
     assert got["clients"] == 0
     wrong = {
         str(p): (ft, documented_filetype(p))

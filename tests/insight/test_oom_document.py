@@ -150,3 +150,25 @@ async def test_the_dump_folder_setting(client, tmp_path):
         lsp.DidChangeConfigurationParams(settings={"hlo": {"oom": {"dumpFolder": ""}}})
     )
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=_td(u)))
+
+
+async def test_the_failed_compilation_among_several_dumps(client, tmp_path):
+    """A log beside a dump folder of other programs and two OOM dumps in folders of their own: each report is
+    tied to its own compilation (the module defining its labels; for the short form, which names none, the one
+    whose memory-usage report's Total bytes is its HLO temporaries)."""
+    shutil.copytree(DATA / "jax-cpu" / "cond_switch", tmp_path, dirs_exist_ok=True)  # other modules beside it
+    for name in ("long_1dev", "short"):
+        shutil.copytree(OOM / name, tmp_path / f"dump_{name}", ignore=shutil.ignore_patterns("*.log", "*.oom_*"))
+    long_log, short_log = tmp_path / "long.log", tmp_path / "short.log"
+    long_log.write_text(LONG.read_text())
+    short_log.write_text(SHORT.read_text())
+    u = open_doc(client, long_log)
+    _check_links(await _links(client, u), LONG.read_text(), _module(tmp_path / "dump_long_1dev"))
+    s = open_doc(client, short_log)
+    await _links(client, s)
+    ln = next(i for i, x in enumerate(SHORT.read_text().split("\n")) if "HLO temporaries (" in x)
+    h = await client.text_document_hover_async(lsp.HoverParams(text_document=_td(s), position=pos(ln, 2)))
+    assert f"dump_short/{_module(tmp_path / 'dump_short').name}" in h.contents.value, h.contents.value
+    assert "23623441408" in h.contents.value
+    for d in (u, s):
+        client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=_td(d)))

@@ -21,10 +21,10 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { INSTALL_HINT, Probes, resolveServerCommand, which } from './serverCommand';
-import { SNIFF_LINES, sniffLanguage } from './sniff';
+import { SNIFF_LINES, sniffLanguage, sniffOom } from './sniff';
 
 // hlo-dump-info: the other files of a dump folder (thunk sequences, config protos); the server says what each is.
-const LANGUAGES = ['hlo', 'hlo-buffers', 'hlo-dump-info'];
+const LANGUAGES = ['hlo', 'hlo-buffers', 'hlo-dump-info', 'hlo-oom'];
 /** Commands the extension registers itself; the client must not register them again from the server's list. */
 const OWN_COMMANDS = new Set(['hlo.restartServer', 'hlo.showMemoryTimeline']);
 const SNIFF_SCHEMES = new Set(['file', 'untitled', 'vscode-remote']);
@@ -77,7 +77,7 @@ function sniff(doc: vscode.TextDocument): void {
   if (!SNIFF_SCHEMES.has(doc.uri.scheme) || switched.has(key)) return;
   const lines: string[] = [];
   for (let i = 0; i < Math.min(doc.lineCount, SNIFF_LINES); i++) lines.push(doc.lineAt(i).text);
-  const language = sniffLanguage(lines);
+  const language = sniffLanguage(lines) ?? (sniffOom(doc.getText()) ? 'hlo-oom' : undefined);
   if (!language) return;
   switched.add(key);
   output.appendLine(`${path.basename(doc.uri.path)}: first line says ${language}; switching language`);
@@ -98,6 +98,7 @@ function settings(): Record<string, unknown> {
     server: { command: config.get('server.command') },
     inlayHints: { enabled: config.get<boolean>('inlayHints.enabled', true) },
     codeLens: { enabled: config.get<boolean>('codeLens.enabled', true) },
+    oom: { dumpFolder: config.get<string>('oom.dumpFolder', '') },
   };
 }
 

@@ -7,7 +7,7 @@
  * "first non-blank". Pure: no `vscode` import, so the unit tests run under plain node.
  */
 
-export type HloLanguageId = 'hlo' | 'hlo-buffers';
+export type HloLanguageId = 'hlo' | 'hlo-buffers' | 'hlo-oom';
 
 /** How many leading lines are read before giving up (blank lines before the header are rare and short). */
 export const SNIFF_LINES = 5;
@@ -34,4 +34,22 @@ export function sniffLanguage(lines: readonly string[]): HloLanguageId | undefin
     return undefined;
   }
   return undefined;
+}
+
+/** How much of a plain-text document is searched for an out-of-memory report (a log of a few MB is common). */
+export const OOM_SNIFF_CHARS = 8_000_000;
+
+/**
+ * Whether `text` holds XLA's compile-time out-of-memory report (`RESOURCE_EXHAUSTED ... Ran out of memory in
+ * memory space`, or the short form `HLO temporaries (...) exceeds available`), anywhere: it is usually pasted
+ * into, or saved inside, a longer log whose first lines say nothing. The server tells it the same way
+ * (`hlo_lsp.core.memory.oom.looks_like_oom`).
+ */
+export function sniffOom(text: string): boolean {
+  const head = text.length > OOM_SNIFF_CHARS ? text.slice(0, OOM_SNIFF_CHARS) : text;
+  return (
+    head.includes('Ran out of memory in memory space ') ||
+    (head.includes('HLO temporaries (') && head.includes('exceeds available')) ||
+    (head.trimStart().startsWith('Program ') && head.includes('Largest program allocations in '))
+  );
 }

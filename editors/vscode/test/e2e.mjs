@@ -498,6 +498,19 @@ if (ready && ONLY === 'python-fallback') {
     return JSON.stringify(text.split('\n')[0].slice(0, 80));
   });
 
+  const OOMLOG = 'train-oom.log';
+  const oomLabel = 'convolution_select_fusion.1';
+  await step(`${OOMLOG} (a plain .log holding a TPU out-of-memory report) switches to "XLA out-of-memory report"`, async () => {
+    await openFile(OOMLOG);
+    await waitForMode('XLA out-of-memory report');
+  });
+
+  await step(`hover over ${oomLabel} in the report shows its allocation and live range from the dump beside it`, async () => {
+    const text = await hoverUntil(oomLabel, 'XLA label: ', (t) => /Allocation\s*\d+/.test(t) && t.includes('Live range'));
+    await shot('oom-hover.png');
+    return JSON.stringify(text.split('\n')[0].slice(0, 80));
+  });
+
   await step(`${BROKEN} shows a squiggle`, async () => {
     await page.mouse.move(5, 5);
     await page.keyboard.press('Escape');

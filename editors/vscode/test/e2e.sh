@@ -54,6 +54,9 @@ WS="$WORK/cond_switch"
 cp -r "$REPO/tests/data/jax-cpu/cond_switch" "$WS"
 cp "$REPO/tests/data/seeds/000_45ad91e6d67cdb55.txt" "$WS/"
 cp "$HERE/e2e-data/broken_by_hand.hlo" "$WS/"
+# a TPU out-of-memory report saved as a plain .log beside the dump of its compilation (in a folder of its own)
+mkdir -p "$WS/oom_dump" && cp "$REPO"/tests/data/oom/long_1dev/*after_optimizations* "$WS/oom_dump/"
+cp "$REPO/tests/data/oom/long_1dev/oom-long-1dev.log" "$WS/train-oom.log"
 mkdir -p "$WS/.vscode" && echo '{}' > "$WS/.vscode/settings.json"
 
 # code-server sessions: one user-data dir and extensions dir each; all killed on exit (process groups we made).

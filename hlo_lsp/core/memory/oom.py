@@ -235,9 +235,9 @@ MAX_CANDIDATES = 200  # after-optimizations modules looked at for one report
 
 
 def dump_modules(folder: str) -> list[str]:
-    """After-optimizations HLO files of ``folder`` with a buffer assignment beside them; when it has none, those
-    of its immediate subfolders (a log saved beside the ``--xla_dump_to`` folder); sorted, at most
-    MAX_CANDIDATES. Nothing is opened (names and stats only)."""
+    """After-optimizations HLO files with a buffer assignment beside them, in ``folder`` and then in its immediate
+    subfolders (a log saved beside the ``--xla_dump_to`` folder); sorted by folder, at most MAX_CANDIDATES.
+    Nothing is opened (names and stats only)."""
 
     def modules_in(d: str) -> list[str]:
         try:
@@ -253,26 +253,44 @@ def dump_modules(folder: str) -> list[str]:
         return out
 
     found = modules_in(folder)
-    if not found:
-        try:
-            subs = sorted(e.path for e in os.scandir(folder) if e.is_dir(follow_symlinks=False))
-        except OSError:
-            subs = []
-        for d in subs:
-            found += modules_in(d)
-            if len(found) >= MAX_CANDIDATES:
-                break
+    try:
+        subs = sorted(e.path for e in os.scandir(folder) if e.is_dir(follow_symlinks=False))
+    except OSError:
+        subs = []
+    for d in subs:
+        if len(found) >= MAX_CANDIDATES:
+            break
+        found += modules_in(d)
     return found[:MAX_CANDIDATES]
 
 
+_TOTAL = re.compile(r"^Total bytes: (\d+) ", re.M)
+
+
+def _report_total(module: str) -> int | None:
+    """The memory-usage report's first ``Total bytes`` beside ``module`` (memory space 0)."""
+    path = sibling_paths(module).get("memory-report")
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            m = _TOTAL.search(f.read(4096))
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
 def pick_module(report: OomReport, modules: list[str]) -> str | None:
-    """The module whose text defines most of the report's instruction names (the compilation that failed); the
-    first when the report names none (the short form)."""
+    """The compilation that failed among ``modules``: the one whose text defines most of the report's instruction
+    names (None when none defines any); for the short form, which names none, the one whose memory-usage report's
+    ``Total bytes`` is the report's HLO temporaries at its printed precision (else the first)."""
     names = [e.name for e in report.entries if e.name]
-    best, score = None, -1
+    if not names:
+        probe = OomEntry("allocations", 0, report.required_text or "", report.line)
+        totals = ((m, _report_total(m)) for m in modules)
+        return next((m for m, t in totals if t is not None and probe.matches(t)), modules[0] if modules else None)
+    best, score = None, 0
     for path in modules:
-        if not names:
-            return path
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read()

@@ -1,6 +1,6 @@
 -- Filetype detection for XLA dumps.
 --
--- Two filetypes:
+-- Filetypes:
 --   hlo          HLO module text: *.hlo, *.hlo.txt, *before_optimizations.txt,
 --                *after_optimizations.txt, or any .txt whose first line starts
 --                with "HloModule ".
@@ -15,6 +15,11 @@
 --                (`*.hlo_module_config.txt`, `*.gpu_target_config.pbtxt`, ...),
 --                `module_*.debug_options`, `module_*.flagfile`; the server
 --                says what each one is.
+--   hlo_oom      XLA's compile-time out-of-memory report (RESOURCE_EXHAUSTED): a
+--                .log, .out or .txt file that holds one anywhere (it usually sits
+--                inside a longer log), or the dump's own
+--                `*.oom_top_memory_consuming_instructions`; the server links its
+--                entries to the dump of the failed compilation.
 --
 -- Names are matched first (priority 10), then the content sniff for other
 -- .txt files (priority 1, still before Neovim's own `*.txt` -> text rule,
@@ -46,7 +51,36 @@ M.name_patterns = {
   ['.*%.target_arguments%.txt'] = 'hlo_dump_info',
   ['.*%.transfer_stats%.txt'] = 'hlo_dump_info',
   ['.*%.basic_compiler_metadata%.txt'] = 'hlo_dump_info',
+  ['.*%.oom_top_memory_consuming_instructions'] = 'hlo_oom',
 }
+
+--- Lines of a buffer searched for an out-of-memory report (a log of a few MB).
+M.oom_max_lines = 200000
+
+--- Whether the lines hold XLA's out-of-memory report (the server's `looks_like_oom`).
+function M.oom_in_lines(lines)
+  local temporaries, exceeds = false, false
+  for _, line in ipairs(lines) do
+    if line:find('Ran out of memory in memory space ', 1, true) then
+      return true
+    end
+    temporaries = temporaries or line:find('HLO temporaries (', 1, true) ~= nil
+    exceeds = exceeds or line:find('exceeds available', 1, true) ~= nil
+    if temporaries and exceeds then
+      return true
+    end
+  end
+  return false
+end
+
+--- 'hlo_oom' when the loaded buffer holds an out-of-memory report; nil otherwise.
+function M.oom_in_buffer(bufnr)
+  if not bufnr or not vim.api.nvim_buf_is_loaded(bufnr) then
+    return nil
+  end
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, M.oom_max_lines, false)
+  return M.oom_in_lines(lines) and 'hlo_oom' or nil
+end
 
 local first_line_prefixes = {
   { 'HloModule ', 'hlo' },
@@ -97,7 +131,10 @@ function M.detect(path, bufnr)
     return ft
   end
   if path:match('%.txt$') then
-    return M.from_buffer(bufnr)
+    return M.from_buffer(bufnr) or M.oom_in_buffer(bufnr)
+  end
+  if path:match('%.log$') or path:match('%.out$') then
+    return M.oom_in_buffer(bufnr)
   end
   return nil
 end
@@ -119,10 +156,18 @@ function M.register()
     end
     pattern['.*%.txt'] = {
       function(_, bufnr)
-        return M.from_buffer(bufnr)
+        return M.from_buffer(bufnr) or M.oom_in_buffer(bufnr)
       end,
       { priority = 1 },
     }
+    for _, ext in ipairs({ 'log', 'out' }) do
+      pattern['.*%.' .. ext] = {
+        function(_, bufnr)
+          return M.oom_in_buffer(bufnr)
+        end,
+        { priority = 1 },
+      }
+    end
     vim.filetype.add({ extension = { hlo = 'hlo' }, pattern = pattern })
     return
   end

@@ -1,7 +1,7 @@
 -- hlo.nvim: start the hlo-lsp language server for XLA dumps.
 --
 -- `setup(opts)` merges opts into the configuration and arranges for the
--- server to start on buffers of the `hlo`, `hlo_buffers` and `hlo_dump_info` filetypes, with
+-- server to start on buffers of the `hlo`, `hlo_buffers`, `hlo_dump_info` and `hlo_oom` filetypes, with
 -- the dump's folder as root directory, using the best API the running
 -- Neovim offers:
 --   0.11+     vim.lsp.config('hlo_lsp', ...) + vim.lsp.enable('hlo_lsp')
@@ -27,7 +27,7 @@ end
 --- The defaults; `cmd = nil` means "hlo-lsp" when executable, else python -m hlo_lsp.
 M.defaults = {
   cmd = nil,
-  filetypes = { 'hlo', 'hlo_buffers', 'hlo_dump_info' },
+  filetypes = { 'hlo', 'hlo_buffers', 'hlo_dump_info', 'hlo_oom' },
   settings = {
     hlo = {
       inlayHints = { enabled = true },

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { sniffLanguage, SNIFF_LINES } from '../../src/sniff';
+import { sniffLanguage, sniffOom, SNIFF_LINES } from '../../src/sniff';
 
 const repo = path.resolve(__dirname, '../../../../..');
 const data = path.join(repo, 'tests/data');
@@ -57,4 +57,22 @@ test('text that is not a dump is left alone', () => {
   assert.equal(sniffLanguage(['Some notes about HloModule ', 'BufferAssignment:']), undefined);
   assert.equal(sniffLanguage(['HloModuleX']), undefined);
   assert.equal(sniffLanguage(['', '', '', '', '', 'HloModule late']), undefined);
+});
+
+test('a real out-of-memory report is found anywhere in a log, and no real dump is taken for one', () => {
+  const oom = path.join(data, 'oom');
+  const logs = fs.existsSync(oom)
+    ? fs.readdirSync(oom, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.log') || f.endsWith('oom_top_memory_consuming_instructions'))
+    : [];
+  assert.ok(logs.length >= 4, `expected the OOM reports of tests/data/oom, found ${logs.length}`);
+  for (const f of logs) {
+    const text = fs.readFileSync(path.join(oom, f), 'utf8');
+    assert.ok(sniffOom(text), f);
+    const noise = Array.from({ length: 80 }, (_, i) => `I1124 07:00:00 trainer.py:${i}] step ${i} loss 0.5`).join('\n');
+    // the message is what gets pasted into a log; the dump's own copy (oom_top_...) is a file of its own
+    if (f.endsWith('.log')) assert.ok(sniffOom(`${noise}\n${text}\n${noise}`), `${f} inside a log`);
+    assert.equal(sniffLanguage(`${noise}\n${text}`.split('\n').slice(0, SNIFF_LINES)), undefined);
+  }
+  for (const file of realDumps()) assert.equal(sniffOom(fs.readFileSync(file, 'utf8')), false, path.relative(repo, file));
+  assert.equal(sniffOom('Ran out of memory'), false);
 });
