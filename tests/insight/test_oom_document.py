@@ -172,3 +172,25 @@ async def test_the_failed_compilation_among_several_dumps(client, tmp_path):
     assert "23623441408" in h.contents.value
     for d in (u, s):
         client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=_td(d)))
+
+
+def test_prose_about_reports_is_not_a_report():
+    """Only XLA's message lines with their numbers make a report: this project's own docs, which quote them, and
+    every real dump in tests/data are not taken for one; the real reports are, also after 60 lines of a log."""
+    from hlo_lsp.core.memory.oom import looks_like_oom
+
+    root = Path(__file__).resolve().parents[2]
+    for doc in (
+        root / "README.md",
+        root / "editors" / "nvim" / "doc" / "hlo.txt",
+        root / "editors" / "vscode" / "README.md",
+    ):
+        assert not looks_like_oom(doc.read_text()), doc
+    dumps = sorted(p for p in DATA.rglob("*.txt") if p.is_file())
+    assert len(dumps) > 100
+    assert [p for p in dumps if looks_like_oom(p.read_text(errors="replace"))] == []
+    noise = "\n".join(f"I1124 step {i}" for i in range(60))
+    for log in (LONG, SHORT, *sorted(OOM.rglob("*.oom_top_memory_consuming_instructions"))):
+        assert looks_like_oom(log.read_text()), log
+        if log.suffix == ".log":
+            assert looks_like_oom(f"{noise}\n{log.read_text()}"), log

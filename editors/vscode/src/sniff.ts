@@ -36,6 +36,12 @@ export function sniffLanguage(lines: readonly string[]): HloLanguageId | undefin
   return undefined;
 }
 
+// XLA's message lines with their numbers (as `hlo_lsp.core.memory.oom`): prose that only names them is not a report.
+const SIZE = '[0-9.]+[KMGTP]?B?';
+const LONG = new RegExp(`Ran out of memory in memory space \\w+\\. Used ${SIZE} of ${SIZE} \\w+\\.`);
+const SHORT = new RegExp(`HLO temporaries \\(${SIZE}\\) exceeds available \\w+ \\(${SIZE}\\)`);
+const PROGRAM = new RegExp(`^Program \\w+ requirement ${SIZE}:\\s*\\n[\\s\\S]*Largest program allocations in `);
+
 /** How much of a plain-text document is searched for an out-of-memory report (a log of a few MB is common). */
 export const OOM_SNIFF_CHARS = 8_000_000;
 
@@ -48,8 +54,8 @@ export const OOM_SNIFF_CHARS = 8_000_000;
 export function sniffOom(text: string): boolean {
   const head = text.length > OOM_SNIFF_CHARS ? text.slice(0, OOM_SNIFF_CHARS) : text;
   return (
-    head.includes('Ran out of memory in memory space ') ||
-    (head.includes('HLO temporaries (') && head.includes('exceeds available')) ||
-    (head.trimStart().startsWith('Program ') && head.includes('Largest program allocations in '))
+    (head.includes('Ran out of memory in memory space ') && LONG.test(head)) ||
+    (head.includes('HLO temporaries (') && SHORT.test(head)) ||
+    PROGRAM.test(head.trimStart())
   );
 }

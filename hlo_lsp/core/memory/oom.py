@@ -222,13 +222,14 @@ def resolve(report: OomReport, hlo: HloModule | None, bs: BufferSet | None) -> N
 
 
 def looks_like_oom(text: str) -> bool:
-    """Whether ``text`` holds an out-of-memory report (`read_oom` says which): a substring test, cheap enough to
-    run on any plain-text document a client opens."""
-    return (
-        "Ran out of memory in memory space " in text
-        or ("HLO temporaries (" in text and "exceeds available" in text)
-        or (text.lstrip().startswith("Program ") and "Largest program allocations in " in text)
-    )
+    """Whether ``text`` holds an out-of-memory report (`read_oom` reads it): XLA's own message lines, with their
+    numbers (prose that only names them is not one); a substring test first, so any plain-text document a client
+    opens costs little."""
+    if "Ran out of memory in memory space " in text and _LONG.search(text):
+        return True
+    if "HLO temporaries (" in text and _SHORT.search(text):
+        return True
+    return text.lstrip().startswith("Program ") and _PROGRAM.match(text.lstrip().split("\n", 1)[0]) is not None
 
 
 MAX_CANDIDATES = 200  # after-optimizations modules looked at for one report

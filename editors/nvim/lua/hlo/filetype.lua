@@ -59,14 +59,12 @@ M.oom_max_lines = 200000
 
 --- Whether the lines hold XLA's out-of-memory report (the server's `looks_like_oom`).
 function M.oom_in_lines(lines)
-  local temporaries, exceeds = false, false
+  -- XLA's message lines with their numbers: prose that only names them (this plugin's help) is not a report
+  local size = '[%d%.]+[KMGTP]?B?'
+  local long = 'Ran out of memory in memory space %w+%. Used ' .. size .. ' of ' .. size
+  local short = 'HLO temporaries %(' .. size .. '%) exceeds available %w+ %(' .. size .. '%)'
   for _, line in ipairs(lines) do
-    if line:find('Ran out of memory in memory space ', 1, true) then
-      return true
-    end
-    temporaries = temporaries or line:find('HLO temporaries (', 1, true) ~= nil
-    exceeds = exceeds or line:find('exceeds available', 1, true) ~= nil
-    if temporaries and exceeds then
+    if line:find(long) or line:find(short) then
       return true
     end
   end
