@@ -163,11 +163,27 @@ def diff_text(d, top: int, paths: list[str]) -> str:
         f"  old: {paths[0]}",
         f"  new: {paths[1]}",
     ]
+    counts: dict[str, int] = {}
+    for p in d.pairs:
+        counts[p.status] = counts.get(p.status, 0) + 1
+    lines.append("  values: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
     changed = [r for r in d.rows if r.status != "same"]
     for row in changed[:top] if top else changed:
         s = "+" if row.delta >= 0 else "-"
         names = ", ".join(row.new_values or row.old_values)
-        lines.append(f"  {row.status:<9} {s}{human_size(abs(row.delta)):>10}  {row.label}  [{names}]")
+        label = f"{row.old_label} -> {row.label}" if row.old_label else row.label
+        lines.append(f"  {row.status:<9} {s}{human_size(abs(row.delta)):>10}  {label}  [{names}]")
+        both = [
+            p
+            for p in row.pairs
+            if p.old is not None and p.new is not None and p.status in ("grew", "shrank", "changed")
+        ]
+        for p in both[:3]:  # a changed value shows both sides
+            assert p.old is not None and p.new is not None
+            lines.append(
+                f"      {p.old.key} {p.old.shape or '?'} {human_size(p.old.bytes)} -> "
+                f"{p.new.key} {p.new.shape or '?'} {human_size(p.new.bytes)}"
+            )
     if not changed:
         lines.append("  no change in what is live at the peak")
     return "\n".join(lines)

@@ -67,20 +67,24 @@ export async function deactivate(): Promise<void> {
 }
 
 function onDocument(doc: vscode.TextDocument): void {
-  if (doc.languageId === 'plaintext') sniff(doc);
+  if (doc.languageId === 'plaintext' || doc.languageId === 'log') sniff(doc);
   else if (LANGUAGES.includes(doc.languageId)) void ensureClient();
 }
 
-/** Switches a plain-text document whose first non-blank line is a dump header to our language. */
+/** Switches a plain-text document whose first non-blank line is a dump header, or a plain-text or Log document
+ * that holds an out-of-memory report anywhere, to our language. */
 function sniff(doc: vscode.TextDocument): void {
   const key = doc.uri.toString();
   if (!SNIFF_SCHEMES.has(doc.uri.scheme) || switched.has(key)) return;
   const lines: string[] = [];
   for (let i = 0; i < Math.min(doc.lineCount, SNIFF_LINES); i++) lines.push(doc.lineAt(i).text);
-  const language = sniffLanguage(lines) ?? (sniffOom(doc.getText()) ? 'hlo-oom' : undefined);
+  // a .log file opens as VS Code's "Log": only an out-of-memory report inside it switches it
+  const first = doc.languageId === 'plaintext' ? sniffLanguage(lines) : undefined;
+  const language = first ?? (sniffOom(doc.getText()) ? 'hlo-oom' : undefined);
   if (!language) return;
   switched.add(key);
-  output.appendLine(`${path.basename(doc.uri.path)}: first line says ${language}; switching language`);
+  const why = first ? `first line says ${language}` : 'it holds an XLA out-of-memory report';
+  output.appendLine(`${path.basename(doc.uri.path)}: ${why}; switching language`);
   vscode.languages.setTextDocumentLanguage(doc, language).then(undefined, (e) => {
     output.appendLine(`could not switch ${key} to ${language}: ${String(e)}`);
   });
