@@ -33,7 +33,12 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.add_argument("--fail-on", choices=tuple(FAIL_ON), default="error")
     peak = sub.add_parser("peak", help="what is live at XLA's peak, with sizes and source lines")
-    peak.add_argument("dump", nargs="?", metavar="DUMP", help="an old single file or any file of a split set")
+    peak.add_argument(
+        "dump",
+        nargs="?",
+        metavar="DUMP",
+        help="an old single file or any file of a split set; a folder: every module under it, ranked by peak",
+    )
     peak.add_argument("--top", type=int, default=20, metavar="N", help="rows of the text view (0: all; JSON has all)")
     peak.add_argument("--format", choices=("text", "json"), default="text")
     peak.add_argument("--diff", nargs=2, metavar=("OLD", "NEW"), help="what changed at the peak between two dumps")
@@ -67,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("peak", "timeline"):
         from hlo_lsp import cli_insight
 
+        if args.command == "peak" and args.dump and not args.diff and os.path.isdir(args.dump):
+            from hlo_lsp import cli_folder
+
+            return cli_folder.rank_folder(args.dump, args.top, args.format)
         if args.command == "peak":
             return cli_insight.peak(args.dump, args.top, args.format, args.diff, args.group_by)
         return cli_insight.timeline(args.dump, args.output, args.top)
