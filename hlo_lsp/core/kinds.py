@@ -190,3 +190,28 @@ def sibling_paths(path: str | Path) -> dict[str, Path]:
         except OSError:
             continue
     return out
+
+
+def buffer_modules(folder: str) -> list[str]:
+    """One file of each module with buffer files under ``folder``, walked in name order (hidden folders and
+    symlinked folders skipped): each ``*-buffer-assignment.txt`` (current split sets, older single files), and each
+    other ``.txt`` whose first line is ``BufferAssignment:`` (old dumps with plain names)."""
+    out = []
+    for here, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(here, d)))
+        for name in sorted(files):
+            path = os.path.join(here, name)
+            if name.endswith("-buffer-assignment.txt"):
+                out.append(path)
+            elif name.endswith(".txt") and module_stem(path) is None and _head_kind(path) == SINGLE:
+                out.append(path)
+    return out
+
+
+def _head_kind(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    return detect_kind(path, head)

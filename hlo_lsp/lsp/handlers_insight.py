@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from pathlib import Path
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
@@ -251,3 +252,57 @@ def show_memory_timeline(ls: HloLanguageServer, *args):
         log.exception("hlo.showMemoryTimeline failed")
         raise JsonRpcInternalError(message=f"cannot chart {path}: {e}") from None
     return path_to_uri(out)
+
+
+# -- comparing dumps and ranking a folder ------------------------------------------------------------------------
+
+PEAK_DIFF = "hlo.peakDiff"
+RANK_MODULES = "hlo.rankModules"
+
+
+def _link_style(args) -> str:
+    return "path" if any(isinstance(a, dict) and a.get("links") == "path" for a in args) else "uri"
+
+
+@server.command(PEAK_DIFF)
+async def peak_diff(ls: HloLanguageServer, *args):
+    """Arguments: two file URIs (any file of each module: old, new), or one folder URI (its two most recently
+    written modules); then optionally ``{"links": "path"}`` (``/path:12`` links for Neovim's ``gF``; default
+    ``file:///path#L12``). Returns ``{"title", "text"}``: the peak diff as a read-only document
+    (`ide.peak_diff`). Nothing is written."""
+    from hlo_lsp.ide.peak_diff import DiffError, diff_document, newest_pair
+
+    uris = [a for a in args if isinstance(a, str)]
+    if len(uris) not in (1, 2):
+        raise JsonRpcInvalidParams(message=f"{PEAK_DIFF} expects two file URIs or one folder URI")
+    paths = [uri_to_path(u) for u in uris]
+    try:
+        if len(paths) == 1:
+            paths = list(await asyncio.to_thread(newest_pair, paths[0]))
+        text = await asyncio.to_thread(diff_document, ls.ws, paths[0], paths[1], _link_style(args))
+    except DiffError as e:
+        raise JsonRpcException(message=str(e), code=REQUEST_FAILED) from None
+    except Exception as e:  # noqa: BLE001 - an error answer, never a dead server
+        log.exception("%s failed", PEAK_DIFF)
+        raise JsonRpcInternalError(message=f"cannot compare {paths}: {e}") from None
+    title = f"Peak diff: {os.path.basename(paths[0])} -> {os.path.basename(paths[1])}"
+    return {"title": title, "text": text}
+
+
+@server.command(RANK_MODULES)
+async def rank_modules_command(ls: HloLanguageServer, *args):
+    """Argument: a folder URI. Returns ``{"title", "text"}``: every module with buffer files under it ranked by
+    XLA's peak and by reserved bytes (`core.ranking`), as ``hlo-lsp peak DIR`` prints it. Nothing is written."""
+    from hlo_lsp.core.ranking import rank_modules, ranking_text
+
+    if not args or not isinstance(args[0], str):
+        raise JsonRpcInvalidParams(message=f"{RANK_MODULES} expects a folder URI")
+    folder = uri_to_path(args[0])
+    if not os.path.isdir(folder):
+        raise JsonRpcException(message=f"{folder}: not a folder", code=REQUEST_FAILED)
+    by_peak, by_reserved, bad = await asyncio.to_thread(rank_modules, folder)
+    if not by_peak and not bad:
+        raise JsonRpcException(message=f"{folder}: no module with buffer files under this folder", code=REQUEST_FAILED)
+    style = _link_style(args)
+    text = ranking_text(folder, by_peak, by_reserved, bad, name=lambda p: p if style == "path" else Path(p).as_uri())
+    return {"title": f"Modules by peak: {os.path.basename(folder)}", "text": text + "\n"}
