@@ -983,3 +983,45 @@ def test_hover_markdown_in_neovim_and_hover_on_value_id(tmp_path):
 
 
 VALUE_ID_RE = re.compile(r"^ value: <(?P<id>\d+) (?P<name>[^ >]+)")
+
+
+@pytest.mark.parametrize("command", ["HloPeakDiff", "HloRankModules"])
+def test_peak_diff_and_rank_commands_open_a_report_with_gF_links(tmp_path, command):
+    """:HloPeakDiff OLD NEW (real moved-line pair of tests/data/diff) and :HloRankModules (its folder) ask the real
+    server and open a read-only window whose `/path:line` links are where gF lands: for the diff, lines defining the
+    value's instruction in the old and the new module."""
+    nvim = _nvim_011()
+    if nvim is None:
+        pytest.skip("no Neovim 0.11")
+    base = DATA / "diff" / "jax-0.10.2"
+    old, new = (next((base / v).glob("*after_optimizations.txt")) for v in ("base", "moved"))
+    cmd = ", ".join(json.dumps(c) for c in (sys.executable, "-m", "hlo_lsp"))
+    init = f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\nrequire('hlo').setup({{ cmd = {{ {cmd} }} }})\n"
+    run = (
+        f"require('hlo').peak_diff({{fargs = {{ {json.dumps(str(old))}, {json.dumps(str(new))} }}}})"
+        if command == "HloPeakDiff"
+        else f"require('hlo').rank_modules({{fargs = {{ {json.dumps(str(base))} }}}})"
+    )
+    lua = (
+        "local b = vim.api.nvim_get_current_buf() "
+        "vim.wait(60000, function() for _, c in ipairs(require('hlo').clients()) do "
+        "if c.initialized and vim.lsp.buf_is_attached(b, c.id) then return true end end return false end, 100) "
+        f"{run} "
+        "vim.wait(60000, function() return vim.bo.buftype == 'nofile' end, 100) "
+        "local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false) "
+        "local f = io.open(vim.env.HLO_OUT, 'w') "
+        "f:write(vim.fn.json_encode({lines = lines, modifiable = vim.bo.modifiable})) "
+        "f:close()"
+    )
+    got = json.loads(_run_lua_after_open(nvim, tmp_path, init, old, lua, probe_env(tmp_path, own_path_first=False)))
+    assert got["modifiable"] is False and got["lines"], got
+    text = "\n".join(got["lines"])
+    if command == "HloRankModules":
+        assert text.startswith("3 modules under ") and str(old) in text and str(new) in text
+        return
+    links = re.findall(r"^    (old|new) ([\w.\-]+)\{[\d,]*\} .*  (/\S+):(\d+)$", text, re.M)
+    assert "moved" in text and len(links) >= 10, text[:600]
+    for side, name, path, line in links:
+        assert Path(path) == (old if side == "old" else new)
+        defining = Path(path).read_text().split("\n")[int(line) - 1]
+        assert re.match(rf"\s*(ROOT )?%{re.escape(name)} = ", defining), (side, name, line)

@@ -26,7 +26,7 @@ import { SNIFF_LINES, sniffLanguage, sniffOom } from './sniff';
 // hlo-dump-info: the other files of a dump folder (thunk sequences, config protos); the server says what each is.
 const LANGUAGES = ['hlo', 'hlo-buffers', 'hlo-dump-info', 'hlo-oom'];
 /** Commands the extension registers itself; the client must not register them again from the server's list. */
-const OWN_COMMANDS = new Set(['hlo.restartServer', 'hlo.showMemoryTimeline']);
+const OWN_COMMANDS = new Set(['hlo.restartServer', 'hlo.showMemoryTimeline', 'hlo.comparePeaks', 'hlo.rankFolder']);
 const SNIFF_SCHEMES = new Set(['file', 'untitled', 'vscode-remote']);
 
 let client: LanguageClient | undefined;
@@ -43,6 +43,12 @@ export function activate(context: vscode.ExtensionContext): void {
   status.name = 'HLO language server';
   status.command = { title: 'Restart', command: 'hlo.restartServer' };
   setStatus('idle');
+  // a workspace-level item beside it: this folder's modules ranked by peak (hlo-lsp peak DIR)
+  const rank = vscode.languages.createLanguageStatusItem('hlo.rank', LANGUAGES.map((language) => ({ language })));
+  rank.name = 'HLO modules by peak';
+  rank.text = 'Modules by peak';
+  rank.command = { title: 'Rank', command: 'hlo.rankFolder' };
+  context.subscriptions.push(rank);
   context.subscriptions.push(
     output,
     status,
@@ -58,6 +64,9 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
     vscode.commands.registerCommand('hlo.restartServer', () => restart()),
     vscode.commands.registerCommand('hlo.showMemoryTimeline', (arg?: unknown) => showMemoryTimeline(arg)),
+    vscode.commands.registerCommand('hlo.comparePeaks', (arg?: unknown, all?: unknown) => comparePeaks(arg, all)),
+    vscode.commands.registerCommand('hlo.rankFolder', (arg?: unknown) => rankFolder(arg)),
+    vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, reports),
   );
   for (const doc of vscode.workspace.textDocuments) onDocument(doc);
 }
@@ -337,6 +346,85 @@ function setStatus(state: 'idle' | 'running' | 'stopped' | 'missing' | 'failed')
     ? vscode.LanguageStatusSeverity.Error
     : vscode.LanguageStatusSeverity.Information;
   status.detail = state === 'missing' || state === 'failed' ? INSTALL_HINT : undefined;
+}
+
+/** Read-only documents made by the server (a peak diff, a folder's ranking): text kept here by URI. */
+const REPORT_SCHEME = 'hlo-report';
+class Reports implements vscode.TextDocumentContentProvider {
+  private texts = new Map<string, string>();
+  private seq = 0;
+  add(title: string, text: string): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: REPORT_SCHEME, path: `/${++this.seq}/${title.replace(/[\\/]/g, '_')}.txt` });
+    this.texts.set(uri.toString(), text);
+    return uri;
+  }
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.toString()) ?? '';
+  }
+}
+const reports = new Reports();
+
+/** Runs a server command that answers `{title, text}` and shows the text as a read-only document. */
+async function showReport(command: string, args: string[], what: string): Promise<void> {
+  await ensureClient();
+  if (!client || client.state !== State.Running) {
+    void vscode.window.showWarningMessage(`The HLO language server is not running, so it cannot ${what}.`);
+    return;
+  }
+  let answer: unknown;
+  try {
+    answer = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+  } catch (e) {
+    void vscode.window.showWarningMessage(`Could not ${what}: ${errorText(e)}`);
+    return;
+  }
+  const { title, text } = (answer ?? {}) as { title?: unknown; text?: unknown };
+  if (typeof text !== 'string') return;
+  const doc = await vscode.workspace.openTextDocument(reports.add(String(title ?? 'hlo-lsp'), text));
+  await vscode.window.showTextDocument(doc, { preview: false });
+}
+
+function uriArg(arg: unknown): vscode.Uri | undefined {
+  return arg instanceof vscode.Uri ? arg : undefined;
+}
+
+/** Two dumps chosen in the explorer (or in a file dialog), or the two newest modules of a folder: their peak diff. */
+async function comparePeaks(arg?: unknown, all?: unknown): Promise<void> {
+  let chosen = Array.isArray(all) ? all.filter((x): x is vscode.Uri => x instanceof vscode.Uri) : [];
+  const one = uriArg(arg);
+  if (chosen.length !== 2 && one) chosen = [one];
+  if (chosen.length === 0) {
+    const picked = await vscode.window.showOpenDialog({
+      canSelectMany: true,
+      canSelectFolders: false,
+      openLabel: 'Compare (old first)',
+      title: 'Two files of two dumps (old, new), or one: compare with the newest other module of its folder',
+    });
+    if (!picked || picked.length === 0) return;
+    chosen = picked.slice(0, 2);
+  }
+  const args = chosen.length === 2 ? chosen.map((u) => u.toString()) : [await folderOf(chosen[0])];
+  await showReport('hlo.peakDiff', args, 'compare the peaks');
+}
+
+async function folderOf(uri: vscode.Uri): Promise<string> {
+  try {
+    const stat = await vscode.workspace.fs.stat(uri);
+    if (stat.type & vscode.FileType.Directory) return uri.toString();
+  } catch {
+    /* not there: its folder */
+  }
+  return vscode.Uri.joinPath(uri, '..').toString();
+}
+
+/** The modules of a folder (the explorer's, the active file's, else the first workspace folder) ranked by peak. */
+async function rankFolder(arg?: unknown): Promise<void> {
+  const start = uriArg(arg) ?? vscode.window.activeTextEditor?.document.uri ?? vscode.workspace.workspaceFolders?.[0]?.uri;
+  if (!start || start.scheme !== 'file') {
+    void vscode.window.showInformationMessage('Open a file of a dump folder (or a workspace) first.');
+    return;
+  }
+  await showReport('hlo.rankModules', [await folderOf(start)], 'rank the modules by peak');
 }
 
 function errorText(e: unknown): string {

@@ -511,6 +511,21 @@ if (ready && ONLY === 'python-fallback') {
     return JSON.stringify(text.split('\n')[0].slice(0, 80));
   });
 
+  await step('"HLO: Rank Modules by Peak" opens the folder\'s modules ranked by peak, the OOM dump among them', async () => {
+    await openFile(OOMLOG);
+    await runCommand('HLO: Rank Modules by Peak');
+    await page.waitForFunction(
+      () => [...document.querySelectorAll('.part.editor .tab.active .label-name')].some((e) => e.textContent.startsWith('Modules by peak')),
+      null,
+      { timeout: SERVER_WAIT },
+    );
+    const text = (await page.locator(`${EDITOR} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
+    if (!/\d+ modules under /.test(text) || !text.includes('jit_train_step.cl_933746096')) {
+      throw new Error(`report reads ${JSON.stringify(text.slice(0, 200))}`);
+    }
+    return JSON.stringify(text.split('\n')[0].slice(0, 80));
+  });
+
   await step(`${BROKEN} shows a squiggle`, async () => {
     await page.mouse.move(5, 5);
     await page.keyboard.press('Escape');

@@ -280,6 +280,70 @@ local function show_memory_timeline(command, ctx)
   end
 end
 
+--- Show a read-only report the server made (`{title, text}`): a scratch buffer in a new window; its links are
+--- `/path:line`, so `gF` opens the line.
+function M.show_report(result)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(result.text or '', '\n', { plain = true }))
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = 'wipe'
+  pcall(vim.api.nvim_buf_set_name, buf, 'hlo://' .. (result.title or 'report') .. ' [' .. buf .. ']')
+  vim.cmd('split')
+  vim.api.nvim_win_set_buf(0, buf)
+  return buf
+end
+
+--- Ask a running hlo-lsp client for a report (`hlo.peakDiff`, `hlo.rankModules`) and show it; `on_done(buf|nil)`.
+function M.report(command, arguments, on_done)
+  local client = M.clients()[1]
+  if not client then
+    vim.notify('hlo-lsp is not running: open a dump first', vim.log.levels.WARN)
+    return
+  end
+  local params = { command = command, arguments = arguments }
+  local function on_result(err, result)
+    local buf = nil
+    if err then
+      vim.notify('hlo-lsp: ' .. (err.message or tostring(err)), vim.log.levels.WARN)
+    elseif type(result) == 'table' then
+      buf = M.show_report(result)
+    end
+    if on_done then
+      on_done(buf)
+    end
+  end
+  if has('0.11') then
+    client:request('workspace/executeCommand', params, on_result)
+  else
+    client.request('workspace/executeCommand', params, on_result)
+  end
+end
+
+local function uri_of(path)
+  return vim.uri_from_fname(vim.fn.fnamemodify(path, ':p'))
+end
+
+--- :HloPeakDiff OLD NEW (two files of two dumps) or :HloPeakDiff [FOLDER] (its two newest modules; default:
+--- the current file's folder).
+function M.peak_diff(args)
+  local files = args.fargs or {}
+  local arguments
+  if #files == 2 then
+    arguments = { uri_of(files[1]), uri_of(files[2]) }
+  else
+    local folder = files[1] or vim.fn.expand('%:p:h')
+    arguments = { uri_of(folder) }
+  end
+  table.insert(arguments, { links = 'path' })
+  M.report('hlo.peakDiff', arguments)
+end
+
+--- :HloRankModules [FOLDER]: the modules under the folder (default: the current file's) ranked by peak.
+function M.rank_modules(args)
+  local folder = (args.fargs or {})[1] or vim.fn.expand('%:p:h')
+  M.report('hlo.rankModules', { uri_of(folder), { links = 'path' } })
+end
+
 --- Configure and enable the server. See :help hlo-setup. Returns nothing.
 function M.setup(opts)
   M.config = merge(opts)
@@ -287,6 +351,16 @@ function M.setup(opts)
   require('hlo.filetype').register()
   augroup = vim.api.nvim_create_augroup('hlo_lsp', { clear = true })
   vim.api.nvim_create_user_command('HloRestart', M.restart, { desc = 'Restart hlo-lsp' })
+  vim.api.nvim_create_user_command('HloPeakDiff', M.peak_diff, {
+    nargs = '*',
+    complete = 'file',
+    desc = 'hlo-lsp: peak diff of two dumps (OLD NEW) or of a folder\'s two newest modules',
+  })
+  vim.api.nvim_create_user_command('HloRankModules', M.rank_modules, {
+    nargs = '?',
+    complete = 'dir',
+    desc = 'hlo-lsp: the modules of a folder ranked by peak',
+  })
   vim.lsp.commands['hlo.showMemoryTimeline'] = show_memory_timeline
   if not M.config.autostart then
     return
