@@ -15,7 +15,17 @@ import sys
 from collections import defaultdict
 
 from hlo_lsp.core.kinds import sibling_paths
-from hlo_lsp.core.memory.oom import OomEntry, OomReport, dump_modules, parse_size, pick_module, read_oom, resolve
+from hlo_lsp.core.memory.oom import (
+    Donation,
+    OomEntry,
+    OomReport,
+    donations,
+    dump_modules,
+    parse_size,
+    pick_module,
+    read_oom,
+    resolve,
+)
 from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import ReadError, Workspace
 
@@ -70,6 +80,7 @@ def oom(log: str, dump: str | None, fmt: str) -> int:
     folder = dump or os.path.dirname(os.path.abspath(log))
     module = assignment = None
     total = None
+    header: str | None = None
     if os.path.isdir(folder):
         module = pick_module(report, dump_modules(folder))
     if module is not None:
@@ -77,6 +88,8 @@ def oom(log: str, dump: str | None, fmt: str) -> int:
             bundle = Workspace().bundle(os.path.abspath(module))
             hlo = bundle.hlo.hlo if bundle.hlo is not None else None
             resolve(report, hlo, bundle.buffers)
+            if hlo is not None and hlo.header_line is not None:
+                header = hlo.lines[hlo.header_line]
             assignment = str(sibling_paths(module).get("assignment") or "") or None
             tables = getattr(bundle.buffers, "memory_report", None) or []
             # the report's ``Total bytes`` of the default memory space (colour 0: HBM)
@@ -94,14 +107,18 @@ def oom(log: str, dump: str | None, fmt: str) -> int:
             "dump": {"module": module, "total_bytes": total},
             "entries": [_entry_json(e, module, assignment) for e in report.entries],
             "groups": _groups(report.entries),
+            "donations": [
+                {"parameter": d.parameter, "output": d.output.label, "bytes": d.bytes, "shape": d.argument.shape}
+                for d in donations(report, header)
+            ],
         }
         print(json.dumps(data, indent=1))
         return 0
-    print(_text(report, module, total))
+    print(_text(report, module, total, donations(report, header)))
     return 0
 
 
-def _text(r: OomReport, module: str | None, total: int | None) -> str:
+def _text(r: OomReport, module: str | None, total: int | None, donate: list[Donation]) -> str:
     head = f"Out of memory ({r.kind} form) in {r.memory_space or 'HBM'}"
     if r.kind == "long":
         head += f": used {r.used_text} of {r.capacity_text}" + (
@@ -128,4 +145,10 @@ def _text(r: OomReport, module: str | None, total: int | None) -> str:
         lines.append(row.rstrip())
     for g in _groups(r.entries):
         lines.append(f"  by {g['by']}: {human_size(g['bytes']):>10}  {g['count']:>3}  {g['key']}")
+    if donate:
+        saved = sum(d.bytes for d in donate)
+        lines.append(
+            f"  could be donated (donate_argnums), at least {human_size(saved)}: "
+            + ", ".join(f"argument {d.parameter} -> {d.output.label}" for d in donate)
+        )
     return "\n".join(lines)

@@ -19,7 +19,7 @@ from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.hlo.source import instruction_source
-from hlo_lsp.core.memory.oom import OomEntry, OomReport, parse_size
+from hlo_lsp.core.memory.oom import OomEntry, OomReport, donations, parse_size
 from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import Analysis, OomDump, ReadError, Workspace
 from hlo_lsp.ide.context import Cursor, allocation_location, instruction_definition
@@ -158,6 +158,13 @@ def oom_hover(ws: Workspace, path: str, line: int, col: int) -> HoverResult | No
         add("Padding", f"{human_size(size - unpadded)} (unpadded {e.unpadded_text})")
     if e.allocation_type:
         add("Allocation type", e.allocation_type)
+    donated = next((d for d in donations(report, _header(dump)) if d.argument is e), None)
+    if donated is not None:
+        add(
+            "Donation",
+            f"not donated, and `{donated.output.label}` has its shape: donating argument {donated.parameter} "
+            "(`donate_argnums`) lets that output reuse this buffer",
+        )
     if e.op_name:
         add("op_name", f"`{e.op_name}`")
     if e.source:
@@ -183,6 +190,14 @@ def oom_hover(ws: Workspace, path: str, line: int, col: int) -> HoverResult | No
         md += ["", "---", "", more.markdown]
         plain += ["", more.plain]
     return HoverResult("\n".join(md).rstrip(), "\n".join(plain), rng)
+
+
+def _header(dump: OomDump | None) -> str | None:
+    """The dump module's ``HloModule`` line (its ``input_output_alias`` says what is donated already)."""
+    mod = dump.bundle.hlo.hlo if dump is not None and dump.bundle is not None and dump.bundle.hlo is not None else None
+    if mod is None or mod.header_line is None:
+        return None
+    return mod.lines[mod.header_line]
 
 
 def _short(path: str) -> str:

@@ -102,3 +102,43 @@ def test_a_file_without_a_report_is_said_so(tmp_path, capsys):
     code = main(["oom", str(log)])
     err = capsys.readouterr().err
     assert code == 1 and "no RESOURCE_EXHAUSTED" in err
+
+
+@pytest.mark.parametrize("sample", ["long_1dev", "long_mesh"])
+def test_donations_pair_each_argument_with_an_output_of_its_shape(capsys, sample):
+    """The report says outputs share 0B with arguments; each listed argument whose shape a listed output has could
+    be donated (one output each): the pairs per shape are as many as the fewer of the two, none for a parameter
+    the module's input_output_alias already donates."""
+    folder = OOM / sample
+    log = folder / SAMPLES[sample]
+    text = log.read_text()
+    assert "shares 0B with arguments" in text
+    header = next(folder.glob("*after_optimizations.txt")).read_text().split("\n", 1)[0]
+    aliased = {int(p) for p in re.findall(r"\{[\d,]*\}: \((\d+),", header)} if "input_output_alias" in header else set()
+    args_section = text[text.index("Largest program arguments and outputs") :]
+    blocks = re.findall(
+        r"Shape: (\S+)\n\s+XLA label: (Argument (\d+) index \{\}|Output index \{[\d,]*\})", args_section
+    )
+    by_shape: dict[str, list[int]] = {}
+    for shape, _label, param in blocks:
+        if param and int(param) not in aliased:
+            by_shape.setdefault(shape, [0, 0])[0] += 1
+        elif not param:
+            by_shape.setdefault(shape, [0, 0])[1] += 1
+    want = sum(min(a, o) for a, o in by_shape.values())
+    code, out = _run(capsys, "oom", str(log), "--format", "json")
+    assert code == 0
+    got = json.loads(out)["donations"]
+    assert len(got) == want > 0
+    shapes = {shape for shape, _, _ in blocks}
+    assert all(d["shape"] in shapes and d["output"].startswith("Output index") for d in got)
+    assert len({d["parameter"] for d in got}) == len(got) and len({d["output"] for d in got}) == len(got)
+
+
+def test_aliased_parameters_are_read_from_the_module_header():
+    from hlo_lsp.core.memory.oom import aliased_parameters
+
+    header = next((DATA / "memory" / "donation-cpu").glob("*after_optimizations.txt")).read_text().split("\n", 1)[0]
+    want = {int(p) for p in re.findall(r"\{\d+\}: \((\d+), \{\}, may-alias\)", header)}
+    assert want and aliased_parameters(header) == want
+    assert aliased_parameters("HloModule m, is_scheduled=true") == set()

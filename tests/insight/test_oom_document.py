@@ -94,6 +94,9 @@ async def test_definition_hover_outline_and_no_diagnostics(client):
     size_line = next(i for i in range(line, -1, -1) if ENTRY.match(lines[i]))
     h2 = await client.text_document_hover_async(lsp.HoverParams(text_document=_td(u), position=pos(size_line, 4)))
     assert h2 is not None and name in h2.contents.value  # anywhere on the entry
+    arg_line = next(i for i, x in enumerate(lines) if x.strip() == "XLA label: Argument 1 index {}")
+    h3 = await client.text_document_hover_async(lsp.HoverParams(text_document=_td(u), position=pos(arg_line, 8)))
+    assert "**Donation**" in h3.contents.value and "donate_argnums" in h3.contents.value, h3.contents.value
     symbols = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=_td(u)))
     want: dict[str, int] = {}
     section = None

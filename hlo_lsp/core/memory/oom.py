@@ -301,3 +301,47 @@ def pick_module(report: OomReport, modules: list[str]) -> str | None:
         if n > score:
             best, score = path, n
     return best
+
+
+_ARGUMENT = re.compile(r"^Argument (\d+) index (\{[\d,]*\})$")
+_OUTPUT = re.compile(r"^Output index (\{[\d,]*\})$")
+_ALIAS = re.compile(r"input_output_alias=\{(.*?)\}\s*(?:,\s*\w+=|$)")
+_ALIASED_PARAM = re.compile(r":\s*\((\d+),")
+
+
+@dataclass(frozen=True, slots=True)
+class Donation:
+    """An argument the report lists whose buffer an output of the same shape could reuse (``donate_argnums``)."""
+
+    argument: OomEntry  # ``Argument N index {}``
+    output: OomEntry  # ``Output index {k}`` with the same Shape
+    parameter: int  # N
+
+    @property
+    def bytes(self) -> int:
+        return self.argument.size or 0
+
+
+def aliased_parameters(header: str | None) -> set[int]:
+    """Entry parameters already donated: those the module header's ``input_output_alias`` names."""
+    m = _ALIAS.search(header or "")
+    return {int(p) for p in _ALIASED_PARAM.findall(m.group(1))} if m else set()
+
+
+def donations(report: OomReport, header: str | None = None) -> list[Donation]:
+    """Each listed argument not yet donated (``header``: the module's ``HloModule`` line) paired, one to one and in
+    the report's order, with a listed output of exactly its Shape: what ``donate_argnums`` could save. Only the
+    report's own lists are looked at (its largest arguments and outputs), so the saving is a lower bound."""
+    aliased = aliased_parameters(header)
+    outputs = [e for e in report.arguments() if e.label and _OUTPUT.match(e.label) and e.shape]
+    used: set[int] = set()
+    out = []
+    for e in report.arguments():
+        m = _ARGUMENT.match(e.label or "")
+        if m is None or not e.shape or int(m.group(1)) in aliased:
+            continue
+        j = next((j for j, o in enumerate(outputs) if j not in used and o.shape == e.shape), None)
+        if j is not None:
+            used.add(j)
+            out.append(Donation(e, outputs[j], int(m.group(1))))
+    return out
