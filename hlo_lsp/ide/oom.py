@@ -180,6 +180,9 @@ def oom_hover(ws: Workspace, path: str, line: int, col: int) -> HoverResult | No
             add("Defined", f"`{_short(dump.module)}` line {e.instruction_line + 1}")
         if e.allocation is not None:
             add("Allocation", f"{e.allocation} (the value takes {fmt_bytes(e.assigned_size)})")
+            others = _sharing(dump, e)
+            if others:
+                add("Shares it with", others)
         elif e.name:
             add("Dump", "names no such value")
     rng = _name_range(e) if line == e.label_line else None
@@ -190,6 +193,23 @@ def oom_hover(ws: Workspace, path: str, line: int, col: int) -> HoverResult | No
         md += ["", "---", "", more.markdown]
         plain += ["", more.plain]
     return HoverResult("\n".join(md).rstrip(), "\n".join(plain), rng)
+
+
+SHARING = 4  # largest other values of the allocation named in the hover
+
+
+def _sharing(dump: OomDump, e: OomEntry) -> str:
+    """The other values of the entry's allocation (how many, the largest few with their bytes); "" when alone."""
+    bs = dump.bundle.buffers if dump.bundle is not None else None
+    alloc = bs.allocation(e.allocation) if bs is not None and e.allocation is not None else None
+    if alloc is None:
+        return ""
+    others = sorted((a for a in alloc.assignments if a.key != e.value_key), key=lambda a: (-a.size, a.key))
+    if not others:
+        return ""
+    named = ", ".join(f"`{a.key}` {human_size(a.size)}" for a in others[:SHARING])
+    more = f" and {len(others) - SHARING} more" if len(others) > SHARING else ""
+    return f"{len(others)} other value{'s' if len(others) != 1 else ''}: {named}{more}"
 
 
 def _header(dump: OomDump | None) -> str | None:

@@ -91,6 +91,9 @@ async def test_definition_hover_outline_and_no_diagnostics(client):
     h = await client.text_document_hover_async(lsp.HoverParams(text_document=_td(u), position=pos(line, col + 1)))
     value = h.contents.value
     assert name in value and f"**Allocation** {index} " in value and "**Live range**" in value, value
+    block = assignment.read_text().split("\n")[alloc_lines[0] + 1 :]
+    others = next((i for i, x in enumerate(block) if not x.startswith(" value:")), len(block)) - 1
+    assert f"**Shares it with** {others} other value" in value, value
     size_line = next(i for i in range(line, -1, -1) if ENTRY.match(lines[i]))
     h2 = await client.text_document_hover_async(lsp.HoverParams(text_document=_td(u), position=pos(size_line, 4)))
     assert h2 is not None and name in h2.contents.value  # anywhere on the entry
