@@ -156,20 +156,30 @@ class SequenceSteps(Records):
         )
 
 
-class LiveRanges(Records):
-    """`LiveRange`s of ``BufferLiveRange:`` (name at column 4)."""
+class _NameAtColumn4(Records):
+    """The columns of a live-range file's named lines (``    name{index}...``, the name at column 4): instruction,
+    index text, line and where the name ends."""
 
-    __slots__ = ("key", "instruction", "index_text", "first", "last", "line", "end", "wide")
+    __slots__ = ("instruction", "index_text", "line", "end", "wide")
 
     def __init__(self):
-        self.key: list[str] = []
         self.instruction: list[str] = []
         self.index_text: list[str | None] = []
-        self.first = array("q")
-        self.last = array("q")
         self.line = array("I")
         self.end = array("I")
         self.wide: dict = {}
+
+
+class LiveRanges(_NameAtColumn4):
+    """`LiveRange`s of ``BufferLiveRange:`` (name at column 4)."""
+
+    __slots__ = ("key", "first", "last")
+
+    def __init__(self):
+        super().__init__()
+        self.key: list[str] = []
+        self.first = array("q")
+        self.last = array("q")
 
     def add(
         self, key: str, instruction: str, index_text: str | None, first: int, last: int, line: int, end: int
@@ -200,19 +210,15 @@ class LiveRanges(Records):
         )
 
 
-class PeakEntries(Records):
+class PeakEntries(_NameAtColumn4):
     """`PeakEntry`s of ``Live ranges at N (peak):`` (name at column 4; no key when printed without an index)."""
 
-    __slots__ = ("instruction", "index_text", "bytes", "cumulative", "line", "end", "wide")
+    __slots__ = ("bytes", "cumulative")
 
     def __init__(self):
-        self.instruction: list[str] = []
-        self.index_text: list[str | None] = []
+        super().__init__()
         self.bytes = array("q")
         self.cumulative = array("q")
-        self.line = array("I")
-        self.end = array("I")
-        self.wide: dict = {}
 
     def add(
         self, instruction: str, index_text: str | None, nbytes: int, cumulative: int | None, line: int, end: int
