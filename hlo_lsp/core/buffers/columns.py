@@ -139,10 +139,7 @@ class SequenceSteps(Records):
         self.wide: dict = {}
 
     def add(self, step: int, name: str, line: int, start: int, end: int) -> None:
-        if _LO <= step <= _HI:
-            self.step.append(step)
-        else:
-            self.put(self.step, "step", step)
+        self.put(self.step, "step", step)
         self.name.append(name)
         self.line.append(line)
         self.start.append(start)
@@ -278,18 +275,12 @@ class _ValueLines(Records):
         start: int,
         end: int,
     ) -> None:
-        if _LO <= value_id <= _HI:
-            self.value_id.append(value_id)
-        else:
-            self.put(self.value_id, "value_id", value_id)
+        self.put(self.value_id, "value_id", value_id)
         self.key.append(key)
         self.instruction.append(instruction)
         self.index_text.append(index_text)
         self.phi.append(phi)
-        if color is not None and _LO <= color <= _HI:
-            self.color.append(color)
-        else:
-            self.put(self.color, "color", color)
+        self.put(self.color, "color", color)
         self.line.append(line)
         self.start.append(start)
         self.end.append(end)
