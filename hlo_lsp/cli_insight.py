@@ -150,6 +150,14 @@ def peak_text(r: PeakReport, top: int = 20, group_by: str | None = None) -> str:
             + ", ".join(parts)
         )
         lines += _rows(a.live, top, padding=True)
+    f = r.figures
+    if f is not None and f.reasons:
+        lines.append("")
+        lines.append(
+            f"Why XLA peak ({human_size(f.xla_bytes)}), allocated peak ({human_size(f.allocated_bytes)}) and "
+            f"Total bytes ({human_size(f.total_bytes)}) differ:"
+        )
+        lines += [f"  - {why}" for why in f.reasons]
     for p in r.problems:
         lines.append(f"note: {p}")
     return "\n".join(lines)

@@ -151,7 +151,7 @@ def _live_range_fields(f: _Fields, bs, v, partial: bool = False) -> None:
     f.add("Live range", f"`[{s}, {e}]` ({end_name(s)} … {end_name(e)})")
     if bs.peak_step is not None:
         live = s <= bs.peak_step <= e
-        f.add("At peak", f"{'live' if live else 'not live'} at step {bs.peak_step}")
+        f.add("At XLA peak", f"{'live' if live else 'not live'} at step {bs.peak_step}")
 
 
 def hover_value(cur: Cursor, key: str, rng: Range) -> HoverResult | None:
@@ -255,7 +255,7 @@ def hover_allocation(cur: Cursor, index: int, rng: Range) -> HoverResult | None:
             and v.size is not None
             and v.live_range[0] <= bs.peak_step <= v.live_range[1]
         )
-        f.add("In use at peak", f"{fmt_bytes(used)} of {fmt_bytes(alloc.size)} (step {bs.peak_step})")
+        f.add("In use at XLA peak", f"{fmt_bytes(used)} of {fmt_bytes(alloc.size)} (step {bs.peak_step})")
     if bs.total_bytes_used:
         f.add("Share of total", f"{100.0 * alloc.size / bs.total_bytes_used:.1f}% of {fmt_bytes(bs.total_bytes_used)}")
     return f.result(rng)

@@ -78,7 +78,7 @@ async def test_hover_value_split_layout(client):
     last = "end of program" if end == max_step else f"`{seq[end]}`"
     assert field(text, "Live range") == f"`[{start}, {end}]` (`{seq[start]}` … {last})"
     peak = int(re.search(r"Live ranges at (\d+)", LIVE.read_text()).group(1))
-    assert field(text, "At peak").startswith("live" if start <= peak <= end else "not live")
+    assert field(text, "At XLA peak").startswith("live" if start <= peak <= end else "not live")
 
 
 @pytest.mark.parametrize("path", [BA, VALUES], ids=["assignment", "values"])

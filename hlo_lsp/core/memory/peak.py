@@ -28,6 +28,7 @@ from hlo_lsp.core.buffers.bufferset import BufferSet
 from hlo_lsp.core.buffers.records import Allocation
 from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.memory.allocated import MAX_STEPS, AllocatedView, allocated_view
+from hlo_lsp.core.memory.figures import Figures, reconcile
 from hlo_lsp.core.memory.values import (
     CATEGORIES,
     LiveValue,
@@ -61,6 +62,7 @@ class PeakReport:
     dump_total: int | None  # the printed total of the peak breakdown (current dumps)
     problems: list[str] = field(default_factory=list)
     memory_spaces: dict[int, str] = field(default_factory=dict)  # colour -> the memory-usage report's name
+    figures: Figures | None = None  # the three figures reconciled (`figures.reconcile`)
 
     @property
     def peak_instruction(self) -> str | None:
@@ -103,6 +105,7 @@ class PeakReport:
                 ],
             },
             "dump": {"peak_step": self.dump_peak_step, "total": self.dump_total},
+            "figures": self.figures.as_json() if self.figures is not None else None,
             "problems": self.problems,
         }
 
@@ -158,6 +161,7 @@ def analyse_peak(bs: BufferSet, hlo: HloModule | None = None) -> PeakReport:
         problems=problems,
         memory_spaces={t.color: t.memory_space for t in bs.memory_report},
     )
+    report.figures = reconcile(live, step, view, bs, report.sequence)
     if report.allocated.steps >= MAX_STEPS:
         problems.append(f"live ranges reach past step {MAX_STEPS:,}; the per-step view stops there")
     return report
