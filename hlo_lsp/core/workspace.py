@@ -110,6 +110,7 @@ class Analysis:
     oom: OomReport | None = None  # an out-of-memory report (kind ``oom``)
     oom_dump: OomDump | None = None  # the dump it was tied to (`Workspace.oom_dump`), once found
     verified: list[Diagnostic] | None = None  # the last whole-module verifier run, when one was made
+    donations: list[Diagnostic] | None = None  # the donation hints of that run (`rules.donation`)
     edited_lines: set[int] = field(default_factory=set)  # lines edited since `verified` was computed
     _size: int = 0
     _size_key: tuple | None = None

@@ -3,7 +3,8 @@
 HLO text: the grammar's syntax and structural errors (it reads hand-written forms the fast reader does not);
 above `GRAMMAR_LIMIT` bytes the fast reader's own syntax errors plus its structural checks stand in until the
 incremental validator covers the file; then the verifier-level rules (`hlo_lsp.core.hlo.rules.verifier`; for large
-modules their last run, see `run_verifier`), minus any on a line that already has an error. Buffer files: the
+modules their last run, see `run_verifier`) and the donation hints (`hlo_lsp.core.hlo.rules.donation`), minus any
+on a line that already has an error. Buffer files: the
 reader's errors, the join's problems for this file, and the buffer-assignment rules (`hlo_lsp.core.buffers.rules`)
 run once per module on its joined files,
 each finding reported on the document holding its line, related locations in sibling files given their path.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from hlo_lsp.core.buffers.rules import Finding, buffer_findings
 from hlo_lsp.core.diagnostics import Diagnostic, Related, Severity
+from hlo_lsp.core.hlo.rules.donation import donation_diagnostics
 from hlo_lsp.core.hlo.rules.verifier import verify
 from hlo_lsp.core.workspace import Analysis, ModuleBundle, NotReady, ReadError, Workspace, unreadable_diagnostic
 
@@ -25,11 +27,13 @@ def run_verifier(a: Analysis, version: int | None = None) -> bool:
     if a.hlo is None:
         return False
     found = verify(a.hlo, a.checker.summaries() if a.checker is not None else None)
+    hints = donation_diagnostics(a.hlo)  # a pass over the entry computation: with the verifier's, not per publish
     if a.checker is not None and a.size > GRAMMAR_LIMIT:
         a.checker.forget_summaries()  # memory of a large module at rest; a later run makes them again
     if version is not None and a.source.version != version:
         return False
     a.verified = found
+    a.donations = hints
     a.edited_lines.clear()
     return True
 
@@ -57,6 +61,8 @@ def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> l
             verified = [d for d in a.verified or () if d.range.start_line not in a.edited_lines]
         error_lines = {d.range.start_line for d in out if d.severity >= Severity.ERROR}
         out.extend(d for d in verified if d.range.start_line not in error_lines)
+        hints = donation_diagnostics(a.hlo) if a.size <= GRAMMAR_LIMIT else a.donations or ()
+        out.extend(d for d in hints if d.range.start_line not in error_lines | a.edited_lines)
     elif a.buffers is not None:
         out.extend(a.read_diagnostics)
         try:

@@ -15,6 +15,7 @@ from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.hlo.instructions import Instruction
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.hlo.model import HloModule
+from hlo_lsp.core.hlo.rules.donation import donation_hints
 from hlo_lsp.core.hlo.source import file_location, instruction_source, stack
 from hlo_lsp.core.memory.allocated import union_bytes
 from hlo_lsp.core.workspace import Workspace
@@ -26,6 +27,8 @@ MAX_SHAPE_TEXT = 400  # a hover shows at most this much of a shape (100,000 dime
 # a type name starts only after a non-word character and dims/layouts stop at the next bracket, so finditer is
 # linear on a 100 KB run of letters or of unclosed 'f32[' (it was quadratic: a minute on one hover)
 _SHAPE_AT = re.compile(r"(?:(?<![a-z0-9_])[a-z][a-z0-9]*\[[^\][]*\](?:\{[^{}]*\})?|\((?:[^()]|\([^()]*\))*\))")
+
+DONATION_NOW_LIMIT = 2_000_000  # above this a module's donation hints come from its verifier run only
 
 
 def fmt_bytes(n: int | None) -> str:
@@ -298,6 +301,10 @@ def _instruction_fields(cur: Cursor, mod: HloModule, ins: Instruction) -> _Field
             f.add("Bytes", err)
     if ins.parameter_number is not None:
         f.add("Parameter", str(ins.parameter_number))
+        if comp is not None and comp.is_entry:
+            hint = _donation_at(cur, mod, ins.line)
+            if hint is not None:
+                f.add("Donation", hint)
     if ins.operands:
         ops = []
         for op in ins.operands[:8]:
@@ -330,6 +337,17 @@ def _instruction_fields(cur: Cursor, mod: HloModule, ins: Instruction) -> _Field
                 parts.append(f"live `[{v.live_range[0]}, {v.live_range[1]}]`")
             f.add("Buffer", " · ".join(parts))
     return f
+
+
+def _donation_at(cur: Cursor, mod: HloModule, line: int) -> str | None:
+    """The donation hint of the entry parameter on ``line``: the last verifier run's for a large module (the pass
+    over the entry computation is not made per hover), else made now."""
+    a = cur.bundle.hlo
+    if a is not None and a.donations is not None:
+        return next((d.message for d in a.donations if d.range.start_line == line), None)
+    if a is not None and a.size > DONATION_NOW_LIMIT:
+        return None
+    return next((h.message() for h in donation_hints(mod) if h.line == line), None)
 
 
 def hover_computation(cur: Cursor, name: str, rng: Range) -> HoverResult | None:

@@ -148,7 +148,9 @@ def test_each_set_is_whole_and_reads_without_a_finding(folder, capsys):
     for suffix in wanted:
         assert (folder / (stem + suffix)).is_file(), (folder, suffix)
     assert cli_main(["check", "--format", "json", "--fail-on", "warning", str(folder)]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    findings = json.loads(capsys.readouterr().out)
+    # the only findings are the information-level donation hints (issue 19), never a warning or an error
+    assert {(f["severity"], f["code"]) for f in findings} <= {("information", "hlo.donation-hint")}, findings
 
 
 def instructions(path: Path) -> list[str]:

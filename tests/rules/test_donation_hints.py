@@ -1,0 +1,118 @@
+"""``hlo.donation-hint`` (issue 19): an information diagnostic on an entry parameter that input_output_alias does not
+donate while an output of the same element type and dimensions (aliased to no parameter) exists; never on an
+aliased one. Checked on every real module of tests/data against this file's own reading of the text (the header's
+alias list, the ENTRY parameters, the root's shape), with a fault injected into the donation sample (its alias
+list taken away: its four donated parameters get hints too)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hlo_lsp.core.workspace import Workspace
+from hlo_lsp.ide.diagnostics import document_diagnostics
+from tests.fixtures import DATA
+
+CODE = "hlo.donation-hint"
+MODULES = sorted(p for p in DATA.rglob("*after_optimizations.txt") if p.is_file())
+DONATION = DATA / "memory" / "donation-cpu" / "module_0000.jit_step.cpu_after_optimizations.txt"
+PARAM = re.compile(r"^\s*%?([\w.\-]+) = (\S+) parameter\((\d+)\)")
+ARRAY = re.compile(r"^([a-z][a-z0-9]*)\[([\d,]*)\]")
+
+
+def _split_top(text: str) -> list[str]:
+    """The elements of a tuple shape's text (commas outside brackets, braces and parentheses)."""
+    inner, out, depth, cur = re.sub(r"/\*.*?\*/", "", text.strip())[1:-1], [], 0, ""  # XLA's /*index=5*/ notes
+    for ch in inner:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _key(shape: str):
+    m = ARRAY.match(shape)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def expected(text: str) -> dict[int, tuple[int, ...]]:
+    """Line -> output index of each hint, read from the text alone."""
+    lines = text.split("\n")
+    header = lines[0]
+    alias = re.search(r"input_output_alias=\{(.*?)\}\s*(?:,\s*[a-z_]+=|$)", header)
+    aliased_params, aliased_outs = set(), set()
+    if alias:
+        for idx, p in re.findall(r"\{([\d,]*)\}: \((\d+),", alias.group(1)):
+            aliased_params.add(int(p))
+            aliased_outs.add(tuple(int(x) for x in idx.split(",") if x))
+    start = next(i for i, x in enumerate(lines) if x.startswith("ENTRY "))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("}"))
+    body = lines[start + 1 : end]
+    root = next(x for x in body if x.lstrip().startswith("ROOT "))
+    root_shape = re.match(r"\s*ROOT %?[\w.\-]+ = (.*?) [a-z][\w\-]*\(", root).group(1)
+    if root_shape.startswith("("):
+        outs = [((k,), s) for k, s in enumerate(_split_top(root_shape)) if _key(s)]
+    else:
+        outs = [((), root_shape)] if _key(root_shape) else []
+    free = [(i, _key(s)) for i, s in outs if i not in aliased_outs]
+    params = sorted((int(m.group(3)), start + 1 + n, m.group(2)) for n, x in enumerate(body) if (m := PARAM.match(x)))
+    want = {}
+    for num, line, shape in params:
+        if num in aliased_params or not _key(shape):
+            continue
+        j = next((j for j, (_, k) in enumerate(free) if k == _key(shape)), None)
+        if j is not None:
+            want[line] = free.pop(j)[0]
+    return want
+
+
+def _hints(path: Path, text: str | None = None) -> dict[int, str]:
+    ws = Workspace()
+    if text is not None:
+        ws.open(str(path), text)
+    return {d.range.start_line: d.message for d in document_diagnostics(ws, str(path)) if d.code == CODE}
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[p.parent.name + "/" + p.name[:40] for p in MODULES])
+def test_hints_on_every_real_module(path):
+    text = path.read_text()
+    want = expected(text)
+    got = _hints(path)
+    assert set(got) == set(want), (sorted(got), sorted(want))
+    for line, index in want.items():
+        out = "the output" if not index else f"output {{{','.join(map(str, index))}}}"
+        assert f", and {out} has its shape " in got[line]
+
+
+def test_hints_are_found_somewhere_and_never_on_a_donated_parameter():
+    assert sum(len(expected(p.read_text())) for p in MODULES) >= 20
+    text = DONATION.read_text()
+    donated = {int(p) for p in re.findall(r"\{\d+\}: \((\d+), \{\}, may-alias\)", text.split("\n", 1)[0])}
+    assert donated == {0, 1, 2, 3}
+    got = _hints(DONATION)
+    lines = text.split("\n")
+    for line in got:
+        assert int(PARAM.match(lines[line]).group(3)) not in donated
+
+
+def test_fault_taking_the_alias_list_away_gives_the_donated_parameters_hints(tmp_path):
+    text = DONATION.read_text()
+    header, rest = text.split("\n", 1)
+    stripped = re.sub(r"input_output_alias=\{.*?\}, ", "", header)
+    assert stripped != header
+    before = _hints(DONATION)
+    after = _hints(tmp_path / DONATION.name, stripped + "\n" + rest)
+    lines = text.split("\n")
+    new = {int(PARAM.match(lines[ln]).group(3)) for ln in set(after) - set(before)}
+    assert new == {0, 1, 2, 3}
+    assert set(before) <= set(after)
