@@ -16,6 +16,7 @@ from hlo_lsp import __version__
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, info
 from hlo_lsp.core.document import Lines
+from hlo_lsp.core.hlo.rules.donation import CODE as DONATION_HINT
 from hlo_lsp.core.workspace import ReadError, Workspace, read_text_file
 
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING}
@@ -32,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="+", metavar="PATH")
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.add_argument("--fail-on", choices=tuple(FAIL_ON), default="error")
+    check.add_argument(
+        "--hints", action="store_true", help="also print advice that is no problem (hlo.donation-hint: what to donate)"
+    )
     peak = sub.add_parser("peak", help="what is live at XLA's peak, with sizes and source lines")
     peak.add_argument(
         "dump",
@@ -64,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = ["serve", *argv]
     args = _parser().parse_args(argv)
     if args.command == "check":
-        return check(args.paths, args.format, FAIL_ON[args.fail_on])
+        return check(args.paths, args.format, FAIL_ON[args.fail_on], args.hints)
     if args.command == "oom":
         from hlo_lsp import cli_oom
 
@@ -145,7 +149,10 @@ def _is_dump(path: str) -> bool:
     return kinds.detect_kind(path, head) not in (None, kinds.COMPANION)
 
 
-def check(paths: list[str], fmt: str, fail_on: Severity) -> int:
+ADVICE = frozenset({DONATION_HINT})  # codes that are advice, not findings: `check` prints them with --hints
+
+
+def check(paths: list[str], fmt: str, fail_on: Severity, hints: bool = False) -> int:
     from hlo_lsp.ide.diagnostics import analysis_diagnostics
 
     files, errors = _collect(paths)
@@ -168,7 +175,8 @@ def check(paths: list[str], fmt: str, fail_on: Severity) -> int:
             continue
         lines = a.lines
         for d in analysis_diagnostics(ws, a):
-            results.append((f, lines, d))
+            if hints or d.code not in ADVICE:
+                results.append((f, lines, d))
     for message in errors:
         print(f"hlo-lsp: {message}", file=sys.stderr)
     if fmt == "json":

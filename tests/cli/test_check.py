@@ -103,3 +103,14 @@ def test_folder_without_dumps_says_so_and_exits_2(tmp_path):
         assert len(lines) == 1 and str(args[-1]) in lines[0] and "no XLA dump" in lines[0], r.stderr
         assert "--xla_dump_to" in lines[0] and "Traceback" not in r.stderr
         assert r.stdout == ""
+
+
+def test_donation_hints_only_with_hints():
+    """The donation hints are advice, not findings: ``check`` prints them with --hints only, and they never fail it."""
+    module = DATA / "jax-cpu" / "mlp_sgd" / "module_0000.jit_train_step.cpu_after_optimizations.txt"
+    plain = run("--format", "json", "--fail-on", "warning", module)
+    assert plain.returncode == 0 and json.loads(plain.stdout) == []
+    hinted = run("--format", "json", "--fail-on", "warning", "--hints", module)
+    found = json.loads(hinted.stdout)
+    assert hinted.returncode == 0 and found
+    assert {(d["severity"], d["code"]) for d in found} == {("information", "hlo.donation-hint")}
