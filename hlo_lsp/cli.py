@@ -55,6 +55,12 @@ def _parser() -> argparse.ArgumentParser:
     oom.add_argument("log", metavar="LOG", help="a saved or pasted out-of-memory message (or a log holding one)")
     oom.add_argument("--dump", metavar="DIR", help="the dump folder of that compilation (default: the log's folder)")
     oom.add_argument("--format", choices=("text", "json"), default="text")
+    passes = sub.add_parser("passes", help="a pass-by-pass dump: the passes in order, an instruction's history, a diff")
+    passes.add_argument("dump", metavar="DIR", help="the dump folder (or any file of the module's pass history)")
+    passes.add_argument("--module", metavar="M", help="the module (name, id or module_NNNN.name) when there are more")
+    passes.add_argument("--trace", metavar="NAME", help="one instruction's history through the passes")
+    passes.add_argument("--diff", metavar="SEQ", help="what the pass of file SEQ did (against the file before it)")
+    passes.add_argument("--format", choices=("text", "json"), default="text")
     timeline = sub.add_parser("timeline", help="chart of memory by program order (.html, .svg or .png)")
     timeline.add_argument("dump", metavar="DUMP")
     timeline.add_argument("-o", "--output", required=True, metavar="FILE")
@@ -73,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
         from hlo_lsp import cli_oom
 
         return cli_oom.oom(args.log, args.dump, args.format)
+    if args.command == "passes":
+        from hlo_lsp import cli_passes
+
+        return cli_passes.passes(args.dump, args.module, args.trace, args.diff, args.format)
     if args.command in ("peak", "timeline"):
         from hlo_lsp import cli_insight
 

@@ -27,6 +27,7 @@ from hlo_lsp.core.hlo.model import HloModule, warm_module
 from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.memory.oom import OomReport, dump_modules, looks_like_oom, pick_module, read_oom, resolve
 from hlo_lsp.core.occurrences import OccurrenceIndex
+from hlo_lsp.core.passes.store import PassHistories
 
 if TYPE_CHECKING:
     from hlo_lsp.core.buffers.bufferset import BufferSet
@@ -252,6 +253,7 @@ class Workspace:
         self.defer_large_siblings = False  # see `bundle`
         self.oom_dump_folder: str | None = None  # where out-of-memory reports' dumps are (else beside the report)
         self._oom_lock = threading.Lock()
+        self.passes = PassHistories()  # the histories of pass-by-pass dumps (`core.passes`)
         self.roots: list[str] = []  # the editor's workspace folders (where a dump's source files may be offered)
         self._lock = threading.RLock()
 
@@ -447,7 +449,10 @@ class Workspace:
     def warm(self, path: str) -> None:
         """Read ``path``'s siblings and build, ahead of the first request, the lazily made maps of its module:
         its HLO lookups and the occurrence key maps of its buffer files (each O(n) once); for an out-of-memory
-        report, its dump (`oom_dump`); nothing when it cannot be read."""
+        report, its dump (`oom_dump`); for a file of a pass-by-pass dump, its module's pass history too; nothing
+        when it cannot be read."""
+        if self.passes.is_history_file(path):
+            self.passes.get(path, build=True)
         try:
             if self.analysis(path).kind == kinds.OOM:
                 self.oom_dump(path, find=True)

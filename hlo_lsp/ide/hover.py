@@ -20,6 +20,7 @@ from hlo_lsp.core.hlo.source import file_location, instruction_source, stack
 from hlo_lsp.core.memory.allocated import union_bytes
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.context import Cursor, cursor
+from hlo_lsp.ide.passes import hover_section
 from hlo_lsp.ide.types import HoverResult
 
 MAX_DEF_TEXT = 160
@@ -91,12 +92,22 @@ def hover(ws: Workspace, path: str, line: int, col: int) -> HoverResult | None:
     if o.kind == "allocation":
         return hover_allocation(cur, int(o.key), o.range)
     if o.kind == "instruction":
-        return hover_instruction(cur, o.key, o.range)
+        return _with_passes(ws, path, o.key, hover_instruction(cur, o.key, o.range))
     if o.kind == "computation":
         return hover_computation(cur, o.key, o.range)
     if o.kind in ("stack_frame", "file_location") and cur.analysis.hlo is not None:
         return _hover_source_row(cur.analysis.hlo, o.kind, o.key, o.range)
     return None
+
+
+def _with_passes(ws: Workspace, path: str, name: str, h: HoverResult | None) -> HoverResult | None:
+    """An instruction's hover in a file of a pass-by-pass dump, with its pass history (`ide.passes`)."""
+    if h is None:
+        return None
+    section = hover_section(ws, path, name)
+    if section is None:
+        return h
+    return HoverResult(f"{h.markdown}\n\n{section[0]}", f"{h.plain}\n{section[1]}", h.range)
 
 
 _VALUE_ID = re.compile(r"<(\d+) ")

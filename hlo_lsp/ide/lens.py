@@ -22,6 +22,7 @@ from hlo_lsp.core.memory.allocated import allocation_in_use
 from hlo_lsp.core.memory.peak import PeakReport, peak_of_bundle
 from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import ModuleBundle, Workspace
+from hlo_lsp.ide.passes import lenses as pass_lenses
 
 SHOW_TIMELINE = "hlo.showMemoryTimeline"
 _lock = threading.Lock()
@@ -54,20 +55,24 @@ def pct(part: int, whole: int) -> str:
 
 
 def code_lenses(ws: Workspace, path: str) -> list[Lens]:
-    """Every lens of ``path``; [] when it is not a dump with buffer facts."""
+    """Every lens of ``path``: its buffer facts, and its place in a pass-by-pass dump (`ide.passes`)."""
+    out: list[Lens] = [Lens(x.range, x.title, x.command, x.arguments) for x in pass_lenses(ws, path)]
     found = ws.module(path)
     if found is None:
-        return []
+        return _sorted(out)
     a, bundle = found
     report = report_for(bundle)
     if report is None:
-        return []
-    out: list[Lens] = []
+        return _sorted(out)
     if a.kind == kinds.HLO and a.hlo is not None:
         out += _hlo_lenses(a.hlo, report, path)
     elif a.buffers is not None:
         out += _allocation_lenses(a.buffers, bundle.buffers, report)
         out += _peak_lenses(a.buffers, a.lines, report, path)
+    return _sorted(out)
+
+
+def _sorted(out: list[Lens]) -> list[Lens]:
     out.sort(key=lambda x: (x.range.start_line, x.range.start_col))
     return out
 

@@ -134,6 +134,13 @@ def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult | Provisional:
     (the server's `_joined`), rather than holding the answer for seconds."""
     if not _ready(ls, path, siblings=not lens_refresh(ls)):  # a client that cannot be asked again waits
         return RawResult("[]")
+    if ls.ws.passes.is_history_file(path) and ls.ws.passes.get(path) is None:
+        if not lens_refresh(ls):
+            ls.ws.passes.get(path, build=True)  # a client that cannot be asked again waits for the pass history
+        else:
+            ls.answers.wait_for_join(path, "codeLens")  # the server's `_joined` asks again once it is built
+            if ls.ws.passes.get(path) is None:
+                return Provisional(_lens_json(ls, path, lens.code_lenses(ls.ws, path)))
     if lens_refresh(ls) and ls.ws.defers_siblings(path):
         ls.answers.wait_for_join(path, "codeLens")  # before the bundle is made (see DocumentAnswers.joined)
         try:
@@ -158,7 +165,7 @@ def _lens_json(ls: HloLanguageServer, path: str, lenses: list[lens.Lens]) -> Raw
     for x in lenses:
         cmd: dict[str, object] = {"title": x.title, "command": x.command}
         if x.arguments:
-            cmd["arguments"] = [path_to_uri(a) for a in x.arguments]
+            cmd["arguments"] = [path_to_uri(a) if isinstance(a, str) else a for a in x.arguments]
         out.append({"range": w.range(x.range), "command": cmd})
     return _dumps(out)
 

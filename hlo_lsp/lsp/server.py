@@ -613,4 +613,4 @@ def on_code_action(ls: HloLanguageServer, params: lsp.CodeActionParams):
     return out or None
 
 
-from hlo_lsp.lsp import handlers_document, handlers_insight  # noqa: E402,F401  register their features
+from hlo_lsp.lsp import handlers_document, handlers_insight, handlers_passes  # noqa: E402,F401  register their features

@@ -1,0 +1,102 @@
+"""``hlo-lsp passes`` (issue 21) on the real pass-by-pass dump of tests/data: the list of passes, the contract of
+``--trace NAME --format json`` (sequence order, the before- and after-optimizations files first and last with a
+null seq, 1-based lines that define the name), ``--diff SEQ``, and clear errors for what is no pass dump."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fixtures import DATA
+
+MLP = DATA / "passes" / "mlp_sgd"
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "hlo_lsp", "passes", *map(str, args)], capture_output=True, text=True)
+
+
+def test_list_of_passes_in_order():
+    r = run(MLP)
+    assert r.returncode == 0, r.stderr
+    rows = [ln for ln in r.stdout.splitlines() if re.match(r"\s+(\d{4}|-)\s", ln)]
+    assert len(rows) == 45
+    assert "before optimizations" in rows[0] and "after optimizations" in rows[-1]
+    assert [ln.split()[0] for ln in rows[1:-1]] == [f"{i:04d}" for i in range(43)]
+    fusion = next(ln for ln in rows if " fusion (HLO_passes_after_layout_assignment)" in ln)
+    count = len(re.findall(r"^\s+(?:ROOT )?%\S+ = ", next(MLP.glob("*.0035.*")).read_text(), re.M))
+    assert re.search(rf"\s{count}\s+\d+\s+\+\d+ -\d+ ~\d+$", fusion), fusion
+    data = json.loads(run(MLP, "--format", "json").stdout)
+    (module,) = data
+    assert module["module"] == "jit_train_step" and len(module["files"]) == 45
+    assert module["files"][36]["pass"] == "fusion" and module["files"][36]["instructions"] == count
+
+
+def test_trace_contract():
+    r = run(MLP, "--trace", "%multiply_subtract_fusion.1", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["name"] == "multiply_subtract_fusion.1" and data["module"] == "jit_train_step"
+    history = data["history"]
+    assert history[0]["change"] == "made" and history[0]["seq"] == "0035" and history[0]["pass"] == "fusion"
+    assert history[-1]["seq"] is None and history[-1]["file"].endswith("cpu_after_optimizations.txt")
+    seqs = [int(h["seq"]) for h in history if h["seq"] is not None]
+    assert seqs == sorted(seqs)
+    for h in history:
+        assert set(h) >= {"seq", "file", "pipeline", "pass", "change", "line"}
+        assert h["change"] in ("made", "changed", "unchanged", "removed")
+        line = (MLP / h["file"]).read_text().split("\n")[h["line"] - 1]
+        assert re.match(r"\s+(ROOT )?%multiply_subtract_fusion\.1 = ", line), (h, line)
+
+
+def test_trace_from_the_input_includes_before_optimizations_first():
+    before = (MLP / "module_0000.jit_train_step.before_optimizations.txt").read_text()
+    name = re.search(r"^\s+%(x\.\d+) = ", before, re.M).group(1)
+    history = json.loads(run(MLP, "--trace", name, "--format", "json").stdout)["history"]
+    assert history[0]["seq"] is None and history[0]["file"].endswith("before_optimizations.txt")
+    assert history[0]["change"] == "made" and history[0]["pass"] is None
+    text = run(MLP, "--trace", name).stdout
+    assert text.startswith(f"%{name}: already in the input")
+
+
+def test_diff_of_one_pass():
+    r = run(MLP, "--diff", "0026")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("cse: +0 -13 ~12 instructions")
+    data = json.loads(run(MLP, "--diff", "26", "--format", "json").stdout)
+    assert data["pass"] == "cse" and data["new"].startswith("module_0000.jit_train_step.0026.")
+    removed = [x["name"] for c in data["computations"] for x in c["removed"]]
+    assert len(removed) == 13
+
+
+def test_errors_are_one_line(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    for args, words in [
+        ((tmp_path,), "no pass-by-pass files here"),
+        ((tmp_path / "nope",), "no such file or folder"),
+        ((MLP, "--module", "jit_other"), "no module 'jit_other'"),
+        ((MLP, "--trace", "no_such.1"), "%no_such.1 is in no file"),
+        ((MLP, "--diff", "0099"), "no pass file with sequence number 0099"),
+        ((MLP / "module_0000.jit_train_step.before_optimizations.txt", "--diff", "0000"), None),
+    ]:
+        r = run(*args)
+        if words is None:  # a file of the history stands for its module; 0000 has a file before it
+            assert r.returncode == 0, r.stderr
+            continue
+        assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_two_modules_need_module(tmp_path):
+    for p in MLP.glob("*.txt"):
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+        (tmp_path / p.name.replace("module_0000.", "module_0001.")).write_bytes(p.read_bytes())
+    r = run(tmp_path, "--trace", "copy.4")
+    assert r.returncode == 2 and "choose one with --module" in r.stderr
+    r = run(tmp_path, "--trace", "copy.4", "--module", "0001", "--format", "json")
+    assert r.returncode == 0 and all(
+        Path(h["file"]).name.startswith("module_0001.") for h in json.loads(r.stdout)["history"]
+    )
