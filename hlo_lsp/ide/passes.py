@@ -68,7 +68,8 @@ def hover_section(ws: Workspace, path: str, name: str) -> tuple[str, str] | None
         links.append(f"[{_short(v.file)} {v.change}{mark}]({_link(v.file, v.line)})")
     if len(steps) > MAX_LINKS:
         links.append(f"{len(steps) - MAX_LINKS} more")
-    md = f"**Passes** {text}  \n" + " · ".join(links)
+    absorbed = _absorbed(ws, h, i, path, name)
+    md = f"**Passes** {text}  \n" + (absorbed[0] + "  \n" if absorbed else "") + " · ".join(links)
     prev, nxt = h.previous_version(i, name), h.next_version(i, name)
     nav = []
     if prev is not None:
@@ -77,9 +78,6 @@ def hover_section(ws: Workspace, path: str, name: str) -> tuple[str, str] | None
         nav.append(f"[next version ({_short(nxt.file)} {nxt.change}) ▶]({_link(nxt.file, nxt.line)})")
     if nav:
         md += "  \n" + " · ".join(nav)
-    absorbed = _absorbed(ws, h, i, path, name)
-    if absorbed:
-        md += "  \n" + absorbed[0]
     plain = f"Passes: {text}" + (f"\n{absorbed[1]}" if absorbed else "")
     return md, plain
 
@@ -130,7 +128,7 @@ def lenses(ws: Workspace, path: str) -> list[PassLens]:
         return out
     for k in range(len(mod.instructions)):
         ins = mod.make_instruction(k)
-        n = h.change_count.get(ins.name, 0)
+        n = len(h.changed_by.get(ins.name, ()))
         made = h.made_at.get(ins.name)
         if made is None or (made == 0 and n == 0):
             continue
@@ -157,8 +155,9 @@ def neighbor(ws: Workspace, path: str, line: int, direction: str) -> Version | N
     return h.previous_version(i, ins.name) if direction == "previous" else h.next_version(i, ins.name)
 
 
-def diff_document(ws: Workspace, path: str) -> tuple[str, str]:
-    """(title, text) of what the pass of ``path``'s file did, against the file before it."""
+def diff_document(ws: Workspace, path: str, paths: bool = False) -> tuple[str, str]:
+    """(title, text) of what the pass of ``path``'s file did, against the file before it (``paths``: each line
+    as ``/path:line``, see `diff_text`)."""
     got = _history(ws, path)
     if got is None:
         raise PassError(f"{os.path.basename(path)}: not a file of a pass-by-pass dump (or its history is being read)")
@@ -167,7 +166,7 @@ def diff_document(ws: Workspace, path: str) -> tuple[str, str]:
         raise PassError(f"{os.path.basename(path)} is the first file of its history: nothing before it")
     d = pass_diff(h, i)
     f = h.steps[i].file
-    return f"Pass diff: {f.label()}", diff_text(d)
+    return f"Pass diff: {f.label()}", diff_text(d, paths=paths)
 
 
 def trace_document(ws: Workspace, path: str, name: str) -> tuple[str, str]:

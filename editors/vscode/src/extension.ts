@@ -26,7 +26,14 @@ import { SNIFF_LINES, sniffLanguage, sniffOom } from './sniff';
 // hlo-dump-info: the other files of a dump folder (thunk sequences, config protos); the server says what each is.
 const LANGUAGES = ['hlo', 'hlo-buffers', 'hlo-dump-info', 'hlo-oom'];
 /** Commands the extension registers itself; the client must not register them again from the server's list. */
-const OWN_COMMANDS = new Set(['hlo.restartServer', 'hlo.showMemoryTimeline', 'hlo.comparePeaks', 'hlo.rankFolder']);
+const OWN_COMMANDS = new Set([
+  'hlo.restartServer',
+  'hlo.showMemoryTimeline',
+  'hlo.comparePeaks',
+  'hlo.rankFolder',
+  'hlo.passDiff',
+  'hlo.passTrace',
+]);
 const SNIFF_SCHEMES = new Set(['file', 'untitled', 'vscode-remote']);
 
 let client: LanguageClient | undefined;
@@ -66,6 +73,11 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('hlo.showMemoryTimeline', (arg?: unknown) => showMemoryTimeline(arg)),
     vscode.commands.registerCommand('hlo.comparePeaks', (arg?: unknown, all?: unknown) => comparePeaks(arg, all)),
     vscode.commands.registerCommand('hlo.rankFolder', (arg?: unknown) => rankFolder(arg)),
+    vscode.commands.registerCommand('hlo.passDiff', (arg?: unknown) => passDiff(arg)),
+    vscode.commands.registerCommand('hlo.passTrace', () => passTrace()),
+    vscode.commands.registerCommand('hlo.compareWithPreviousPass', (arg?: unknown) => compareWithPreviousPass(arg)),
+    vscode.commands.registerCommand('hlo.previousVersion', () => stepVersion('previous')),
+    vscode.commands.registerCommand('hlo.nextVersion', () => stepVersion('next')),
     vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, reports),
   );
   for (const doc of vscode.workspace.textDocuments) onDocument(doc);
@@ -365,7 +377,7 @@ class Reports implements vscode.TextDocumentContentProvider {
 const reports = new Reports();
 
 /** Runs a server command that answers `{title, text}` and shows the text as a read-only document. */
-async function showReport(command: string, args: string[], what: string): Promise<void> {
+async function showReport(command: string, args: unknown[], what: string): Promise<void> {
   await ensureClient();
   if (!client || client.state !== State.Running) {
     void vscode.window.showWarningMessage(`The HLO language server is not running, so it cannot ${what}.`);
@@ -425,6 +437,79 @@ async function rankFolder(arg?: unknown): Promise<void> {
     return;
   }
   await showReport('hlo.rankModules', [await folderOf(start)], 'rank the modules by peak');
+}
+
+// -- pass-by-pass dumps (--xla_dump_hlo_pass_re=.*) ---------------------------------------------------------
+
+/** The document a pass command is about: the lens's URI argument, the explorer's file, else the active editor's. */
+function passDocument(arg?: unknown): vscode.Uri | undefined {
+  if (typeof arg === 'string') return vscode.Uri.parse(arg);
+  return uriArg(arg) ?? vscode.window.activeTextEditor?.document.uri;
+}
+
+async function askServer(command: string, args: unknown[], what: string): Promise<unknown> {
+  await ensureClient();
+  if (!client || client.state !== State.Running) {
+    void vscode.window.showWarningMessage(`The HLO language server is not running, so it cannot ${what}.`);
+    return undefined;
+  }
+  try {
+    return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+  } catch (e) {
+    void vscode.window.showWarningMessage(`Could not ${what}: ${errorText(e)}`);
+    return undefined;
+  }
+}
+
+/** What the pass of this file did, against the file before it, as a read-only document. */
+async function passDiff(arg?: unknown): Promise<void> {
+  const uri = passDocument(arg);
+  if (!uri) return;
+  await showReport('hlo.passDiff', [uri.toString()], 'show what this pass did');
+}
+
+/** The history of the instruction under the cursor through every pass file, as a read-only document. */
+async function passTrace(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) return;
+  await showReport('hlo.passTrace', [editor.document.uri.toString(), editor.selection.active.line], 'trace it');
+}
+
+/** This pass file and the one before it, in VS Code's diff editor. */
+async function compareWithPreviousPass(arg?: unknown): Promise<void> {
+  const uri = passDocument(arg);
+  if (!uri) return;
+  const answer = (await askServer('hlo.passFiles', [uri.toString()], 'list the pass files')) as
+    | { index?: number; files?: { uri: string; label: string }[] }
+    | undefined;
+  const files = answer?.files ?? [];
+  const i = answer?.index ?? -1;
+  if (i < 1 || i >= files.length) {
+    void vscode.window.showInformationMessage('This is the first file of its pass history: nothing before it.');
+    return;
+  }
+  const title = `${files[i - 1].label} ↔ ${files[i].label}`;
+  await vscode.commands.executeCommand('vscode.diff', vscode.Uri.parse(files[i - 1].uri), vscode.Uri.parse(files[i].uri), title);
+}
+
+/** The previous or next version of the instruction under the cursor (the file where a pass changed it). */
+async function stepVersion(direction: 'previous' | 'next'): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) return;
+  const args = [editor.document.uri.toString(), editor.selection.active.line, direction];
+  const got = (await askServer('hlo.passNeighbor', args, `find the ${direction} version`)) as
+    | { uri: string; line: number | null; label: string; change: string }
+    | null
+    | undefined;
+  if (got === undefined) return;
+  if (got === null) {
+    void vscode.window.showInformationMessage(`No ${direction} version of this instruction.`);
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(got.uri));
+  const at = new vscode.Position(got.line ?? 0, 0);
+  await vscode.window.showTextDocument(doc, { selection: new vscode.Range(at, at), preview: false });
+  if (got.change === 'removed') void vscode.window.showInformationMessage(`Removed in ${got.label}.`);
 }
 
 function errorText(e: unknown): string {

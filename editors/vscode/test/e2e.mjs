@@ -101,6 +101,27 @@ async function openFile(name) {
   await sleep(500);
 }
 
+/** Puts the cursor on line `n` (1-based) of the active editor (the command palette's ":n"). */
+async function goToLine(n) {
+  const input = page.locator('.quick-input-widget .quick-input-box input').first();
+  await page.keyboard.press('F1');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`:${n}`);
+  await sleep(300);
+  await page.keyboard.press('Enter');
+  await sleep(800);
+}
+
+/** Expands a folder of the explorer (a single click on its row) unless it is open already. */
+async function expandFolder(name) {
+  const row = page.locator('.explorer-folders-view .monaco-list-row').filter({
+    has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(name)}$`) }),
+  }).first();
+  await row.waitFor();
+  if ((await row.getAttribute('aria-expanded')) !== 'true') await row.click();
+  await sleep(500);
+}
+
 /** Runs a command by its title through the command palette (F1). */
 async function runCommand(title) {
   const input = page.locator('.quick-input-widget .quick-input-box input').first();
@@ -294,15 +315,6 @@ if (ready && ONLY === 'python-fallback') {
   const valDef = definitionOf(modText, valName);
   const firstVal = /^<\d+ ([\w.\-]+) @/.exec(heads[0][0])[1];
 
-  async function goToLine(n) {
-    const input = page.locator('.quick-input-widget .quick-input-box input').first();
-    await page.keyboard.press('F1');
-    await input.waitFor({ state: 'visible' });
-    await input.fill(`:${n}`);
-    await sleep(300);
-    await page.keyboard.press('Enter');
-    await sleep(800);
-  }
   async function where() {
     const m = /Ln (\d+), Col (\d+)/.exec(await statusText('status.editor.selection').catch(() => ''));
     return m ? [Number(m[1]), Number(m[2])] : [0, 0];
@@ -522,6 +534,43 @@ if (ready && ONLY === 'python-fallback') {
     const text = (await page.locator(`${EDITOR} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
     if (!/\d+ modules under /.test(text) || !text.includes('jit_train_step.cl_933746096')) {
       throw new Error(`report reads ${JSON.stringify(text.slice(0, 200))}`);
+    }
+    return JSON.stringify(text.split('\n')[0].slice(0, 80));
+  });
+
+  // a pass-by-pass dump (--xla_dump_hlo_pass_re=.*) in the folder passes/: the final module's place in the history
+  const PASSFILE = 'module_0000.jit_train_step.cpu_after_optimizations.txt';
+  const fused = 'multiply_subtract_fusion.1';
+  await step(`${PASSFILE} of a pass-by-pass dump shows its place in the history (lens) and a hover names the pass that made ${fused}`, async () => {
+    await page.keyboard.press('Escape');
+    await expandFolder('passes');
+    await openFile(PASSFILE);
+    const files = fs.readdirSync(path.join(WS, 'passes')).filter((f) => f.startsWith('module_0000.jit_train_step.')).length;
+    await page.locator(`${EDITOR} .codelens-decoration`, { hasText: `pass file ${files} of ${files}` }).first()
+      .waitFor({ timeout: SERVER_WAIT });
+    const lines = read(path.join('passes', PASSFILE)).split('\n');
+    const n = lines.findIndex((l) => l.includes(`%${fused} = `));
+    await goToLine(n + 1);
+    const made = /^module_0000\.jit_train_step\.(\d{4})\.[^.]+\.after_fusion\./;
+    const seq = fs.readdirSync(path.join(WS, 'passes')).map((f) => made.exec(f)).find(Boolean)[1];
+    const text = await hoverUntil(fused, `%${fused} = `, (t) => t.includes(`made by fusion (file ${seq})`) && t.includes('Absorbed'));
+    const file = await shot('pass-history-hover.png');
+    return `${JSON.stringify(text.split('\n').find((l) => l.includes('made by')).slice(0, 100))}; screenshot ${path.relative(process.cwd(), file)}`;
+  });
+
+  await step('"HLO: What This Pass Did" opens the diff of the pass before the final file as a read-only document', async () => {
+    await page.mouse.move(5, 5);
+    await page.keyboard.press('Escape');
+    const before = fs.readdirSync(path.join(WS, 'passes')).filter((f) => /\.\d{4}\./.test(f)).sort().pop();
+    await runCommand('HLO: What This Pass Did');
+    await page.waitForFunction(
+      () => [...document.querySelectorAll('.part.editor .tab.active .label-name')].some((e) => e.textContent.startsWith('Pass diff')),
+      null,
+      { timeout: SERVER_WAIT },
+    );
+    const text = (await page.locator(`${EDITOR} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
+    if (!text.includes('+0 -0 ~0 instructions') || !text.includes(before)) {
+      throw new Error(`report reads ${JSON.stringify(text.slice(0, 300))}`);
     }
     return JSON.stringify(text.split('\n')[0].slice(0, 80));
   });

@@ -57,6 +57,8 @@ cp "$HERE/e2e-data/broken_by_hand.hlo" "$WS/"
 # a TPU out-of-memory report saved as a plain .log beside the dump of its compilation (in a folder of its own)
 mkdir -p "$WS/oom_dump" && cp "$REPO"/tests/data/oom/long_1dev/*after_optimizations* "$WS/oom_dump/"
 cp "$REPO/tests/data/oom/long_1dev/oom-long-1dev.log" "$WS/train-oom.log"
+# a pass-by-pass dump (--xla_dump_hlo_pass_re=.*) in a folder of its own
+cp -r "$REPO/tests/data/passes/mlp_sgd" "$WS/passes"
 mkdir -p "$WS/.vscode" && echo '{}' > "$WS/.vscode/settings.json"
 
 # code-server sessions: one user-data dir and extensions dir each; all killed on exit (process groups we made).

@@ -142,7 +142,7 @@ class PassHistory:
         self._where: dict[str, list[int]] = {}  # name -> ids of the blocks holding it
         self._read = read or _read_file
         self.made_at: dict[str, int] = {}  # name -> index of the file it first appears in
-        self.change_count: dict[str, int] = {}  # name -> how many files changed its line
+        self.changed_by: dict[str, list[str]] = {}  # name -> the passes that changed its line, each once, in order
         self.removed_at: dict[str, int] = {}  # name -> index of the file it was last removed in
         prev_text: str | None = None
         prev_lines: list[int] = []
@@ -190,8 +190,11 @@ class PassHistory:
             here = len(self.steps)
             for n in step.added:
                 self.made_at.setdefault(n, here)
+            by = f.ran or f.label()
             for n in step.changed:
-                self.change_count[n] = self.change_count.get(n, 0) + 1
+                passes = self.changed_by.setdefault(n, [])
+                if by not in passes:
+                    passes.append(by)
             for n in step.removed:
                 self.removed_at[n] = here
         else:

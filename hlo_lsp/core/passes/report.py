@@ -103,8 +103,10 @@ def _shown(path: str) -> str:
     return rel if len(rel) < len(path) else path
 
 
-def diff_text(d: PassDiff, limit: int = 200) -> str:
-    """The diff as text: one section per computation, each instruction with its line in the old and new file."""
+def diff_text(d: PassDiff, limit: int = 200, paths: bool = False) -> str:
+    """The diff as text: one section per computation, each instruction with its line in the old and new file
+    (``old:12``; with ``paths``, ``/path/of/old:12``, which Neovim's ``gF`` opens)."""
+    old, new = (d.old.path, d.new.path) if paths else ("old", "new")
     a, r, c = d.counts
     what = d.new.ran or d.new.label()
     out = [
@@ -119,9 +121,9 @@ def diff_text(d: PassDiff, limit: int = 200) -> str:
         out.append("")
         out.append(f"%{comp.computation}{status}")
         rows = (
-            [("+", n, f"new:{ln + 1}") for n, ln in comp.added]
-            + [("-", n, f"old:{ln + 1}") for n, ln in comp.removed]
-            + [("~", n, f"old:{a + 1} new:{b + 1}") for n, a, b in comp.changed]
+            [("+", n, f"{new}:{ln + 1}") for n, ln in comp.added]
+            + [("-", n, f"{old}:{ln + 1}") for n, ln in comp.removed]
+            + [("~", n, f"{old}:{a + 1} {new}:{b + 1}") for n, a, b in comp.changed]
         )
         width = min(40, max(len(n) for _, n, _ in rows) + 1) if rows else 0
         for sign, n, where in rows[:limit]:
@@ -162,19 +164,37 @@ def summary(name: str, versions: list[Version]) -> str:
         if gone.file.seq_text:
             tail += f" (file {gone.file.seq_text})"
         if gone.successors:
-            tail += ", became " + ", ".join(f"%{s}" for s in gone.successors[:4])
+            more = f" and {len(gone.successors) - 4} more" if len(gone.successors) > 4 else ""
+            tail += "; its op_name and source now on " + ", ".join(f"%{s}" for s in gone.successors[:4]) + more
         parts.append(tail)
     return "; ".join(parts)
 
 
 def trace_text(h: PassHistory, name: str, versions: list[Version]) -> str:
+    """The summary, then one row per file that made, changed or removed it (``path:line``); the files that left
+    it as it was in between are one row per run (``--format json`` lists every file)."""
     out = [f"%{name}: {summary(name, versions)}"]
-    for v in versions:
+    k = 0
+    while k < len(versions):
+        v = versions[k]
+        if v.change == "unchanged":
+            j = k
+            while j + 1 < len(versions) and versions[j + 1].change == "unchanged":
+                j += 1
+            first, last = _short_label(v.file), _short_label(versions[j].file)
+            span = first if j == k else f"{first} to {last}"
+            out.append(f"  {'unchanged':9s} {span} ({j - k + 1} file{'s' if j > k else ''})")
+            k = j + 1
+            continue
         where = f"{_shown(v.file.path)}:{v.line + 1}" if v.line is not None else _shown(v.file.path)
         comp = f"  in %{v.computation}" if v.computation and v.change != "removed" else ""
-        more = f"  -> {', '.join('%' + s for s in v.successors)}" if v.successors else ""
-        out.append(f"  {v.change:9s} {v.file.label()}{comp}  {where}{more}")
+        out.append(f"  {v.change:9s} {v.file.label()}{comp}  {where}")
+        k += 1
     return "\n".join(out) + "\n"
+
+
+def _short_label(f: PassFile) -> str:
+    return f.seq_text or ("before optimizations" if f.kind == "before" else "after optimizations")
 
 
 def passes_text(h: PassHistory, folder: str) -> str:

@@ -344,6 +344,58 @@ function M.rank_modules(args)
   M.report('hlo.rankModules', { uri_of(folder), { links = 'path' } })
 end
 
+--- :HloPassDiff: what the pass of the current file of a pass-by-pass dump did, against the file before it.
+function M.pass_diff()
+  M.report('hlo.passDiff', { uri_of(vim.fn.expand('%:p')), { links = 'path' } })
+end
+
+--- :HloPassTrace: the history of the instruction on the cursor's line through every pass file.
+function M.pass_trace()
+  M.report('hlo.passTrace', { uri_of(vim.fn.expand('%:p')), vim.fn.line('.') - 1 })
+end
+
+--- :HloPassPrev / :HloPassNext: jump to the instruction's version before the pass that last changed it, or to
+--- the next file that changes (or removes) it.
+function M.pass_step(direction, on_done)
+  local client = M.clients()[1]
+  if not client then
+    vim.notify('hlo-lsp is not running: open a dump first', vim.log.levels.WARN)
+    return
+  end
+  local params = {
+    command = 'hlo.passNeighbor',
+    arguments = { uri_of(vim.fn.expand('%:p')), vim.fn.line('.') - 1, direction },
+  }
+  local function on_result(err, result)
+    if err then
+      vim.notify('hlo-lsp: ' .. (err.message or tostring(err)), vim.log.levels.WARN)
+    elseif type(result) ~= 'table' then
+      vim.notify('hlo-lsp: no ' .. direction .. ' version of this instruction', vim.log.levels.INFO)
+    else
+      vim.cmd('edit ' .. vim.fn.fnameescape(vim.uri_to_fname(result.uri)))
+      if result.line ~= nil and result.line ~= vim.NIL then
+        vim.api.nvim_win_set_cursor(0, { result.line + 1, 0 })
+      end
+      if result.change == 'removed' then
+        vim.notify('hlo-lsp: removed in ' .. result.label, vim.log.levels.INFO)
+      end
+    end
+    if on_done then
+      on_done(result)
+    end
+  end
+  if has('0.11') then
+    client:request('workspace/executeCommand', params, on_result)
+  else
+    client.request('workspace/executeCommand', params, on_result)
+  end
+end
+
+--- Client-side handler of the pass lenses' `hlo.passDiff`: show the report (Neovim would drop the answer).
+local function pass_diff_lens(command)
+  M.report('hlo.passDiff', { command.arguments[1], { links = 'path' } })
+end
+
 --- Configure and enable the server. See :help hlo-setup. Returns nothing.
 function M.setup(opts)
   M.config = merge(opts)
@@ -361,7 +413,18 @@ function M.setup(opts)
     complete = 'dir',
     desc = 'hlo-lsp: the modules of a folder ranked by peak',
   })
+  vim.api.nvim_create_user_command('HloPassDiff', M.pass_diff, { desc = 'hlo-lsp: what this pass did' })
+  vim.api.nvim_create_user_command('HloPassTrace', M.pass_trace, {
+    desc = 'hlo-lsp: the history of the instruction on this line through the passes',
+  })
+  vim.api.nvim_create_user_command('HloPassPrev', function()
+    M.pass_step('previous')
+  end, { desc = 'hlo-lsp: the previous version of the instruction on this line' })
+  vim.api.nvim_create_user_command('HloPassNext', function()
+    M.pass_step('next')
+  end, { desc = 'hlo-lsp: the next pass file that changes the instruction on this line' })
   vim.lsp.commands['hlo.showMemoryTimeline'] = show_memory_timeline
+  vim.lsp.commands['hlo.passDiff'] = pass_diff_lens
   if not M.config.autostart then
     return
   end
