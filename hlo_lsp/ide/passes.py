@@ -96,8 +96,8 @@ def _absorbed(ws: Workspace, h: PassHistory, i: int, path: str, name: str) -> tu
     before = h.steps[k].file
     md = ", ".join(f"[%{n}]({_link(before, ln)})" for n, ln in found[:MAX_LINKS])
     more = f" and {len(found) - MAX_LINKS} more" if len(found) > MAX_LINKS else ""
-    made = h.steps[k + 1].file
-    label = f"in {_short(before)}, before {made.ran or made.label()}"
+    made = h.pass_at(k + 1) or h.steps[k + 1].file.label()
+    label = f"in {_short(before)}, before {made}"
     return f"**Absorbed** ({label}) {md}{more}", f"Absorbed ({label}): " + ", ".join(n for n, _ in found)
 
 
@@ -133,7 +133,8 @@ def lenses(ws: Workspace, path: str) -> list[PassLens]:
         if made is None or (made == 0 and n == 0):
             continue
         made_by = h.steps[made].file
-        title = "in the input" if made == 0 else f"made by {made_by.ran or made_by.label()} ({_short(made_by)})"
+        by = h.pass_at(made)
+        title = "in the input" if made == 0 else f"made by {by or made_by.label()} ({_short(made_by)})"
         if n:
             title += f" · changed by {n} pass{'es' if n != 1 else ''}"
         out.append(PassLens(ins.name_range, title, SHOW_PREVIOUS, (path, ins.line)))

@@ -296,3 +296,40 @@ def test_unreadable_file_is_an_empty_step_with_its_reason(tmp_path):
     h = PassHistory(files)
     step = next(s for s in h.steps if s.file.path == str(bad))
     assert step.error and "UnicodeDecodeError" in step.error and step.instructions == 0
+
+
+SHARDED = DATA / "passes" / "sharded"
+
+
+def test_sharded_parameters_go_from_global_to_per_device_shapes_across_spmd_partitioning():
+    """The sharded case (4x2 mesh, 8 host devices): each ENTRY parameter's global shape before spmd-partitioning,
+    its per-device shape after (each dimension divided by its tile count in the sharding), the pass named
+    spmd-partitioning although its work first shows in the start file of the pipeline it runs (spmd-cleanup), and
+    the per-device parameter's previous version is the global one."""
+    (files,) = pass_modules(str(SHARDED)).values()
+    h = PassHistory(files)
+    order = _pass_order(SHARDED)
+    assert [Path(s.file.path) for s in h.steps] == order
+    k = next(i for i, s in enumerate(h.steps) if h.pass_at(i) == "spmd-partitioning" and not s.identical)
+    old, new = _definitions(order[k - 1]), _definitions(order[k])
+    param = re.compile(r"= f32\[([\d,]+)\]\{[\d,]*\} parameter\((\d)\), sharding=\{devices=\[([\d,]+)\]")
+    before = {m.group(2): (n, m) for n, (_, line, _) in old.items() for m in [param.search(line)] if m}
+    after = {m.group(2): (n, m) for n, (_, line, _) in new.items() for m in [param.search(line)] if m}
+    assert set(before) == set(after) == {"0", "1"}
+    for number, (global_name, g) in before.items():
+        local_name, p = after[number]
+        dims = [int(x) for x in g.group(1).split(",")]
+        tiles = [int(x) for x in g.group(3).split(",")][: len(dims)]
+        assert [int(x) for x in p.group(1).split(",")] == [d // t for d, t in zip(dims, tiles)]
+        assert dims != [int(x) for x in p.group(1).split(",")]  # a real change of shape
+        gone = next(v for v in h.trace(global_name) if v.change == REMOVED)
+        assert gone.index == k and gone.by == "spmd-partitioning" and local_name in gone.successors
+        made = h.made_by(local_name)
+        assert made is not None and made.index == k and made.by == "spmd-partitioning"
+        prev = h.previous_version(k, local_name)
+        assert prev is not None and prev.index == k - 1 and prev.line == old[global_name][0]
+    d = pass_diff(h, k)
+    status = {c.computation: c.status for c in d.computations}
+    entry_before = next(v[2] for v in old.values() if param.search(v[1]))
+    entry_after = next(v[2] for v in new.values() if param.search(v[1]))
+    assert status[entry_before] == "removed" and status[entry_after] == "added"

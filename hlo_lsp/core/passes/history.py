@@ -23,7 +23,8 @@ from hlo_lsp.core.passes.names import PassFile
 MADE, CHANGED, UNCHANGED, REMOVED = "made", "changed", "unchanged", "removed"
 
 _NAME = re.compile(r"^[ \t]+(?:ROOT[ \t]+)?%?([^\s=%]+)[ \t]*=[ \t]", re.M)
-_COMPUTATION = re.compile(r"^(ENTRY[ \t]+)?%?([^\s(]+)[^\n]*\{[ \t]*$", re.M)
+_COMPUTATION = re.compile(r"(ENTRY[ \t]+)?%?([^\s(]+)")  # on a block's first line, which must end in '{'
+
 _OP_NAME = re.compile(r'\bop_name="((?:[^"\\]|\\.)*)"')
 _FRAME = re.compile(r"\bstack_frame_id=(\d+)")
 _FUSION = re.compile(r"[ \t]fusion\(")
@@ -42,7 +43,7 @@ class Block:
 
 def _index_block(text: str) -> Block:
     first = text.split("\n", 1)[0] if text else ""
-    m = _COMPUTATION.match(first)
+    m = _COMPUTATION.match(first) if first.rstrip(" \t").endswith("{") else None
     names: dict[str, tuple[int, int]] = {}
     if m is not None:
         line, last = 0, 0
@@ -92,6 +93,7 @@ class Version:
     line: int | None  # 0-based; None when removed
     computation: str | None
     successors: tuple[str, ...] = ()  # where it was removed: what the pass made of it
+    by: str | None = None  # the pass whose work the file shows (`PassHistory.pass_at`)
 
     def as_json(self) -> dict:
         return {
@@ -99,6 +101,7 @@ class Version:
             "file": self.file.name,
             "pipeline": self.file.pipeline,
             "pass": self.file.after,
+            "by": self.by,
             "change": self.change,
             "line": None if self.line is None else self.line + 1,
             "computation": self.computation,
@@ -190,7 +193,7 @@ class PassHistory:
             here = len(self.steps)
             for n in step.added:
                 self.made_at.setdefault(n, here)
-            by = f.ran or f.label()
+            by = self.pass_at(here, step) or f.label()
             for n in step.changed:
                 passes = self.changed_by.setdefault(n, [])
                 if by not in passes:
@@ -229,6 +232,21 @@ class PassHistory:
                     cur.successors[n] = made[tags]
 
     # questions ---------------------------------------------------------------------------------------------
+    def pass_at(self, index: int, step: Step | None = None) -> str | None:
+        """The pass whose work file ``index`` shows: the pass that just ran (`PassFile.ran`); for a pipeline's
+        start file that differs from the file before, the pass of the enclosing pipeline that was running (the
+        `before` of the last file of another pipeline: a pass such as spmd-partitioning runs a nested pipeline,
+        whose start file is the first to show its work); None for the first file and unchanged start files."""
+        step = step if step is not None else self.steps[index]
+        f = step.file
+        if f.ran is not None or index == 0 or step.identical:
+            return f.ran
+        for k in range(index - 1, -1, -1):
+            g = self.steps[k].file
+            if g.pipeline != f.pipeline and g.before and g.before != "pipeline-end":
+                return g.before
+        return None
+
     def index_of(self, path: str) -> int | None:
         p = os.path.abspath(path)
         return next((i for i, s in enumerate(self.steps) if os.path.abspath(s.file.path) == p), None)
@@ -251,12 +269,13 @@ class PassHistory:
             here = self.locate(i, name)
             if here is None:
                 if before is not None:
-                    out.append(Version(i, step.file, REMOVED, None, None, tuple(step.successors.get(name, ()))))
+                    successors = tuple(step.successors.get(name, ()))
+                    out.append(Version(i, step.file, REMOVED, None, None, successors, self.pass_at(i)))
             elif before is None:
-                out.append(Version(i, step.file, MADE, here[0], here[2]))
+                out.append(Version(i, step.file, MADE, here[0], here[2], by=self.pass_at(i)))
             else:
                 change = CHANGED if here[1] != before[1] or here[2] != before[2] else UNCHANGED
-                out.append(Version(i, step.file, change, here[0], here[2]))
+                out.append(Version(i, step.file, change, here[0], here[2], by=self.pass_at(i)))
             before = here
         return out
 

@@ -25,6 +25,7 @@ class PassDiff:
     old: PassFile
     new: PassFile
     computations: list[ComputationDiff]
+    by: str | None = None  # the pass whose work this is (`PassHistory.pass_at`)
 
     @property
     def counts(self) -> tuple[int, int, int]:
@@ -38,7 +39,7 @@ class PassDiff:
         return {
             "old": self.old.name,
             "new": self.new.name,
-            "pass": self.new.ran,
+            "pass": self.by,
             "computations": [
                 {
                     "computation": c.computation,
@@ -91,7 +92,7 @@ def pass_diff(h: PassHistory, index: int) -> PassDiff:
         d.added.sort(key=lambda t: t[1])
         d.removed.sort(key=lambda t: t[1])
         d.changed.sort(key=lambda t: t[2])
-    return PassDiff(prev.file, step.file, comps)
+    return PassDiff(prev.file, step.file, comps, h.pass_at(index))
 
 
 def _shown(path: str) -> str:
@@ -108,7 +109,7 @@ def diff_text(d: PassDiff, limit: int = 200, paths: bool = False) -> str:
     (``old:12``; with ``paths``, ``/path/of/old:12``, which Neovim's ``gF`` opens)."""
     old, new = (d.old.path, d.new.path) if paths else ("old", "new")
     a, r, c = d.counts
-    what = d.new.ran or d.new.label()
+    what = d.by or d.new.label()
     out = [
         f"{what}: +{a} -{r} ~{c} instructions",
         f"  old: {_shown(d.old.path)}",
@@ -144,23 +145,23 @@ def summary(name: str, versions: list[Version]) -> str:
         return f"%{name} is in no file of this history"
     parts = []
     first = versions[0]
-    if first.file.ran is None and first.file.seq is None:
+    if first.by is None and first.file.seq is None:
         parts.append("already in the input (before optimizations)")
-    elif first.file.ran is None:
-        parts.append(f"made by {first.file.label()}")
+    elif first.by is None:
+        parts.append(f"first in {first.file.label()}")
     else:
-        parts.append(f"made by `{first.file.ran}` (file {first.file.seq_text})")
+        parts.append(f"made by `{first.by}` (file {first.file.seq_text})")
     changed: list[str] = []
     for v in versions:
         if v.change == "changed":
-            p = v.file.ran or v.file.label()
+            p = v.by or v.file.label()
             if p not in changed:
                 changed.append(p)
     if changed:
         parts.append("changed by " + ", ".join(f"`{p}`" for p in changed))
     gone = next((v for v in versions if v.change == "removed"), None)
     if gone is not None:
-        tail = f"gone after `{gone.file.ran or gone.file.label()}`"
+        tail = f"gone after `{gone.by}`" if gone.by else f"gone in {gone.file.label()}"
         if gone.file.seq_text:
             tail += f" (file {gone.file.seq_text})"
         if gone.successors:
