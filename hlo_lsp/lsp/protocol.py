@@ -74,6 +74,21 @@ class AnsweringProtocol(LanguageServerProtocol):
         if inspect.isawaitable(res):
             asyncio.ensure_future(res)
 
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        """pygls's, then the handler's future dropped from ``_request_futures`` once it is done. pygls removes
+        a request's future when it answers, but never the futures of notifications and of the steps of its
+        own generator handlers (each `didOpen`/`didChange`/`didClose` runs as one): they piled up for the
+        whole session, a few hundred bytes per notification scattered over the heap, pinning freed arenas
+        (issue 15: 752 futures after 250 documents opened and closed)."""
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        future = self._request_futures.get(msg_id)
+        if future is not None:
+            future.add_done_callback(lambda done, key=msg_id: self._forget_future(key, done))
+
+    def _forget_future(self, msg_id, future) -> None:
+        if self._request_futures.get(msg_id) is future:
+            del self._request_futures[msg_id]
+
     def handle_message(self, message):
         if message is ANSWERED:
             return

@@ -162,6 +162,8 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
         _trace("warm", path)
     finally:
         _end_progress(ls, token)
+        if not ls.ws.is_open(path):
+            _trim_soon(ls)  # closed while its background work ran: what that work stored goes again
 
 
 async def _joined(ls: HloLanguageServer, path: str, version: int | None) -> None:
@@ -195,9 +197,13 @@ async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | 
         ls.publish(path, version, diags=diags)
 
 
-def _collect_and_trim() -> None:
+def _collect_and_trim(release: bool = False) -> None:
     """After the background reads: a full collection (the server's own garbage in cycles, ~10 MB after opening
-    the 23 MB module; 0.05 s), then the C heap's free pages back to the system."""
+    the 23 MB module; 0.05 s), then the C heap's free pages back to the system. With ``release`` (after closes),
+    the objects frozen by an earlier call are collected too: a closed document's model was frozen with the
+    rest, and what of it sits in reference cycles would otherwise never be freed."""
+    if release:
+        gc.unfreeze()
     gc.collect()
     gc.freeze()  # what survived is the documents' model: later full collections skip it (0.8 s of GIL each)
     release_free_memory()
@@ -359,7 +365,10 @@ def _trim_soon(ls: HloLanguageServer, delay: float = 1.0) -> None:
 
     async def later():
         await asyncio.sleep(delay)
-        await asyncio.to_thread(_collect_and_trim)
+        ls.ws.sweep()  # what background reads for documents closed meanwhile stored after their close
+        if not ls.ws.open_paths():
+            memos.clear_all()
+        await asyncio.to_thread(_collect_and_trim, True)
 
     ls._pending[""] = asyncio.ensure_future(later())
 

@@ -96,3 +96,25 @@ async def test_a_large_modules_files_opened_in_a_row(client, tmp_path):
         open_doc(client, p)
     for p in order:
         await _published(client, uri(p), 1)
+
+
+@pytest.mark.parametrize("gap", [0.08, 0.15, 0.3, 0.6])
+async def test_structural_edits_landing_while_the_module_is_read_again(client, tmp_path, gap):
+    """The second edit sent while the first one's re-read of a 6 MB module runs (the gap spans the read's
+    window on a slow or fast machine): its version is published, and it is the last word."""
+    path = tmp_path / "module_0000.jit_big.cpu_after_optimizations.txt"
+    text = large_module(path, 6.0)
+    u = open_doc(client, path, text=text)
+    await _published(client, u, 1)
+    at = entry_line(text) + 1
+    _insert(client, u, 2, at, "  %a.1 = f32[] constant(0)\n")
+    await asyncio.sleep(gap)
+    _insert(client, u, 3, at + 1, "  %a.2 = f32[] negate(f32[] %nosuch)\n")
+    diags = await _published(client, u, 3)
+    assert [(d.range.start.line, str(d.code)) for d in diags if "nosuch" in d.message] == [
+        (at + 1, "undefined-operand")
+    ]
+    await asyncio.sleep(1.0)
+    last = [p for p in client.published if p.uri == u][-1]
+    assert last.version == 3
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=u)))

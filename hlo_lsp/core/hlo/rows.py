@@ -193,17 +193,19 @@ class UsesTable:
 
     Keyed by the definitions when it was built (``names``: the table's names then): while no instruction has
     been patched since, the module's name index finds a name's definition; after, a search of ``names`` does
-    (a rename moves the index, not what the table says)."""
+    (a rename moves the index, not what the table says). It holds the module's name index and patched set (both
+    edited in place), never the module: a table pointing back at its module made a reference cycle, so a module
+    read again stayed alive until a full collection, beside the new one (the heap then keeps both's arenas)."""
 
-    __slots__ = ("_mod", "_patches", "_names", "_start", "_flat", "_other")
+    __slots__ = ("_by_name", "_patched", "_patches", "_names", "_start", "_flat", "_other")
 
     def __init__(self, mod: HloModule, patches: int, names: list[str], start: array, flat: array, other: dict):
-        self._mod, self._patches, self._names = mod, patches, names
+        self._by_name, self._patched, self._patches, self._names = mod.by_name, mod.patched, patches, names
         self._start, self._flat, self._other = start, flat, other
 
     def _definition(self, name: str) -> int | None:
-        if len(self._mod.patched) == self._patches:
-            return self._mod.by_name.get(name)
+        if len(self._patched) == self._patches:
+            return self._by_name.get(name)
         try:
             return self._names.index(name)
         except ValueError:

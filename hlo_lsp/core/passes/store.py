@@ -74,3 +74,14 @@ class PassHistories:
 
     def is_history_file(self, path: str) -> bool:
         return bool(self.files(path))
+
+    def retain(self, open_paths: list[str]) -> None:
+        """Forget the histories and folder listings that no open document belongs to (memory follows what is
+        open: a closed pass file's history holds the index of every distinct computation of its module)."""
+        wanted = {(os.path.dirname(p), *f.key) for p in open_paths if (f := parse_pass_name(p)) is not None}
+        with self._lock:
+            for key in [k for k in self._made if k not in wanted]:
+                del self._made[key]
+            folders = {k[0] for k in wanted}
+            for folder in [d for d in self._listings if d not in folders]:
+                del self._listings[folder]
