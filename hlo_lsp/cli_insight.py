@@ -13,7 +13,7 @@ import os
 import sys
 
 from hlo_lsp.core.memory.diff import diff_peaks
-from hlo_lsp.core.memory.groups import group_values
+from hlo_lsp.core.memory.groups import group_rows, group_values
 from hlo_lsp.core.memory.heapmap import HeapMap, heap_map, peak_state_json
 from hlo_lsp.core.memory.peak import PeakReport, peak_of_bundle
 from hlo_lsp.core.memory.values import CATEGORIES, LiveValue
@@ -136,11 +136,7 @@ def peak_text(r: PeakReport, top: int = 20, group_by: str | None = None) -> str:
         groups = group_values(x.live, group_by)
         lines.append("")
         lines.append(f"By {group_by} ({len(groups)} groups):")
-        for g in groups[:top] if top else groups:
-            lines.append(f"  {human_size(g.bytes):>10}  {g.count:>5} values  {g.key}")
-        if top and len(groups) > top:
-            rest = sum(g.bytes for g in groups[top:])
-            lines.append(f"  {human_size(rest):>10}  ... {len(groups) - top} more groups")
+        lines += group_rows(groups, top)
     if a.peak_step is not None:
         parts = [
             f"{c} {human_size(a.by_category[c][a.peak_step])}" for c in CATEGORIES if a.by_category[c][a.peak_step]
@@ -191,7 +187,7 @@ def heap_text(hm: HeapMap, top: int) -> list[str]:
     frag = sorted((a for a in hm.allocations if a.fragmentation > 0), key=lambda a: (-a.fragmentation, a.index))
     shown = frag[:top] if top else frag
     for a in shown:
-        space = f" {hm.space_of(a.color)}" if len(hm.spaces) > 1 else ""
+        space = f"; {hm.space_of(a.color)}" if len(hm.spaces) > 1 else ""
         lines.append(
             f"  {h(a.fragmentation):>10}  unused of alloc {a.index:>3} ({h(a.size)}, {a.kinds}{space}): "
             f"{h(a.held_at_peak)} held"
