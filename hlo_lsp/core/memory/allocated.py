@@ -54,7 +54,7 @@ def allocated_view(bs: BufferSet, shapes: Shapes | None = None, sources: Sources
     # difference arrays: a segment [t0, t1) holding b bytes adds b at t0 and removes it at t1
     d_total = [0] * (n + 1)
     d_cat = {c: [0] * (n + 1) for c in CATEGORIES}
-    d_color: dict[int, list[int]] = {}
+    d_color: dict[int, list[int]] = {a.color: [0] * (n + 1) for a in bs.allocations}  # every memory space
     whole = frozenset(a.index for a in bs.allocations if a.is_parameter and a.size > 0) if n else frozenset()
     for index in sorted(whole | by_alloc.keys()):
         alloc = bs.allocation(index)

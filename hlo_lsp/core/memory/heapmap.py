@@ -12,7 +12,7 @@ or not). Its *fragmentation* is its size minus what it holds: reserved bytes wit
 memory space, and in all: ``Total bytes = held at the peak + fragmentation + thread-local bytes``. *Padding* is
 what the buffer assignment gives the values live there beyond their shapes' bytes (``ByteSizeOf``, no tiling):
 their assigned size minus that, for array values (tuples are pointer tables), each slice counted once when
-several values share it.
+several values share it (with the most padding among them).
 
 **What is drawn** (`heap_map`'s ``budget`` of rectangles, so a module of tens of thousands of values stays
 readable): allocations holding bytes at the peak first, then the others, each group largest first; an allocation
@@ -184,13 +184,10 @@ def _allocation(alloc: Allocation, vals: list[_Slice], t: int | None, whole: boo
     live = [x for x in vals if t is not None and x[0] <= t <= x[1]]
     in_use = union_bytes((x[2], x[2] + x[3]) for x in live)
     held = alloc.size if whole else in_use
-    padding = 0
-    seen: set[tuple[int, int]] = set()
+    pads: dict[tuple[int, int], int] = {}  # each slice once, with the most padding of the values sharing it
     for x in live:
-        if (x[2], x[3]) in seen:
-            continue
-        seen.add((x[2], x[3]))
-        padding += max(0, _padding(x[6], x[3]) or 0)
+        pads[(x[2], x[3])] = max(pads.get((x[2], x[3]), 0), _padding(x[6], x[3]) or 0)
+    padding = sum(pads.values())
     kinds = ", ".join(alloc.kinds()) or "temp"
     return HeapAllocation(alloc.index, alloc.size, alloc.color, category, kinds, len(vals), held, in_use, padding)
 
