@@ -48,7 +48,7 @@ def write_printed(path: str, fmt: str, title: str, timeline: TimelineData | None
     if timeline is not None:
         rows.append(("timeline", 3.6))
     if panels:
-        rows.append(("legend", 0.35))
+        rows.append(("legend", 0.35 if timeline is not None else 0.7))
     rows += [("heap", 3.4 if p.main else 1.4) for p in panels]
     text = peak_text(timeline) if timeline is not None else []
     if heap is not None:
@@ -81,10 +81,12 @@ def write_printed(path: str, fmt: str, title: str, timeline: TimelineData | None
                     ax.axis("off")
                     handles = [matplotlib.patches.Patch(color=COLORS[c], label=c) for c in heap.categories()]
                     handles.append(matplotlib.patches.Patch(color=BAND, label="reserved, no live value"))
+                    if timeline is None:  # the peaks' lines are named in the timeline's legend otherwise
+                        handles += _peak_handles(matplotlib, heap.peak_step, heap.xla_step)
                     ax.legend(
                         handles=handles,
                         loc="center left",
-                        ncol=len(handles),
+                        ncol=min(len(handles), 4),
                         frameon=False,
                         title="heap map:",
                         alignment="left",
@@ -161,6 +163,16 @@ def _timeline_axes(ax, data: TimelineData) -> None:
     _bytes_axis(ax, top)
     ax.set_title("bytes reserved per step (a parameter's buffer is held for the whole program)", loc="left")
     ax.legend(loc="upper left", ncol=4, framealpha=0.9, fontsize=9.5, handlelength=1.5, columnspacing=1.0)
+
+
+def _peak_handles(matplotlib, allocated: int | None, xla: int | None) -> list:
+    """Legend entries of the peak lines `_peak_lines` draws."""
+    out = []
+    if allocated is not None:
+        out.append(matplotlib.lines.Line2D([], [], color="#d62728", linestyle="--", label="allocated peak"))
+    if xla is not None and xla != allocated:
+        out.append(matplotlib.lines.Line2D([], [], color="#222", linestyle=":", label="XLA peak"))
+    return out
 
 
 def _peak_lines(ax, allocated: int | None, xla: int | None) -> None:
