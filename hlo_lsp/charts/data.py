@@ -270,6 +270,22 @@ def cached_chart_path(dump_path: str, fmt: str = "html", view: str = "timeline")
     return os.path.join(cache_dir(), f"{stem}-{digest}{suffix}.{fmt}")
 
 
+def html_page(title: str, body: list[str]) -> str:
+    """A page of ``body``'s pieces: white, whatever the editor's theme (a webview shows it as it is)."""
+    return (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>'
+        f"{escape(title or 'Memory')}</title></head>"
+        '<body style="font-family:DejaVu Sans,Arial,sans-serif;background:#fff;color:#222;margin:10px">'
+        + "".join(body)
+        + "</body></html>\n"
+    )
+
+
+def heap_note(heap: HeapData) -> str:
+    """The heap map's figures at the peak and what it left out, as a paragraph."""
+    return f"<p>{escape(heap.summary)}" + (f"<br>{escape(heap.note)}" if heap.note else "") + "</p>"
+
+
 def escape(s: str) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 

@@ -11,7 +11,18 @@ page that works offline and in an editor's webview).
 
 from __future__ import annotations
 
-from hlo_lsp.charts.data import BAND, COLORS, HeapData, TimelineData, escape, peak_marks, peak_text, step_ticks
+from hlo_lsp.charts.data import (
+    BAND,
+    COLORS,
+    HeapData,
+    TimelineData,
+    escape,
+    heap_note,
+    html_page,
+    peak_marks,
+    peak_text,
+    step_ticks,
+)
 from hlo_lsp.core.shapes import human_size
 
 FONT = {"family": "DejaVu Sans, Arial, sans-serif", "size": 13}
@@ -27,19 +38,11 @@ def write_html(path: str, title: str, timeline: TimelineData | None, heap: HeapD
             continue
         parts.append(fig.to_html(full_html=False, include_plotlyjs=include, config={"responsive": True}))
         include = False
-    notes = []
     if timeline is not None:
-        notes.append("<pre>" + escape("\n".join(peak_text(timeline))) + "</pre>")
+        parts.append("<pre>" + escape("\n".join(peak_text(timeline))) + "</pre>")
     if heap is not None:
-        notes.append(f"<p>{escape(heap.summary)}" + (f"<br>{escape(heap.note)}" if heap.note else "") + "</p>")
-    page = (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>'
-        f"{escape(title or 'Memory')}</title></head>"
-        '<body style="font-family:DejaVu Sans,Arial,sans-serif;background:#fff;color:#222;margin:8px">'
-        + "".join(parts)
-        + "".join(notes)
-        + "</body></html>\n"
-    )
+        parts.append(heap_note(heap))
+    page = html_page(title, parts)
     with open(path, "w", encoding="utf-8") as f:
         f.write(page)
 

@@ -22,6 +22,8 @@ from hlo_lsp.charts.data import (
     HeapPanel,
     TimelineData,
     escape,
+    heap_note,
+    html_page,
     peak_marks,
     peak_text,
     step_ticks,
@@ -165,6 +167,21 @@ def _timeline_axes(ax, data: TimelineData) -> None:
     ax.legend(loc="upper left", ncol=4, framealpha=0.9, fontsize=9.5, handlelength=1.5, columnspacing=1.0)
 
 
+def _rects(ax, rects: list, colors: list[str], thin_edges: bool) -> None:
+    """``rects`` as bars (white edges between them while there are few enough to see them)."""
+    if not rects:
+        return
+    ax.bar(
+        [r.x0 for r in rects],
+        [r.y1 - r.y0 for r in rects],
+        width=[r.x1 - r.x0 for r in rects],
+        bottom=[r.y0 for r in rects],
+        align="edge",
+        color=colors,
+        **({"linewidth": 0.4, "edgecolor": "white"} if thin_edges else {"linewidth": 0}),
+    )
+
+
 def _peak_handles(matplotlib, allocated: int | None, xla: int | None) -> list:
     """Legend entries of the peak lines `_peak_lines` draws."""
     out = []
@@ -183,27 +200,8 @@ def _peak_lines(ax, allocated: int | None, xla: int | None) -> None:
 
 
 def _heap_axes(ax, p: HeapPanel, heap: HeapData) -> None:
-    edge = {"linewidth": 0.4, "edgecolor": "white"}
-    if p.bands:
-        ax.bar(
-            [r.x0 for r in p.bands],
-            [r.y1 - r.y0 for r in p.bands],
-            width=[r.x1 - r.x0 for r in p.bands],
-            bottom=[r.y0 for r in p.bands],
-            align="edge",
-            color=BAND,
-            **(edge if len(p.bands) < 300 else {"linewidth": 0}),
-        )
-    if p.rects:
-        ax.bar(
-            [r.x0 for r in p.rects],
-            [r.y1 - r.y0 for r in p.rects],
-            width=[r.x1 - r.x0 for r in p.rects],
-            bottom=[r.y0 for r in p.rects],
-            align="edge",
-            color=[COLORS[r.category] for r in p.rects],
-            **(edge if len(p.rects) < 400 else {"linewidth": 0}),
-        )
+    _rects(ax, p.bands, [BAND] * len(p.bands), thin_edges=len(p.bands) < 300)
+    _rects(ax, p.rects, [COLORS[r.category] for r in p.rects], thin_edges=len(p.rects) < 400)
     _peak_lines(ax, heap.peak_step, heap.xla_step)
     ax.set_ylim(0, max(p.height, 1))
     ax.set_yticks([y for y, _ in p.ticks])
@@ -245,15 +243,10 @@ def write_static(path: str, title: str, timeline: TimelineData | None, heap: Hea
         for p in heap.panels:
             body.append(f'<div style="font-size:13px;margin-top:6px">{escape(p.title)}</div>')
             body.append(_heap_svg(p, heap))
-        body.append(f"<p>{escape(heap.summary)}" + (f"<br>{escape(heap.note)}" if heap.note else "") + "</p>")
-    page = (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>'
-        f"{escape(title or 'Memory')}</title></head>"
-        '<body style="font-family:DejaVu Sans,Arial,sans-serif;background:#fff;color:#222;margin:10px">'
-        + "".join(body)
-        + f"<p><small>A static chart: for the interactive one, {escape(CHARTS_INSTALL)}.</small></p>"
-        + f'<div id="tip" style="{_TIP_STYLE}"></div>{_SCRIPT}</body></html>\n'
-    )
+        body.append(heap_note(heap))
+    body.append(f"<p><small>A static chart: for the interactive one, {escape(CHARTS_INSTALL)}.</small></p>")
+    body.append(f'<div id="tip" style="{_TIP_STYLE}"></div>{_SCRIPT}')
+    page = html_page(title, body)
     with open(path, "w", encoding="utf-8") as f:
         f.write(page)
 

@@ -15,7 +15,7 @@ import pytest
 from hlo_lsp.core.shapes import human_size
 from tests.fixtures import DATA, REPO, SHARED, parse_assignment_listing, parse_live_ranges, require_found
 from tests.insight.test_peak import expected_peak, independent_allocated, report_for
-from tests.insight.util import module_sets
+from tests.insight.util import module_sets, union_length
 
 TOTAL_USED = re.compile(r"^Total bytes used: (\d+)", re.M)
 ALLOC = re.compile(r"^allocation (\d+): (?:0x[0-9a-f]+, )?size (\d+)(.*):$", re.M)
@@ -29,18 +29,6 @@ def _listing(path) -> str:
     return path.read_text()
 
 
-def _union(slices) -> int:
-    """Bytes covered: the slices merged into disjoint runs (sorted by start; a run grows while the next starts
-    inside it)."""
-    runs: list[list[int]] = []
-    for s, e in sorted(slices):
-        if runs and s <= runs[-1][1]:
-            runs[-1][1] = max(runs[-1][1], e)
-        else:
-            runs.append([s, e])
-    return sum(e - s for s, e in runs)
-
-
 def _shared(names: list[str], listing: str) -> int:
     by_key = {v["key"]: v for v in parse_assignment_listing(listing)}
     per_alloc: dict[int, list[tuple[int, int]]] = {}
@@ -48,7 +36,7 @@ def _shared(names: list[str], listing: str) -> int:
         v = by_key.get(n if "{" in n else n + "{}")
         if v is not None:
             per_alloc.setdefault(v["allocation"], []).append((v["offset"], v["offset"] + v["size"]))
-    return sum(sum(e - s for s, e in sl) - _union(sl) for sl in per_alloc.values())
+    return sum(sum(e - s for s, e in sl) - union_length(sl) for sl in per_alloc.values())
 
 
 @pytest.mark.parametrize("path", LOCAL, ids=[str(p.relative_to(REPO))[-70:] for p in LOCAL])
@@ -126,7 +114,7 @@ def check_figures(path):
         if r and r[0] <= step <= r[1]:
             live.setdefault(v["allocation"], []).append((v["offset"], v["offset"] + v["size"]))
     params = [(i, size) for i, size, rest in headers if re.search(r"\bparameter \d+", rest)]
-    assert f.idle_parameters == sum(size - _union(live.get(i, [])) for i, size in params)
+    assert f.idle_parameters == sum(size - union_length(live.get(i, [])) for i, size in params)
     text = " ".join(f.reasons)
     if f.idle_parameters:
         assert f"at step {step} the allocated view holds {human_size(f.idle_parameters)} of parameters' buffers" in text

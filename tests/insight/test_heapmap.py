@@ -16,7 +16,7 @@ from hlo_lsp.cli import main
 from hlo_lsp.core.memory.heapmap import heap_map
 from tests.fixtures import DATA, REPO, SHARED, parse_assignment_listing, parse_live_ranges, require_found
 from tests.insight.test_peak import independent_allocated, report_for
-from tests.insight.util import array_bytes, human, module_sets
+from tests.insight.util import array_bytes, human, module_sets, union_length
 
 ALLOC = re.compile(r"^allocation (\d+): (?:0x[0-9a-f]+, )?size (\d+)(.*):$", re.M)
 SPACE = re.compile(r"^Memory Space: (\S*) ?\(color=(\d+)\)\nTotal bytes: (\d+)", re.M)
@@ -63,16 +63,6 @@ def _allocations(listing: str) -> dict[int, dict]:
     return out
 
 
-def _union(slices) -> int:
-    runs: list[list[int]] = []
-    for s, e in sorted(slices):
-        if runs and s <= runs[-1][1]:
-            runs[-1][1] = max(runs[-1][1], e)
-        else:
-            runs.append([s, e])
-    return sum(e - s for s, e in runs)
-
-
 def _interferes(a: dict, b: dict) -> bool:
     """The buffer rules' overlap condition (rules.overlapping_slices), written again: closed live ranges that
     share more than one step, or touch at one step with different byte slices."""
@@ -97,7 +87,7 @@ def expected(path: Path) -> dict:
     per_alloc: dict[int, dict] = {}
     for index, a in allocs.items():
         live = [v for v in values if v["allocation"] == index and peak is not None and v["start"] <= peak <= v["end"]]
-        in_use = _union((v["offset"], v["offset"] + v["size"]) for v in live)
+        in_use = union_length((v["offset"], v["offset"] + v["size"]) for v in live)
         held = a["size"] if a["category"] == "parameter" and steps else in_use
         pads: dict[tuple[int, int], int] = {}  # each slice once, the most padding of the values sharing it
         for v in live:

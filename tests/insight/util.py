@@ -60,6 +60,18 @@ def array_bytes(shape: str) -> int | None:
     return n * bits // 8
 
 
+def union_length(slices) -> int:
+    """Bytes covered by ``(start, end)`` slices: merged into disjoint runs (sorted by start; a run grows while the
+    next starts inside it)."""
+    runs: list[list[int]] = []
+    for s, e in sorted(slices):
+        if runs and s <= runs[-1][1]:
+            runs[-1][1] = max(runs[-1][1], e)
+        else:
+            runs.append([s, e])
+    return sum(e - s for s, e in runs)
+
+
 def module_sets(root: Path) -> list[Path]:
     """The file holding BufferLiveRange of every module with buffer files under ``root``: a split set's
     ``-live-range.txt``, an older set's ``-buffer-assignment.txt`` that holds it, or an old single file."""

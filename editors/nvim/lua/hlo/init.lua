@@ -242,6 +242,15 @@ function M.helptags()
   return alt .. '/doc/tags'
 end
 
+--- The first running hlo-lsp client; nil (and a warning) when there is none.
+local function running_client()
+  local client = M.clients()[1]
+  if not client then
+    vim.notify('hlo-lsp is not running: open a dump first', vim.log.levels.WARN)
+  end
+  return client
+end
+
 local function uri_of(path)
   return vim.uri_from_fname(vim.fn.fnamemodify(path, ':p'))
 end
@@ -302,9 +311,8 @@ end
 
 --- :HloTimeline / :HloHeapMap [FILE]: the chart of the module FILE belongs to (default: the current file).
 function M.chart(command, file, on_done)
-  local client = M.clients()[1]
+  local client = running_client()
   if not client then
-    vim.notify('hlo-lsp is not running: open a dump first', vim.log.levels.WARN)
     return
   end
   local path = (file and file ~= '') and file or vim.fn.expand('%:p')
@@ -326,9 +334,8 @@ end
 
 --- Ask a running hlo-lsp client for a report (`hlo.peakDiff`, `hlo.rankModules`) and show it; `on_done(buf|nil)`.
 function M.report(command, arguments, on_done)
-  local client = M.clients()[1]
+  local client = running_client()
   if not client then
-    vim.notify('hlo-lsp is not running: open a dump first', vim.log.levels.WARN)
     return
   end
   local params = { command = command, arguments = arguments }
@@ -391,9 +398,8 @@ end
 --- :HloPassPrev / :HloPassNext: jump to the instruction's version before the pass that last changed it, or to
 --- the next file that changes (or removes) it.
 function M.pass_step(direction, on_done)
-  local client = M.clients()[1]
+  local client = running_client()
   if not client then
-    vim.notify('hlo-lsp is not running: open a dump first', vim.log.levels.WARN)
     return
   end
   local params = {
