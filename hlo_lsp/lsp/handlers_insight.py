@@ -232,17 +232,17 @@ def on_rename(ls: HloLanguageServer, params: lsp.RenameParams):
 
 
 @server.command(lens.SHOW_TIMELINE)
-def show_memory_timeline(ls: HloLanguageServer, *args):
+async def show_memory_timeline(ls: HloLanguageServer, *args):
     """Arguments: the document URI, then optionally ``"html"`` (default), ``"svg"`` or ``"png"``. Writes the
-    chart into the cache dir (never beside the dump) and returns its file URI."""
-    return _chart(ls, lens.SHOW_TIMELINE, "timeline", args)
+    chart into the cache dir (never beside the dump), in a worker thread, and returns its file URI."""
+    return await asyncio.to_thread(_chart, ls, lens.SHOW_TIMELINE, "timeline", args)
 
 
 @server.command(lens.SHOW_HEAP_MAP)
-def show_heap_map(ls: HloLanguageServer, *args):
+async def show_heap_map(ls: HloLanguageServer, *args):
     """Arguments as ``hlo.showMemoryTimeline``; the chart is the heap map (each value at its offset over its live
     range, per memory space, with fragmentation and padding at the peak). Returns its file URI."""
-    return _chart(ls, lens.SHOW_HEAP_MAP, "heap", args)
+    return await asyncio.to_thread(_chart, ls, lens.SHOW_HEAP_MAP, "heap", args)
 
 
 def _chart(ls: HloLanguageServer, command: str, view: str, args) -> str:
