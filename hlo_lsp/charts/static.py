@@ -273,8 +273,8 @@ class _Frame:
 
     def open(self) -> str:
         return (
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.w}" height="{self.h}" '
-            'font-family="DejaVu Sans,Arial,sans-serif" font-size="12">'
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.w} {self.h}" width="100%" '
+            f'style="max-width:{self.w}px;display:block" font-family="DejaVu Sans,Arial,sans-serif" font-size="12">'
         )
 
     def step_axis(self, marks: list[tuple[int, str]], label: bool = True) -> str:
