@@ -61,10 +61,22 @@ def _parser() -> argparse.ArgumentParser:
     passes.add_argument("--trace", metavar="NAME", help="one instruction's history through the passes")
     passes.add_argument("--diff", metavar="SEQ", help="what the pass of file SEQ did (against the file before it)")
     passes.add_argument("--format", choices=("text", "json"), default="text")
-    timeline = sub.add_parser("timeline", help="chart of memory by program order (.html, .svg or .png)")
+    timeline = sub.add_parser(
+        "timeline", help="chart of memory by program order, and the heap map (.html, .svg or .png)"
+    )
     timeline.add_argument("dump", metavar="DUMP")
     timeline.add_argument("-o", "--output", required=True, metavar="FILE")
     timeline.add_argument("--top", type=int, default=10, metavar="N", help="buffers at the peak to list")
+    timeline.add_argument(
+        "--view",
+        choices=("timeline", "heap", "both"),
+        default="timeline",
+        help="timeline: bytes reserved per step (the default); heap: each value at its offset over its live range, "
+        "per memory space; both: one above the other",
+    )
+    timeline.add_argument(
+        "--max-blocks", type=int, default=4000, metavar="N", help="values the heap map draws at most (largest first)"
+    )
     return p
 
 
@@ -92,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             return cli_folder.rank_folder(args.dump, args.top, args.format)
         if args.command == "peak":
             return cli_insight.peak(args.dump, args.top, args.format, args.diff, args.group_by)
-        return cli_insight.timeline(args.dump, args.output, args.top)
+        return cli_insight.timeline(args.dump, args.output, args.top, args.view, args.max_blocks)
     return serve(args.tcp)
 
 

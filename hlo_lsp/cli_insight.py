@@ -1,5 +1,5 @@
 """``hlo-lsp peak DUMP [--top N] [--format text|json]``, ``hlo-lsp peak --diff OLD NEW`` and
-``hlo-lsp timeline DUMP -o FILE.html|.svg|.png``.
+``hlo-lsp timeline DUMP -o FILE.html|.svg|.png [--view timeline|heap|both]``.
 
 DUMP is an old single-file buffer assignment or any file of a split set (the module text included); its siblings
 are found by stem in its folder. Exit codes: 0 on success, 2 on a usage or I/O error (one line, no traceback).
@@ -13,7 +13,8 @@ import os
 import sys
 
 from hlo_lsp.core.memory.diff import diff_peaks
-from hlo_lsp.core.memory.groups import group_values
+from hlo_lsp.core.memory.groups import group_rows, group_values
+from hlo_lsp.core.memory.heapmap import HeapMap, heap_map, peak_state_json
 from hlo_lsp.core.memory.peak import PeakReport, peak_of_bundle
 from hlo_lsp.core.memory.values import CATEGORIES, LiveValue
 from hlo_lsp.core.shapes import human_size
@@ -72,6 +73,9 @@ def peak(dump: str | None, top: int, fmt: str, diff: list[str] | None = None, gr
         return _fail(str(e))
     if fmt == "json":  # the data: every value, whatever --top (which shapes the text view)
         data = report.as_json()
+        state = peak_state_json(heap_map(report, budget=0), report.space_name)
+        data["memory_spaces"] = state.pop("memory_spaces")
+        data["allocated"].update(state)
         if group_by:
             data["group_by"] = group_by
             data["groups"] = [g.as_json() for g in group_values(report.xla.live, group_by)]
@@ -81,12 +85,12 @@ def peak(dump: str | None, top: int, fmt: str, diff: list[str] | None = None, gr
     return 0
 
 
-def timeline(dump: str, output: str, top: int) -> int:
+def timeline(dump: str, output: str, top: int, view: str = "timeline", max_blocks: int = 4000) -> int:
     from hlo_lsp.charts import ChartError, write_timeline
 
     try:
         report = load_report(dump)
-        write_timeline(report, output, title=os.path.basename(dump), top=top)
+        write_timeline(report, output, title=os.path.basename(dump), top=top, view=view, budget=max(max_blocks, 0))
     except (InsightError, ChartError) as e:
         return _fail(str(e))
     _emit(output)
@@ -132,11 +136,7 @@ def peak_text(r: PeakReport, top: int = 20, group_by: str | None = None) -> str:
         groups = group_values(x.live, group_by)
         lines.append("")
         lines.append(f"By {group_by} ({len(groups)} groups):")
-        for g in groups[:top] if top else groups:
-            lines.append(f"  {human_size(g.bytes):>10}  {g.count:>5} values  {g.key}")
-        if top and len(groups) > top:
-            rest = sum(g.bytes for g in groups[top:])
-            lines.append(f"  {human_size(rest):>10}  ... {len(groups) - top} more groups")
+        lines += group_rows(groups, top)
     if a.peak_step is not None:
         parts = [
             f"{c} {human_size(a.by_category[c][a.peak_step])}" for c in CATEGORIES if a.by_category[c][a.peak_step]
@@ -150,6 +150,7 @@ def peak_text(r: PeakReport, top: int = 20, group_by: str | None = None) -> str:
             + ", ".join(parts)
         )
         lines += _rows(a.live, top, padding=True)
+        lines += heap_text(heap_map(r, budget=0), top)
     f = r.figures
     if f is not None and f.reasons:
         lines.append("")
@@ -161,6 +162,40 @@ def peak_text(r: PeakReport, top: int = 20, group_by: str | None = None) -> str:
     for p in r.problems:
         lines.append(f"note: {p}")
     return "\n".join(lines)
+
+
+def heap_text(hm: HeapMap, top: int) -> list[str]:
+    """The allocations at the allocated peak: fragmentation, padding, thread-local bytes, the memory spaces
+    (a table when there are several) and the ``top`` allocations with the most reserved bytes unused."""
+    h = human_size
+    lines = [
+        "",
+        f"At the allocated peak (step {hm.peak_step}): fragmentation {h(hm.fragmentation)} (bytes of allocations "
+        f"holding no live value), padding {h(hm.padding)} (assigned beyond the shapes' bytes)",
+    ]
+    if len(hm.spaces) > 1:
+        lines.append(
+            f"  {'memory space':<16} {'allocs':>6} {'Total bytes':>12} {'held at peak':>13} {'fragmented':>11} "
+            f"{'padding':>9}  own peak"
+        )
+        for s in hm.spaces:
+            own = f"{h(s.peak_bytes)} at step {s.peak_step}" if s.peak_step is not None else "-"
+            lines.append(
+                f"  {s.label():<16} {s.allocations:>6} {h(s.total_bytes):>12} {h(s.held_at_peak):>13} "
+                f"{h(s.fragmentation):>11} {h(s.padding):>9}  {own}"
+            )
+    frag = sorted((a for a in hm.allocations if a.fragmentation > 0), key=lambda a: (-a.fragmentation, a.index))
+    shown = frag[:top] if top else frag
+    for a in shown:
+        space = f"; {hm.space_of(a.color)}" if len(hm.spaces) > 1 else ""
+        lines.append(
+            f"  {h(a.fragmentation):>10}  unused of alloc {a.index:>3} ({h(a.size)}, {a.kinds}{space}): "
+            f"{h(a.held_at_peak)} held"
+        )
+    if len(frag) > len(shown):
+        rest = sum(a.fragmentation for a in frag[len(shown) :])
+        lines.append(f"  {h(rest):>10}  ... {len(frag) - len(shown)} more allocations")
+    return lines
 
 
 def diff_text(d, top: int, paths: list[str]) -> str:

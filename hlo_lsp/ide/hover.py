@@ -20,7 +20,9 @@ from hlo_lsp.core.hlo.source import file_location, instruction_source, stack
 from hlo_lsp.core.memory.allocated import union_bytes
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.context import Cursor, cursor
+from hlo_lsp.ide.lens import report_for
 from hlo_lsp.ide.passes import hover_section
+from hlo_lsp.ide.peak_groups import groups_hover
 from hlo_lsp.ide.types import HoverResult
 
 MAX_DEF_TEXT = 160
@@ -86,7 +88,7 @@ def hover(ws: Workspace, path: str, line: int, col: int) -> HoverResult | None:
         return None
     o = cur.occurrence
     if o is None:
-        return _hover_value_id(cur) or _hover_shape(cur)
+        return _hover_value_id(cur) or _hover_peak_line(cur) or _hover_shape(cur)
     if o.kind == "value":
         return hover_value(cur, o.key, o.range)
     if o.kind == "allocation":
@@ -125,6 +127,19 @@ def _hover_value_id(cur: Cursor) -> HoverResult | None:
                 return hover_value(cur, o.key, Range(cur.line, m.start(1), cur.line, m.end(1)))
             return None
     return None
+
+
+def _hover_peak_line(cur: Cursor) -> HoverResult | None:
+    """On the ``Live ranges at N (peak):`` line: the values live there grouped by source line, op_name, dtype,
+    category and argument (`peak_groups`)."""
+    doc = cur.analysis.buffers
+    if doc is None or doc.peak_line != cur.line:
+        return None
+    report = report_for(cur.bundle)
+    if report is None:
+        return None
+    lines = cur.analysis.lines
+    return groups_hover(report, Range(cur.line, 0, cur.line, len(lines[cur.line]) if cur.line < len(lines) else 0))
 
 
 def _allocation_kind(alloc) -> str:

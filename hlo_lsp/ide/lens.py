@@ -6,7 +6,8 @@
 - Each computation header in HLO text: its share of XLA's peak (bytes of the values its instructions define that
   are live at the peak step); computations with nothing live there get no lens.
 - The peak step: the ``Live ranges at N (peak)`` line, the ``N:name`` line of the InstructionSequence and the
-  peak instruction in HLO text, each with the command that opens the memory timeline.
+  peak instruction in HLO text, each with the command that opens the memory timeline, one that opens the heap
+  map, and the largest source lines at the peak (`peak_groups`: click for every grouping).
 
 The peak report of a module is computed once per joined buffer set (`report_for`) and reused by every request.
 """
@@ -22,9 +23,11 @@ from hlo_lsp.core.memory.allocated import allocation_in_use
 from hlo_lsp.core.memory.peak import PeakReport, peak_of_bundle
 from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import ModuleBundle, Workspace
+from hlo_lsp.ide import peak_groups
 from hlo_lsp.ide.passes import lenses as pass_lenses
 
 SHOW_TIMELINE = "hlo.showMemoryTimeline"
+SHOW_HEAP_MAP = "hlo.showHeapMap"
 _lock = threading.Lock()
 
 
@@ -124,18 +127,34 @@ def _allocation_lenses(doc, bs, report: PeakReport) -> list[Lens]:
 
 
 def _peak_lenses(doc, lines, report: PeakReport, path: str) -> list[Lens]:
-    return _timeline_lenses(doc, lines, report.xla.step, _peak_title(report), path)
+    out = []
+    for rng in _peak_ranges(doc, lines, report.xla.step):
+        out += _peak_step_lenses(rng, report, path)
+    return out
+
+
+def _peak_step_lenses(rng: Range, report: PeakReport, path: str) -> list[Lens]:
+    """On one peak-step line: the timeline, the heap map and the largest source lines (all groupings)."""
+    out = [Lens(rng, _peak_title(report), SHOW_TIMELINE, (path,)), Lens(rng, "heap map", SHOW_HEAP_MAP, (path,))]
+    groups = peak_groups.lens_title(report)
+    if groups is not None:
+        out.append(Lens(rng, groups, peak_groups.PEAK_GROUPS, (path,)))
+    return out
+
+
+def _peak_ranges(doc, lines, step: int | None) -> list[Range]:
+    """The ``Live ranges at N (peak)`` line and ``step``'s line of the InstructionSequence."""
+    out = []
+    if doc.peak_line is not None:
+        ln = doc.peak_line
+        out.append(Range(ln, 0, ln, len(lines[ln]) if ln < len(lines) else 0))
+    return out + [s.range for s in doc.sequence if s.step == step]
 
 
 def _timeline_lenses(doc, lines, step: int | None, title: str, path: str) -> list[Lens]:
     """``title`` with the timeline command on the ``Live ranges at N (peak)`` line and on ``step``'s line of the
     InstructionSequence."""
-    out = []
-    if doc.peak_line is not None:
-        ln = doc.peak_line
-        out.append(Lens(Range(ln, 0, ln, len(lines[ln]) if ln < len(lines) else 0), title, SHOW_TIMELINE, (path,)))
-    out += [Lens(s.range, title, SHOW_TIMELINE, (path,)) for s in doc.sequence if s.step == step]
-    return out
+    return [Lens(rng, title, SHOW_TIMELINE, (path,)) for rng in _peak_ranges(doc, lines, step)]
 
 
 def _hlo_lenses(mod, report: PeakReport, path: str) -> list[Lens]:
@@ -165,5 +184,5 @@ def _hlo_lenses(mod, report: PeakReport, path: str) -> list[Lens]:
     if step is not None and step < len(report.sequence):
         ins = mod.instruction(report.sequence[step])
         if ins is not None:
-            out.append(Lens(ins.name_range, _peak_title(report), SHOW_TIMELINE, (path,)))
+            out += _peak_step_lenses(ins.name_range, report, path)
     return out

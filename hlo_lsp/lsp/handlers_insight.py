@@ -1,6 +1,7 @@
 """LSP handlers of the memory-insight features: inlay hints, semantic tokens for a range (the viewport),
-completion, prepareRename/rename and the ``hlo.showMemoryTimeline`` command (code lenses and full semantic
-tokens, whole-document answers, are in `handlers_document`).
+completion, prepareRename/rename and the chart and grouping commands (``hlo.showMemoryTimeline``,
+``hlo.showHeapMap``, ``hlo.peakGroups``); code lenses and full semantic tokens, whole-document answers, are in
+`handlers_document`.
 
 Each handler unpacks params, calls one `hlo_lsp.ide` function and converts its plain records (code-point
 columns to the negotiated encoding through `Converter`). Inlay hints and code lenses can be switched off with
@@ -20,7 +21,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
-from hlo_lsp.ide import completion, inlay, lens, rename, semantic_tokens
+from hlo_lsp.ide import completion, inlay, lens, peak_groups, rename, semantic_tokens
 from hlo_lsp.lsp.app import HloLanguageServer, safe, server
 from hlo_lsp.lsp.convert import path_to_uri, uri_to_path
 
@@ -231,27 +232,56 @@ def on_rename(ls: HloLanguageServer, params: lsp.RenameParams):
 
 
 @server.command(lens.SHOW_TIMELINE)
-def show_memory_timeline(ls: HloLanguageServer, *args):
+async def show_memory_timeline(ls: HloLanguageServer, *args):
     """Arguments: the document URI, then optionally ``"html"`` (default), ``"svg"`` or ``"png"``. Writes the
-    chart into the cache dir (never beside the dump) and returns its file URI."""
+    chart into the cache dir (never beside the dump), in a worker thread, and returns its file URI."""
+    return await asyncio.to_thread(_chart, ls, lens.SHOW_TIMELINE, "timeline", args)
+
+
+@server.command(lens.SHOW_HEAP_MAP)
+async def show_heap_map(ls: HloLanguageServer, *args):
+    """Arguments as ``hlo.showMemoryTimeline``; the chart is the heap map (each value at its offset over its live
+    range, per memory space, with fragmentation and padding at the peak). Returns its file URI."""
+    return await asyncio.to_thread(_chart, ls, lens.SHOW_HEAP_MAP, "heap", args)
+
+
+def _chart(ls: HloLanguageServer, command: str, view: str, args) -> str:
     from hlo_lsp.charts import ChartError, cached_chart_path, write_timeline
 
     if not args or not isinstance(args[0], str):
-        raise JsonRpcInvalidParams(message="hlo.showMemoryTimeline expects a document URI")
+        raise JsonRpcInvalidParams(message=f"{command} expects a document URI")
     path = uri_to_path(args[0])
+    fmt = args[1] if len(args) > 1 and isinstance(args[1], str) else "html"
     try:
         report = lens.report_for(ls.ws.bundle(path))
         if report is None:
             raise ChartError(f"{os.path.basename(path)}: no buffer-assignment files for this module")
-        out = write_timeline(
-            report, cached_chart_path(path, args[1] if len(args) > 1 else "html"), title=os.path.basename(path)
-        )
+        out = write_timeline(report, cached_chart_path(path, fmt, view), title=os.path.basename(path), view=view)
     except ChartError as e:
         raise JsonRpcException(message=str(e), code=REQUEST_FAILED) from None
     except Exception as e:  # noqa: BLE001 - unreadable file, ...: an error answer, never a dead server
-        log.exception("hlo.showMemoryTimeline failed")
+        log.exception("%s failed", command)
         raise JsonRpcInternalError(message=f"cannot chart {path}: {e}") from None
     return path_to_uri(out)
+
+
+@server.command(peak_groups.PEAK_GROUPS)
+async def show_peak_groups(ls: HloLanguageServer, *args):
+    """Argument: the document URI. Returns ``{"title", "text"}``: the values live at XLA's peak grouped by source
+    line, op_name, dtype, category and argument, every group (`ide.peak_groups`). Nothing is written."""
+    if not args or not isinstance(args[0], str):
+        raise JsonRpcInvalidParams(message=f"{peak_groups.PEAK_GROUPS} expects a document URI")
+    path = uri_to_path(args[0])
+    try:
+        report = await asyncio.to_thread(lambda: lens.report_for(ls.ws.bundle(path)))
+    except Exception as e:  # noqa: BLE001 - an error answer, never a dead server
+        log.exception("%s failed", peak_groups.PEAK_GROUPS)
+        raise JsonRpcInternalError(message=f"cannot read {path}: {e}") from None
+    if report is None or report.xla.step is None:
+        raise JsonRpcException(
+            message=f"{os.path.basename(path)}: no peak in this module's buffer files", code=REQUEST_FAILED
+        )
+    return peak_groups.groups_document(report, path)
 
 
 # -- comparing dumps and ranking a folder ------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import SHARED, parse_live_ranges, require_found
+from tests.insight.util import human
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "editors" / "nvim"
@@ -880,6 +881,11 @@ TIMELINE_LUA = (
     "local b = vim.api.nvim_get_current_buf() local notes, opened = {}, {} "
     "vim.notify = function(m) table.insert(notes, m) end "
     "if vim.ui and vim.ui.open then vim.ui.open = function(p) table.insert(opened, p) return {}, nil end end "
+    # the peak line holds three lenses (timeline, heap map, groups): codelens.run asks which; pick the timeline
+    "local picked = {} "
+    "vim.ui.select = function(items, opts, on_choice) for i, it in ipairs(items) do "
+    "local c = (it.lens or it).command if c and c.command == 'hlo.showMemoryTimeline' then "
+    "table.insert(picked, c.title) return on_choice(it, i) end end on_choice(nil, nil) end "
     "local function attached() for _, c in ipairs(require('hlo').clients()) do "
     "if c.initialized and vim.lsp.buf_is_attached(b, c.id) then return c end end end "
     "vim.wait(60000, function() return attached() ~= nil end, 100) "
@@ -929,6 +935,80 @@ def test_timeline_lens_opens_the_chart(case, tmp_path):
         assert got["opened"] == [str(chart)] and said[0].startswith("hlo-lsp: memory timeline opened:"), got
     else:
         assert said[0].startswith("hlo-lsp: memory timeline written to "), got
+
+
+HEAP_MAP_LUA = (
+    "local b = vim.api.nvim_get_current_buf() local notes, opened = {}, {} "
+    "vim.notify = function(m) table.insert(notes, m) end "
+    "if vim.ui and vim.ui.open then vim.ui.open = function(p) table.insert(opened, p) return {}, nil end end "
+    "vim.wait(60000, function() for _, c in ipairs(require('hlo').clients()) do "
+    "if c.initialized and vim.lsp.buf_is_attached(b, c.id) then return true end end return false end, 100) "
+    "vim.cmd('HloHeapMap') "
+    "vim.wait(60000, function() for _, n in ipairs(notes) do if n:find('heap map') then return true end end "
+    "return false end, 100) "
+    "local lens = nil "
+    "vim.wait(60000, function() pcall(vim.lsp.codelens.refresh, { bufnr = b }) "
+    "for _, l in ipairs(vim.lsp.codelens.get(b) or {}) do "
+    "if l.command and l.command.command == 'hlo.peakGroups' then lens = l return true end end "
+    "return false end, 500) "
+    "vim.cmd('HloPeakGroups') local report = '' "
+    "vim.wait(60000, function() local t = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n') "
+    "if t:find('By category') then report = t return true end return false end, 100) "
+    "local f = io.open(vim.env.HLO_OUT, 'w') f:write(vim.fn.json_encode({notes = notes, opened = opened, "
+    "report = report, group_lens = lens and lens.command.title or ''})) f:close()"
+)
+
+
+def test_heap_map_command_opens_the_chart_and_peak_groups_open_a_report(tmp_path):
+    """:HloHeapMap on a live-range file in real Neovim 0.11: the server writes the heap map (HTML) into its
+    cache folder and the plugin opens it with vim.ui.open; :HloPeakGroups shows every grouping of the peak in a
+    window, its categories summing the bytes the dump prints at the peak; the peak line carries the groups
+    lens."""
+    nvim = _nvim_011()
+    if nvim is None:
+        pytest.skip("no Neovim 0.11")
+    work = tmp_path / "cond_switch"
+    shutil.copytree(PROGRAM, work)
+    live = work / f"{STEM}-live-range.txt"
+    cmd = ", ".join(json.dumps(c) for c in (sys.executable, "-m", "hlo_lsp"))
+    init = f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\nrequire('hlo').setup({{ cmd = {{ {cmd} }} }})\n"
+    got = json.loads(
+        _run_lua_after_open(nvim, tmp_path, init, live, HEAP_MAP_LUA, probe_env(tmp_path, own_path_first=False))
+    )
+    said = [n for n in got["notes"] if "heap map" in n]
+    assert len(said) == 1 and said[0].startswith("hlo-lsp: heap map opened: "), got
+    chart = Path(said[0].split(": ", 2)[2])
+    assert chart.is_file() and chart.name.endswith("-heap.html") and got["opened"] == [str(chart)]
+    assert str(tmp_path / "xdg" / "cache") in str(chart) and not list(work.glob("*.html"))
+    page = chart.read_text(errors="replace")
+    listed = re.findall(r"^ value: <\d+ ([^ >{]+)", (work / f"{STEM}-buffer-assignment.txt").read_text(), re.M)
+    ranged = {k.split("{")[0] for k in re.findall(r"^    (\S+\{[\d,]*\}):\d+-\d+$", live.read_text(), re.M)}
+    assert all(name in page for name in listed if name in ranged)
+    assert got["group_lens"].startswith("by source: "), got
+    entries = re.findall(r"^    (\S+\{[\d,]*\}): (\d+) bytes", live.read_text(), re.M)
+    assert got["report"].startswith("XLA peak at step ")
+    assert f"{human(sum(int(b) for _, b in entries))} in {len(entries)} values" in got["report"].split("\n")[0]
+    kind_of: dict[str, str] = {}  # value key -> its allocation's kind, from the listing's headers
+    kind = ""
+    for line in (work / f"{STEM}-buffer-assignment.txt").read_text().split("\n"):
+        if m := re.match(r"allocation \d+: size \d+(.*):$", line):
+            rest = m.group(1)
+            kind = next(
+                (
+                    k
+                    for k, w in (("parameter", "parameter "), ("output", "maybe-live-out"), ("constant", "constant"))
+                    if w in rest or (k == "output" and "output shape" in rest)
+                ),
+                "temporary",
+            )
+        elif m := re.match(r" value: <\d+ ([^ >{]+)(\{[\d,]*\})?", line):
+            kind_of[m.group(1) + (m.group(2) or "{}")] = kind
+    by_kind: dict[str, int] = {}
+    for key, b in entries:
+        by_kind[kind_of[key]] = by_kind.get(kind_of[key], 0) + int(b)
+    section = got["report"][got["report"].index("By category") :].split("\n\n")[0]
+    for k, b in by_kind.items():
+        assert re.search(rf"^\s+{re.escape(human(b))}\s+\d+ values  {k}$", section, re.M), (k, section)
 
 
 HOVER_MD_LUA = (

@@ -83,9 +83,11 @@ def test_timeline_writes_only_where_asked(capsys, tmp_path, ext, magic):
     assert code == 0 and stdout.strip() == str(out)
     assert magic in out.read_bytes()[:4096]
     assert sorted(p.name for p in PREDICT.parent.iterdir()) == before
-    if ext == "html":  # the panel beside the chart names XLA's peak as the dump prints it
-        step, _, total = printed_peak(PREDICT.with_name(PREDICT.stem + "-live-range.txt").read_text())
-        assert f"XLA peak: step {step}, {human(total)} live" in out.read_text()
+    if ext == "html":  # the panel beside the chart names XLA's peak and its instruction as the dump prints them
+        live_range = PREDICT.with_name(PREDICT.stem + "-live-range.txt").read_text()
+        step, _, total = printed_peak(live_range)
+        name = re.search(rf"^    {step}:(\S+)$", live_range, re.M).group(1)
+        assert f"XLA peak: step {step} ({name}), {human(total)} live" in out.read_text()
     code, _, err = run(capsys, "timeline", PREDICT, "-o", tmp_path / "t.jpg")
     assert code == 2 and "unknown chart format" in err
 

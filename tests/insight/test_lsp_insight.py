@@ -157,10 +157,15 @@ async def test_code_lens_on_allocations_and_peak(client):
         for n, line in enumerate(live_text.split("\n"))
         if line == f"    {step}:" + line.split(":")[-1] and line.strip().startswith(f"{step}:")
     )
-    titled = {x.range.start.line: x.command for x in lenses}
+    titled: dict[int, dict[str, lsp.Command]] = {}
+    for x in lenses:
+        titled.setdefault(x.range.start.line, {})[x.command.command] = x.command
     for ln in (peak_line, seq_line):
-        assert titled[ln].command == "hlo.showMemoryTimeline" and list(titled[ln].arguments) == [u2]
-        assert titled[ln].title.startswith(f"XLA peak at step {step}: {human(printed)} live")
+        timeline, heap = titled[ln]["hlo.showMemoryTimeline"], titled[ln]["hlo.showHeapMap"]
+        assert list(timeline.arguments) == [u2] and list(heap.arguments) == [u2]
+        assert timeline.title.startswith(f"XLA peak at step {step}: {human(printed)} live")
+        assert heap.title == "heap map"
+        assert titled[ln]["hlo.peakGroups"].title.startswith("by source: ")
 
 
 async def test_code_lens_on_computation_headers(client):

@@ -120,3 +120,75 @@ async def test_show_memory_timeline_without_buffer_files_is_an_error(client):
         await client.workspace_execute_command_async(
             lsp.ExecuteCommandParams(command="hlo.showMemoryTimeline", arguments=[])
         )
+
+
+async def test_show_heap_map_writes_into_the_cache(client):
+    """hlo.showHeapMap: the heap map of the module as HTML in the cache dir (never beside the dump); its page
+    names the values the dump's listing holds."""
+    import re
+
+    before = sorted(os.listdir(LIVE.parent))
+    u = open_doc(client, LIVE)
+    uri = await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="hlo.showHeapMap", arguments=[u])
+    )
+    out = Path(uri[len("file://") :])
+    assert out.is_file() and str(out).startswith(CACHE) and out.name.endswith("-heap.html")
+    page = out.read_text()
+    keys = re.findall(r"^ value: <\d+ ([^ >{]+)(\{[\d,]*\})? ", ASSIGN.read_text(), re.M)
+    assert "heap map" in page and sum(1 for name, _ in keys if name in page) >= len(keys) // 2
+    assert sorted(os.listdir(LIVE.parent)) == before
+
+
+async def test_peak_groups_command_and_hover_on_the_peak_line(client):
+    """hlo.peakGroups answers every grouping of the values live at XLA's peak; by category, the bytes the dump
+    prints for each value summed by its allocation's kind (from the listing's headers). The hover of the
+    'Live ranges at N (peak)' line shows the same groupings."""
+    import re
+
+    from tests.insight.util import human
+
+    u = open_doc(client, LIVE)
+    answer = await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="hlo.peakGroups", arguments=[u])
+    )
+    text = answer["text"]
+    live_text = LIVE.read_text()
+    entries = re.findall(r"^    (\S+)\{[\d,]*\}: (\d+) bytes \(cumulative", live_text, re.M)
+    total = sum(int(b) for _, b in entries)
+    kind: dict[int, str] = {}
+    value_alloc: dict[str, int] = {}
+    alloc = None
+    for line in ASSIGN.read_text().split("\n"):
+        if m := re.match(r"allocation (\d+): size \d+(.*):$", line):
+            alloc = int(m.group(1))
+            rest = m.group(2)
+            kind[alloc] = (
+                "parameter"
+                if "parameter" in rest
+                else "output"
+                if "maybe-live-out" in rest or "output" in rest
+                else "constant"
+                if "constant" in rest
+                else "temporary"
+            )
+        elif m := re.match(r" value: <\d+ ([^ >{]+)", line):
+            value_alloc[m.group(1)] = alloc
+    by_kind: dict[str, int] = {}
+    for name, b in entries:
+        k = kind[value_alloc[name]]
+        by_kind[k] = by_kind.get(k, 0) + int(b)
+    section = text[text.index("By category") :].split("\n\n")[0]
+    for k, b in by_kind.items():
+        assert re.search(rf"^\s+{re.escape(human(b))}\s+\d+ values  {k}$", section, re.M), (k, section)
+    for key in ("source line", "op_name", "dtype", "category", "argument (param)"):
+        assert f"By {key} (" in text
+    step = re.search(r"Live ranges at (\d+)", live_text).group(1)
+    assert text.startswith(f"XLA peak at step {step} ")
+    assert f"{human(total)} in {len(entries)} values" in text.split("\n")[0]
+    peak_line = next(n for n, line in enumerate(live_text.split("\n")) if line.startswith("  Live ranges at "))
+    hover = await client.text_document_hover_async(
+        lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=u), position=pos(peak_line, 4))
+    )
+    assert hover is not None and "**By category**" in hover.contents.value
+    assert all(k in hover.contents.value for k in by_kind)

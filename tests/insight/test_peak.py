@@ -120,7 +120,8 @@ def _category(header: str) -> str:
 
 def independent_allocated(path: Path) -> tuple[list[int], dict[str, list[int]]]:
     """Bytes reserved at each step: per allocation, the union of [offset, offset+size) of the values whose live
-    range holds the step, from the listing and live-range text only."""
+    range holds the step, and an entry parameter's allocation whole at every step (the caller's buffer, donated
+    or not, is held for the whole program), from the listing and live-range text only."""
     if path.name.endswith("-live-range.txt"):
         stem = path.name[: -len("-live-range.txt")]
         listing = path.with_name(stem + "-buffer-assignment.txt").read_text(encoding="utf-8")
@@ -130,11 +131,14 @@ def independent_allocated(path: Path) -> tuple[list[int], dict[str, list[int]]]:
     ranges = parse_live_ranges(lr_text)
     values = parse_assignment_listing(listing)
     cats = {int(m.group(1)): _category(m.group(2)) for m in ALLOC_HEADER.finditer(listing)}
+    sizes = {
+        int(m.group(1)): int(re.search(r"\bsize (\d+)", m.group(2)).group(1)) for m in ALLOC_HEADER.finditer(listing)
+    }
     steps = max([int(MAX.search(lr_text).group(1))] + [e for _, e in ranges.values()]) + 1
     total = [0] * steps
     per_cat: dict[str, list[int]] = {c: [0] * steps for c in ("parameter", "output", "constant", "temporary")}
     for t in range(steps):
-        slices: dict[int, list[tuple[int, int]]] = {}
+        slices: dict[int, list[tuple[int, int]]] = {a: [(0, sizes[a])] for a, c in cats.items() if c == "parameter"}
         for v in values:
             r = ranges.get(v["key"])
             if r and r[0] <= t <= r[1]:
@@ -164,7 +168,20 @@ def test_allocated_view_sums(path):
     assert [sum(col[t] for col in view.by_color.values()) for t in range(len(total))] == total
     assert view.peak_bytes == max(total)
     assert view.peak_step == total.index(max(total))
-    assert sum(v.size for v in view.live) >= view.peak_bytes  # union never exceeds the sum of live slices
+    # the union never exceeds the sum of live slices, with parameters' allocations whole
+    text = path.read_text(encoding="utf-8")
+    listing = (
+        text
+        if not path.name.endswith("-live-range.txt")
+        else path.with_name(path.name[: -len("-live-range.txt")] + "-buffer-assignment.txt").read_text(encoding="utf-8")
+    )
+    params = {
+        int(m.group(1)): int(re.search(r"\bsize (\d+)", m.group(2)).group(1))
+        for m in ALLOC_HEADER.finditer(listing)
+        if _category(m.group(2)) == "parameter"
+    }
+    outside = sum(v.size for v in view.live if v.allocation not in params)
+    assert outside + sum(params.values()) >= view.peak_bytes
 
 
 def test_allocated_view_padding_on_tpu_seed():

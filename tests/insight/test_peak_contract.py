@@ -16,8 +16,9 @@ import pytest
 
 from hlo_lsp.cli import main
 from hlo_lsp.core.memory.groups import GROUP_KEYS, group_values
-from tests.fixtures import DATA
-from tests.insight.test_peak import LOCAL, expected_peak, independent_allocated, report_for
+from tests.fixtures import DATA, REPO
+from tests.insight.test_peak import expected_peak, independent_allocated, report_for
+from tests.insight.util import module_sets
 
 SEQ_HEADER = re.compile(r"^  InstructionSequence:$", re.M)
 SEQ_ENTRY = re.compile(r"^    (\d+):(\S+)$")
@@ -26,6 +27,7 @@ ENTRY_PARAM = re.compile(
     r"^\s*%?([\w.\-]+) = [^\n]*? parameter\((\d+)\)(?:[^\n]*?op_name=\"((?:[^\"\\]|\\.)*)\")?", re.M
 )
 DONATION = DATA / "memory" / "donation-cpu" / "module_0000.jit_step.cpu_after_optimizations.txt"
+LOCAL = module_sets(DATA) + module_sets(REPO / "examples")  # producers' TPU, GPU, TF and old jax sets included
 
 
 def _sequence(text: str) -> dict[int, str]:
@@ -43,16 +45,17 @@ def _sequence(text: str) -> dict[int, str]:
 
 def _siblings(path: Path) -> tuple[str, str | None]:
     """(allocation listing, HLO module text or None) of a set given by its live-range file or old single file."""
-    if path.name.endswith("-live-range.txt"):
-        stem = path.name[: -len("-live-range.txt")]
-        module = path.with_name(stem + ".txt")
-        return path.with_name(stem + "-buffer-assignment.txt").read_text(), (
-            module.read_text() if module.exists() else None
-        )
+    for suffix in ("-live-range.txt", "-buffer-assignment.txt"):
+        if path.name.endswith(suffix):
+            stem = path.name[: -len(suffix)]
+            module = path.with_name(stem + ".txt")
+            return path.with_name(stem + "-buffer-assignment.txt").read_text(), (
+                module.read_text() if module.exists() else None
+            )
     return path.read_text(), None
 
 
-@pytest.mark.parametrize("path", LOCAL, ids=[p.name[:60] for p in LOCAL])
+@pytest.mark.parametrize("path", LOCAL, ids=[str(p.relative_to(REPO))[-70:] for p in LOCAL])
 def test_peak_json_is_the_data(path):
     text = path.read_text()
     exp = expected_peak(text)
@@ -79,7 +82,7 @@ def test_peak_json_is_the_data(path):
         assert a["peak_bytes"] == max(total) and steps[a["peak_step"]]["bytes"] == a["peak_bytes"]
 
 
-@pytest.mark.parametrize("path", LOCAL, ids=[p.name[:60] for p in LOCAL])
+@pytest.mark.parametrize("path", LOCAL, ids=[str(p.relative_to(REPO))[-70:] for p in LOCAL])
 def test_groups_add_up_and_name_the_argument_a_buffer_holds(path):
     report = report_for(path)
     live = report.xla.live

@@ -29,6 +29,8 @@ const LANGUAGES = ['hlo', 'hlo-buffers', 'hlo-dump-info', 'hlo-oom'];
 const OWN_COMMANDS = new Set([
   'hlo.restartServer',
   'hlo.showMemoryTimeline',
+  'hlo.showHeapMap',
+  'hlo.peakGroups',
   'hlo.comparePeaks',
   'hlo.rankFolder',
   'hlo.passDiff',
@@ -70,7 +72,9 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     }),
     vscode.commands.registerCommand('hlo.restartServer', () => restart()),
-    vscode.commands.registerCommand('hlo.showMemoryTimeline', (arg?: unknown) => showMemoryTimeline(arg)),
+    vscode.commands.registerCommand('hlo.showMemoryTimeline', (arg?: unknown) => showChart(arg, TIMELINE)),
+    vscode.commands.registerCommand('hlo.showHeapMap', (arg?: unknown) => showChart(arg, HEAP_MAP)),
+    vscode.commands.registerCommand('hlo.peakGroups', (arg?: unknown) => peakGroups(arg)),
     vscode.commands.registerCommand('hlo.comparePeaks', (arg?: unknown, all?: unknown) => comparePeaks(arg, all)),
     vscode.commands.registerCommand('hlo.rankFolder', (arg?: unknown) => rankFolder(arg)),
     vscode.commands.registerCommand('hlo.passDiff', (arg?: unknown) => passDiff(arg)),
@@ -288,14 +292,25 @@ function timelineTarget(arg: unknown): vscode.Uri | undefined {
   return doc && LANGUAGES.includes(doc.languageId) && doc.languageId !== 'hlo-dump-info' ? doc.uri : undefined;
 }
 
-/** One chart panel per document, reused when the command runs again. */
-const timelinePanels = new Map<string, vscode.WebviewPanel>();
+/** A chart the server writes: its command, the webview's type and title, and what to call it in messages. */
+interface Chart {
+  command: string;
+  viewType: string;
+  title: string;
+  what: string;
+}
+const TIMELINE: Chart = { command: 'hlo.showMemoryTimeline', viewType: 'hloMemoryTimeline', title: 'Memory', what: 'memory timeline' };
+const HEAP_MAP: Chart = { command: 'hlo.showHeapMap', viewType: 'hloHeapMap', title: 'Heap map', what: 'heap map' };
+
+/** One chart panel per document and chart, reused when the command runs again. */
+const chartPanels = new Map<string, vscode.WebviewPanel>();
 
 /**
- * Asks the server (`workspace/executeCommand` `hlo.showMemoryTimeline`, argument: the document URI) for an HTML
- * chart and shows the file it names in a webview. A null answer or an error becomes a message, never a throw.
+ * Asks the server (`workspace/executeCommand` `hlo.showMemoryTimeline` or `hlo.showHeapMap`, argument: the
+ * document URI) for an HTML chart and shows the file it names in a webview. A null answer or an error becomes a
+ * message, never a throw.
  */
-async function showMemoryTimeline(arg?: unknown): Promise<void> {
+async function showChart(arg: unknown, chart: Chart): Promise<void> {
   const target = timelineTarget(arg);
   if (!target) {
     void vscode.window.showInformationMessage('Open an HLO module or a buffer-assignment dump first.');
@@ -304,45 +319,53 @@ async function showMemoryTimeline(arg?: unknown): Promise<void> {
   const name = path.basename(target.path);
   await ensureClient();
   if (!client || client.state !== State.Running) {
-    void vscode.window.showWarningMessage('The HLO language server is not running, so it cannot draw a memory timeline.');
+    void vscode.window.showWarningMessage(`The HLO language server is not running, so it cannot draw a ${chart.what}.`);
     return;
   }
   let answer: unknown;
   try {
-    answer = await client.sendRequest(ExecuteCommandRequest.type, {
-      command: 'hlo.showMemoryTimeline',
-      arguments: [target.toString()],
-    });
+    answer = await client.sendRequest(ExecuteCommandRequest.type, { command: chart.command, arguments: [target.toString()] });
   } catch (e) {
-    void vscode.window.showWarningMessage(`The server could not draw a memory timeline for ${name}: ${errorText(e)}`);
+    void vscode.window.showWarningMessage(`The server could not draw a ${chart.what} for ${name}: ${errorText(e)}`);
     return;
   }
-  const chart = typeof answer === 'string' ? answer : (answer as { uri?: unknown } | null)?.uri;
-  if (typeof chart !== 'string' || chart === '') {
-    void vscode.window.showInformationMessage(`No memory timeline for ${name}: the server found no buffer assignment for it.`);
+  const file = typeof answer === 'string' ? answer : (answer as { uri?: unknown } | null)?.uri;
+  if (typeof file !== 'string' || file === '') {
+    void vscode.window.showInformationMessage(`No ${chart.what} for ${name}: the server found no buffer assignment for it.`);
     return;
   }
   try {
-    const uri = vscode.Uri.parse(chart);
+    const uri = vscode.Uri.parse(file);
     const html = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-    const key = target.toString();
-    let panel = timelinePanels.get(key);
+    const key = `${chart.viewType} ${target.toString()}`;
+    let panel = chartPanels.get(key);
     if (panel) {
       panel.reveal();
     } else {
-      // The active column, full width: the chart keeps a wide side panel of peak buffers.
-      panel = vscode.window.createWebviewPanel('hloMemoryTimeline', `Memory: ${name}`, vscode.ViewColumn.Active, {
+      // The active column, full width: the charts are wide (a side panel of peak buffers, a step axis).
+      panel = vscode.window.createWebviewPanel(chart.viewType, `${chart.title}: ${name}`, vscode.ViewColumn.Active, {
         enableScripts: true,
         retainContextWhenHidden: true,
         localResourceRoots: [vscode.Uri.joinPath(uri, '..')],
       });
-      timelinePanels.set(key, panel);
-      panel.onDidDispose(() => timelinePanels.delete(key));
+      chartPanels.set(key, panel);
+      panel.onDidDispose(() => chartPanels.delete(key));
     }
     panel.webview.html = html;
   } catch (e) {
-    void vscode.window.showWarningMessage(`Could not open the memory timeline ${chart}: ${errorText(e)}`);
+    void vscode.window.showWarningMessage(`Could not open the ${chart.what} ${file}: ${errorText(e)}`);
   }
+}
+
+/** The values live at XLA's peak grouped by source line, op_name, dtype, category and argument (a lens or the
+ * palette on the active dump), as a read-only document. */
+async function peakGroups(arg?: unknown): Promise<void> {
+  const target = timelineTarget(arg);
+  if (!target) {
+    void vscode.window.showInformationMessage('Open an HLO module or a buffer-assignment dump first.');
+    return;
+  }
+  await showReport('hlo.peakGroups', [target.toString()], 'group the peak');
 }
 
 function setStatus(state: 'idle' | 'running' | 'stopped' | 'missing' | 'failed'): void {

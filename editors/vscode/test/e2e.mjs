@@ -91,6 +91,14 @@ async function openFile(name) {
     await page.mouse.wheel(0, i < 15 ? 200 : -200);
     await sleep(150);
   }
+  // a row can be in the list's DOM below (or above) what it shows: scroll until the whole row is inside the list
+  for (let i = 0; i < 10; i++) {
+    const [r, l] = [await row.first().boundingBox(), await list.boundingBox()];
+    if (!r || !l || (r.y >= l.y && r.y + r.height <= l.y + l.height)) break;
+    await list.hover();
+    await page.mouse.wheel(0, r.y < l.y ? r.y - l.y - 40 : r.y + r.height - (l.y + l.height) + 40);
+    await sleep(200);
+  }
   await row.first().dblclick();
   await page.waitForFunction(
     (n) => [...document.querySelectorAll('.part.editor .tab.active .label-name')].some((e) => e.textContent.trim() === n),
@@ -619,6 +627,76 @@ if (ready && ONLY === 'python-fallback') {
     await shot('memory-timeline.png');
     await runCommand('View: Close All Editor Groups');
     return `lens "${title.slice(0, 60)}"`;
+  });
+
+  // the heap map of a TPU dump (the out-of-memory compilation's files in oom_dump/): one panel per memory space
+  // (the memory-usage report's names), each value a rectangle whose hover names it; screenshot heap-map.png
+  const TPU_LIVE = 'module_0000.jit_train_step.cl_933746096.after_optimizations-live-range.txt';
+  const tpuDir = path.join(WS, 'oom_dump');
+  const spaces = [...read(path.join('oom_dump', TPU_LIVE.replace('-live-range.txt', '-memory-usage-report.txt')))
+    .matchAll(/^Memory Space: (\S+) \(color=(\d+)\)/gm)].map((m) => (m[2] === '0' ? m[1] : `${m[1]} (S(${m[2]}))`));
+  const tpuValues = [...read(path.join('oom_dump', TPU_LIVE.replace('-live-range.txt', '-buffer-assignment.txt')))
+    .matchAll(/^ value: <\d+ ([^ >]+)(?: @\d+)?> \(size=(\d+),offset=\d+\)/gm)]
+    .map((m) => ({ key: /\{[\d,]*\}$/.test(m[1]) ? m[1] : `${m[1]}{}`, size: Number(m[2]) }))
+    .sort((a, b) => b.size - a.size);
+  await step(`the "heap map" lens of the TPU dump ${TPU_LIVE} opens its heap map: panels ${spaces.join(', ')}, a value's hover`, async () => {
+    if (!fs.existsSync(tpuDir)) throw new Error('no oom_dump folder');
+    await runCommand('Collapse Folders in Explorer'); // passes/ is open and long: its rows hide oom_dump/
+    await page.locator('.explorer-folders-view .monaco-list').first().hover();
+    for (let i = 0; i < 5; i++) await page.mouse.wheel(0, -1000); // and the list stays scrolled past it
+    await sleep(500);
+    await expandFolder('oom_dump');
+    await openFile(TPU_LIVE);
+    const peakLine = read(path.join('oom_dump', TPU_LIVE)).split('\n').findIndex((l) => l.startsWith('  Live ranges at '));
+    await goToLine(peakLine + 1); // lenses are drawn for the lines on screen only
+    const anchors = page.locator(`${EDITOR} .codelens-decoration a`);
+    let lens;
+    let seen = [];
+    for (const end = Date.now() + SERVER_WAIT; !lens && Date.now() < end; await sleep(500)) {
+      seen = (await anchors.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+      const i = seen.indexOf('heap map');
+      if (i >= 0) lens = anchors.nth(i);
+    }
+    if (!lens) throw new Error(`no "heap map" lens among ${JSON.stringify(seen.map((t) => t.slice(0, 40)))}`);
+    await lens.click();
+    await page.locator('.part.editor .tab .label-name', { hasText: `Heap map: ${TPU_LIVE}` }).first()
+      .waitFor({ timeout: SERVER_WAIT });
+    let frame;
+    const deadline = Date.now() + SERVER_WAIT;
+    while (!frame && Date.now() < deadline) {
+      for (const f of page.frames()) {
+        if ((await f.locator('svg rect[data-tip]').count().catch(() => 0)) > 0) frame = f;
+      }
+      if (!frame) await sleep(500);
+    }
+    if (!frame) throw new Error('no heap map rectangles in any webview frame');
+    const text = await frame.locator('body').innerText();
+    const missing = spaces.filter((s) => !text.includes(`${s}: Total bytes`));
+    if (missing.length) throw new Error(`no panel for ${missing.join(', ')}`);
+    // hover the largest value that is drawn: its tooltip names it and its live range
+    let hovered = '';
+    for (const v of tpuValues.slice(0, 20)) {
+      const rect = frame.locator(`rect[data-tip^="${v.key}  "]`).first();
+      if ((await rect.count()) === 0) continue;
+      await rect.hover({ force: true });
+      await sleep(400);
+      const tip = (await frame.locator('#tip').innerText()).trim();
+      if (tip.startsWith(v.key) && /\blive \d+–\d+/.test(tip)) { hovered = tip.split('\n')[0]; break; }
+    }
+    if (!hovered) throw new Error('no value rectangle showed its hover');
+    await runCommand('View: Toggle Primary Side Bar Visibility'); // the chart gets the window's width
+    await sleep(800);
+    for (const v of tpuValues.slice(0, 20)) { // hover again where the wider chart put the rectangle
+      const rect = frame.locator(`rect[data-tip^="${v.key}  "]`).first();
+      if ((await rect.count()) === 0) continue;
+      await rect.hover({ force: true });
+      await sleep(400);
+      break;
+    }
+    await shot('heap-map.png');
+    await runCommand('View: Toggle Primary Side Bar Visibility');
+    await runCommand('View: Close All Editor Groups');
+    return `${JSON.stringify(hovered)}; screenshot heap-map.png`;
   });
 
   await step('a new untitled file becomes "HLO" once its first line reads "HloModule "', async () => {

@@ -1,6 +1,9 @@
 """The allocated view: bytes actually reserved per step. At step ``t`` an allocation holds the union of the byte
 ranges ``[offset, offset + size)`` of its values live at ``t`` (closed range), so values sharing a buffer are
-counted once. Sums are kept per step, per memory colour and per category (``parameter``, ``output``,
+counted once; an entry parameter's allocation is held whole at every step (the caller's buffer stays reserved
+for the whole program, and a donated one is reused by later values: between its parameter's last use and the
+next value assigned to it, it holds no live value but is not free). Sums are kept per step, per memory colour
+and per category (``parameter``, ``output``,
 ``constant``, ``temporary``); its peak is the first step with the largest total, and each value live there
 carries its padding (assigned size minus ``ByteSizeOf`` of its shape, the TPU tiling blow-up). Each
 allocation's reserved bytes over time come from one sweep over its values' start and end events
@@ -8,6 +11,7 @@ allocation's reserved bytes over time come from one sweep over its values' start
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hlo_lsp.core.buffers.bufferset import BufferSet, BufferValue
@@ -23,6 +27,7 @@ class AllocatedView:
     peak_step: int | None
     peak_bytes: int
     live: list[LiveValue]  # at peak_step, largest assigned size first
+    held_whole: frozenset[int] = frozenset()  # allocations counted whole at every step (entry parameters')
 
 
 MAX_STEPS = 1 << 20  # per-step lists stop here; real programs have far fewer steps
@@ -49,13 +54,18 @@ def allocated_view(bs: BufferSet, shapes: Shapes | None = None, sources: Sources
     # difference arrays: a segment [t0, t1) holding b bytes adds b at t0 and removes it at t1
     d_total = [0] * (n + 1)
     d_cat = {c: [0] * (n + 1) for c in CATEGORIES}
-    d_color: dict[int, list[int]] = {}
-    for index, vals in by_alloc.items():
+    d_color: dict[int, list[int]] = {a.color: [0] * (n + 1) for a in bs.allocations}  # every memory space
+    whole = frozenset(a.index for a in bs.allocations if a.is_parameter and a.size > 0) if n else frozenset()
+    for index in sorted(whole | by_alloc.keys()):
         alloc = bs.allocation(index)
         cat = category_of(alloc) if alloc is not None else "temporary"
-        color = alloc.color if alloc is not None else (vals[0].value.color or 0)
+        color = alloc.color if alloc is not None else (by_alloc[index][0].value.color or 0)
         dc = d_color.setdefault(color, [0] * (n + 1))
-        for t0, t1, b in _reserved_segments(vals, n):
+        if alloc is not None and index in whole:
+            segments: Iterable[tuple[int, int, int]] = [(0, n, alloc.size)]
+        else:
+            segments = _reserved_segments(by_alloc[index], n)
+        for t0, t1, b in segments:
             for arr in (d_total, d_cat[cat], dc):
                 arr[t0] += b
                 arr[t1] -= b
@@ -74,7 +84,7 @@ def allocated_view(bs: BufferSet, shapes: Shapes | None = None, sources: Sources
                 if sl.live_range[0] <= peak_step <= sl.live_range[1]:
                     live.append(live_value(sl.value, sl.live_range, sl.size or 0, shapes.own(sl.value), sources))
     live.sort(key=lambda x: (-x.bytes, x.key))
-    return AllocatedView(n, total, by_category, by_color, peak_step, peak, live)
+    return AllocatedView(n, total, by_category, by_color, peak_step, peak, live, whole)
 
 
 class _Slice:
@@ -209,7 +219,9 @@ class _Coverage:
 
 
 def allocation_in_use(bs: BufferSet, step: int) -> dict[int, int]:
-    """Bytes of each allocation held at ``step``: the union of its live values' slices."""
+    """Bytes of each allocation in use at ``step``: the union of its live values' slices (a parameter's
+    allocation, which the allocated view holds whole, may be in use in part or not at all); allocations with no
+    live value there are absent."""
     slices: dict[int, list[tuple[int, int]]] = {}
     for v in bs.values_by_key.values():
         if v.live_range and v.allocation is not None and v.size is not None and v.offset is not None:

@@ -4,13 +4,16 @@ memory-usage report's ``Total bytes`` differ on this module, in one line each.
 - **XLA peak**: the dump's own ``Live ranges at N (peak)``: the values live at step N by XLA's liveness, each
   counted by its shape's byte size (`XlaPeak`).
 - **allocated peak**: the most bytes of allocations in use at one step: at each step, the union of the byte
-  slices of the values live there, per allocation (`AllocatedView`); what the device must hold.
+  slices of the values live there, per allocation, and every entry parameter's allocation whole
+  (`AllocatedView`); what the device must hold.
 - **Total bytes**: every allocation whole (the sum of their sizes; the memory-usage report's ``Total bytes``).
 
-At XLA's peak step the first two part on three things, each measured here: values that share an allocation's
+At XLA's peak step the first two part on four things, each measured here: values that share an allocation's
 bytes (an in-place output over its operand, a while loop's carried buffer) are counted once per value by XLA and
-once in all when reserved; a value's assigned size may differ from its shape's bytes (padding, alignment); and the
-allocated view may hold bytes XLA's list leaves out at that step. The allocated peak may also fall on another step.
+once in all when reserved; a value's assigned size may differ from its shape's bytes (padding, alignment); a
+donated parameter's buffer is held while no value lives in it; and the allocated view may hold bytes XLA's list
+leaves out at that step. The allocated peak may also fall on another step. Total bytes is the allocated peak plus
+the fragmentation there (bytes of allocations holding no live value) plus the thread-local allocations.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlo_lsp.core.buffers.bufferset import BufferSet
-from hlo_lsp.core.memory.allocated import AllocatedView, union_bytes
+from hlo_lsp.core.memory.allocated import AllocatedView, allocation_in_use, union_bytes
 from hlo_lsp.core.memory.values import LiveValue
 from hlo_lsp.core.shapes import human_size
 
@@ -36,6 +39,9 @@ class Figures:
     allocated_bytes: int
     total_bytes: int
     sharing: tuple[str, str, int] | None = None  # (value, value, allocation): the largest pair sharing bytes
+    idle_parameters: int = 0  # at XLA's step: bytes of parameters' allocations (held whole) with no live value
+    fragmentation: int = 0  # at the allocated peak: bytes of allocations holding no live value
+    thread_local: int = 0  # bytes of thread-local allocations (never live in the schedule)
     reasons: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict:
@@ -46,6 +52,9 @@ class Figures:
             "reserved_at_xla_step": self.reserved_at_xla_step,
             "allocated_peak": {"step": self.allocated_step, "bytes": self.allocated_bytes},
             "total_bytes": self.total_bytes,
+            "idle_parameters_at_xla_step": self.idle_parameters,
+            "fragmentation_at_allocated_peak": self.fragmentation,
+            "thread_local_bytes": self.thread_local,
             "why": self.reasons,
         }
 
@@ -79,11 +88,17 @@ def reconcile(
     assigned = sum(v.size if v.size is not None else v.bytes for v in live)
     shared, pair = _largest_sharing(live, bs)
     at_step = view.total[step] if step is not None and 0 <= step < len(view.total) else 0
-    total = bs.total_bytes_used if bs.total_bytes_used is not None else sum(a.size for a in bs.allocations)
+    whole = sum(a.size for a in bs.allocations)
+    total = bs.total_bytes_used if bs.total_bytes_used is not None else whole
     f = Figures(step, xla, assigned, shared, at_step, view.peak_step, view.peak_bytes, total, pair)
+    f.thread_local = sum(a.size for a in bs.allocations if a.thread_local)
+    f.fragmentation = max(0, whole - f.thread_local - view.peak_bytes) if view.peak_step is not None else 0
     h = human_size
     if step is None:
         return f
+    if view.held_whole:
+        in_use = allocation_in_use(bs, step)
+        f.idle_parameters = sum(a.size - in_use.get(a.index, 0) for a in bs.allocations if a.index in view.held_whole)
     if assigned != xla:
         more = "more" if assigned > xla else "less"
         f.reasons.append(
@@ -96,7 +111,13 @@ def reconcile(
             f"`{pair[0]}` and `{pair[1]}` in allocation {pair[2]}, an in-place reuse): XLA counts each value, the "
             "allocated view once"
         )
-    extra = at_step - (assigned - shared)
+    if f.idle_parameters:
+        f.reasons.append(
+            f"at step {step} the allocated view holds {h(f.idle_parameters)} of parameters' buffers with no live "
+            "value in them (a donated buffer between its parameter's last use and the next value XLA puts there): "
+            "the caller's buffers stay reserved for the whole program, XLA's list does not count them"
+        )
+    extra = at_step - (assigned - shared) - f.idle_parameters
     if extra:
         f.reasons.append(
             f"at step {step} the allocated view holds {h(abs(extra))} "
@@ -112,9 +133,12 @@ def reconcile(
             + f" than at XLA's step {step}"
         )
     if total != view.peak_bytes:
+        parts = [f"fragmentation {h(f.fragmentation)} (reserved, holding no live value)"]
+        if f.thread_local:
+            parts.append(f"thread-local {h(f.thread_local)}")
         f.reasons.append(
             f"Total bytes ({h(total)}) is every allocation whole; at the allocated peak "
-            f"{100 * view.peak_bytes / total:.1f}% of it is in use"
+            f"{100 * view.peak_bytes / total:.1f}% of it is in use, the rest is " + " and ".join(parts)
             if total
             else f"Total bytes is {h(total)}"
         )

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hlo_lsp.core.memory.values import LiveValue
+from hlo_lsp.core.shapes import human_size
 
 GROUP_KEYS = ("source", "op_name", "dtype", "category", "param")
 _DTYPE = re.compile(r"\s*([a-z][a-z0-9]*)\[")
@@ -73,3 +74,23 @@ def group_values(values: list[LiveValue], key: str) -> list[Group]:
         acc[0] += v.bytes
         acc[1] += 1
     return sorted((Group(k, b, n) for k, (b, n) in sums.items()), key=lambda g: (-g.bytes, g.key))
+
+
+GROUP_TITLES = {
+    "source": "source line",
+    "op_name": "op_name",
+    "dtype": "dtype",
+    "category": "category",
+    "param": "argument (param)",
+}
+
+
+def group_rows(groups: list[Group], top: int = 0) -> list[str]:
+    """The groups as text rows (``  6.03MiB      3 values  file.py:34 (f)``): the ``top`` largest (0: all),
+    then one row for the rest."""
+    shown = groups[:top] if top else groups
+    out = [f"  {human_size(g.bytes):>10}  {g.count:>5} values  {g.key}" for g in shown]
+    if len(groups) > len(shown):
+        rest = sum(g.bytes for g in groups[len(shown) :])
+        out.append(f"  {human_size(rest):>10}  ... {len(groups) - len(shown)} more groups")
+    return out

@@ -63,6 +63,8 @@ class PeakReport:
     problems: list[str] = field(default_factory=list)
     memory_spaces: dict[int, str] = field(default_factory=dict)  # colour -> the memory-usage report's name
     figures: Figures | None = None  # the three figures reconciled (`figures.reconcile`)
+    buffers: BufferSet | None = field(default=None, repr=False)  # the joined buffer set it was computed from
+    sources: Sources | None = field(default=None, repr=False)  # the Python line of each instruction (memoised)
 
     @property
     def peak_instruction(self) -> str | None:
@@ -160,6 +162,8 @@ def analyse_peak(bs: BufferSet, hlo: HloModule | None = None) -> PeakReport:
         dump_total=_dump_total(bs),
         problems=problems,
         memory_spaces={t.color: t.memory_space for t in bs.memory_report},
+        buffers=bs,
+        sources=sources,
     )
     report.figures = reconcile(live, step, view, bs, report.sequence)
     if report.allocated.steps >= MAX_STEPS:

@@ -242,9 +242,22 @@ function M.helptags()
   return alt .. '/doc/tags'
 end
 
+--- The first running hlo-lsp client; nil (and a warning) when there is none.
+local function running_client()
+  local client = M.clients()[1]
+  if not client then
+    vim.notify('hlo-lsp is not running: open a dump first', vim.log.levels.WARN)
+  end
+  return client
+end
+
+local function uri_of(path)
+  return vim.uri_from_fname(vim.fn.fnamemodify(path, ':p'))
+end
+
 --- Open a chart file (a file:// URI or a path): with vim.ui.open where it exists (0.10+), and say where it is
---- in any case, so the chart can be found when no viewer opens.
-function M.open_chart(target)
+--- in any case, so the chart can be found when no viewer opens. `what` names it ('memory timeline' by default).
+function M.open_chart(target, what)
   local path = target
   if type(target) == 'string' and target:match('^file://') then
     path = vim.uri_to_fname(target)
@@ -254,30 +267,56 @@ function M.open_chart(target)
     local ok, cmd, err = pcall(vim.ui.open, path)
     opened = ok and cmd ~= nil and err == nil
   end
-  vim.notify(('hlo-lsp: memory timeline %s %s'):format(opened and 'opened:' or 'written to', path), vim.log.levels.INFO)
+  vim.notify(
+    ('hlo-lsp: %s %s %s'):format(what or 'memory timeline', opened and 'opened:' or 'written to', path),
+    vim.log.levels.INFO
+  )
   return path
 end
 
---- Client-side handler of the server's `hlo.showMemoryTimeline` code lens: ask the server to write the chart
---- (workspace/executeCommand), then open it. Neovim would otherwise run the command and drop its answer.
-local function show_memory_timeline(command, ctx)
-  local client = vim.lsp.get_client_by_id(ctx.client_id)
-  if not client then
-    return
-  end
-  local params = { command = command.command, arguments = command.arguments }
+--- The chart commands: server command -> what the messages call it.
+local CHARTS = { ['hlo.showMemoryTimeline'] = 'memory timeline', ['hlo.showHeapMap'] = 'heap map' }
+
+--- Ask `client` to write a chart (workspace/executeCommand `command` with `arguments`), then open it;
+--- `on_done(path|nil)` after.
+local function request_chart(client, command, arguments, bufnr, on_done)
+  local what = CHARTS[command] or 'chart'
+  local params = { command = command, arguments = arguments }
   local function on_result(err, result)
+    local path = nil
     if err then
-      vim.notify('hlo-lsp: no memory timeline: ' .. (err.message or tostring(err)), vim.log.levels.WARN)
+      vim.notify(('hlo-lsp: no %s: %s'):format(what, err.message or tostring(err)), vim.log.levels.WARN)
     elseif type(result) == 'string' then
-      M.open_chart(result)
+      path = M.open_chart(result, what)
+    end
+    if on_done then
+      on_done(path)
     end
   end
   if has('0.11') then
-    client:request('workspace/executeCommand', params, on_result, ctx.bufnr)
+    client:request('workspace/executeCommand', params, on_result, bufnr)
   else
-    client.request('workspace/executeCommand', params, on_result, ctx.bufnr)
+    client.request('workspace/executeCommand', params, on_result, bufnr)
   end
+end
+
+--- Client-side handler of the server's chart code lenses (`hlo.showMemoryTimeline`, `hlo.showHeapMap`): ask
+--- the server to write the chart, then open it. Neovim would otherwise run the command and drop its answer.
+local function chart_lens(command, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if client then
+    request_chart(client, command.command, command.arguments, ctx.bufnr)
+  end
+end
+
+--- :HloTimeline / :HloHeapMap [FILE]: the chart of the module FILE belongs to (default: the current file).
+function M.chart(command, file, on_done)
+  local client = running_client()
+  if not client then
+    return
+  end
+  local path = (file and file ~= '') and file or vim.fn.expand('%:p')
+  request_chart(client, command, { uri_of(path) }, nil, on_done)
 end
 
 --- Show a read-only report the server made (`{title, text}`): a scratch buffer in a new window; its links are
@@ -295,9 +334,8 @@ end
 
 --- Ask a running hlo-lsp client for a report (`hlo.peakDiff`, `hlo.rankModules`) and show it; `on_done(buf|nil)`.
 function M.report(command, arguments, on_done)
-  local client = M.clients()[1]
+  local client = running_client()
   if not client then
-    vim.notify('hlo-lsp is not running: open a dump first', vim.log.levels.WARN)
     return
   end
   local params = { command = command, arguments = arguments }
@@ -319,10 +357,6 @@ function M.report(command, arguments, on_done)
   end
 end
 
-local function uri_of(path)
-  return vim.uri_from_fname(vim.fn.fnamemodify(path, ':p'))
-end
-
 --- :HloPeakDiff OLD NEW (two files of two dumps) or :HloPeakDiff [FOLDER] (its two newest modules; default:
 --- the current file's folder).
 function M.peak_diff(args)
@@ -336,6 +370,13 @@ function M.peak_diff(args)
   end
   table.insert(arguments, { links = 'path' })
   M.report('hlo.peakDiff', arguments)
+end
+
+--- :HloPeakGroups [FILE]: the values live at XLA's peak grouped by source line, op_name, dtype, category and
+--- argument, every group, in a read-only window.
+function M.peak_groups(args)
+  local file = (args and args.fargs or {})[1] or vim.fn.expand('%:p')
+  M.report('hlo.peakGroups', { uri_of(file) })
 end
 
 --- :HloRankModules [FOLDER]: the modules under the folder (default: the current file's) ranked by peak.
@@ -357,9 +398,8 @@ end
 --- :HloPassPrev / :HloPassNext: jump to the instruction's version before the pass that last changed it, or to
 --- the next file that changes (or removes) it.
 function M.pass_step(direction, on_done)
-  local client = M.clients()[1]
+  local client = running_client()
   if not client then
-    vim.notify('hlo-lsp is not running: open a dump first', vim.log.levels.WARN)
     return
   end
   local params = {
@@ -423,7 +463,22 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('HloPassNext', function()
     M.pass_step('next')
   end, { desc = 'hlo-lsp: the next pass file that changes the instruction on this line' })
-  vim.lsp.commands['hlo.showMemoryTimeline'] = show_memory_timeline
+  vim.api.nvim_create_user_command('HloTimeline', function(a)
+    M.chart('hlo.showMemoryTimeline', a.args)
+  end, { nargs = '?', complete = 'file', desc = 'hlo-lsp: memory timeline of this module (HTML)' })
+  vim.api.nvim_create_user_command('HloHeapMap', function(a)
+    M.chart('hlo.showHeapMap', a.args)
+  end, { nargs = '?', complete = 'file', desc = 'hlo-lsp: heap map of this module (HTML)' })
+  vim.api.nvim_create_user_command('HloPeakGroups', M.peak_groups, {
+    nargs = '?',
+    complete = 'file',
+    desc = 'hlo-lsp: the values live at the peak grouped by source, op_name, dtype, category, argument',
+  })
+  vim.lsp.commands['hlo.showMemoryTimeline'] = chart_lens
+  vim.lsp.commands['hlo.showHeapMap'] = chart_lens
+  vim.lsp.commands['hlo.peakGroups'] = function(command)
+    M.report('hlo.peakGroups', { command.arguments[1] })
+  end
   vim.lsp.commands['hlo.passDiff'] = pass_diff_lens
   if not M.config.autostart then
     return
