@@ -303,11 +303,22 @@ def folding_ranges(ws: Workspace, path: str) -> list[FoldingRange]:
     return sorted(set(out), key=lambda f: (f.start_line, f.end_line))
 
 
-def document_links(ws: Workspace, path: str) -> list[DocumentLink]:
-    """Links from peak-list names (and an out-of-memory report's labels) to their definitions."""
+def document_links(ws: Workspace, path: str, later: bool = False) -> list[DocumentLink]:
+    """Links from peak-list names (and an out-of-memory report's labels) to their definitions. With ``later``,
+    a buffer file's peak-list links come from its own text, each with no target but its entry's ``index``
+    (`resolve_link` finds the target when the editor asks: the definitions are in its module's files, which
+    may still be being read)."""
     links = oom_links(ws, path)
     if links:
         return links
+    if later:
+        try:
+            doc = ws.analysis(path).buffers
+        except ReadError:
+            return []
+        if doc is None:
+            return []
+        return [DocumentLink(p.range, None, f"definition of {p.name}", i) for i, p in enumerate(doc.peak_entries)]
     found = ws.module(path)
     if found is None:
         return []
@@ -317,11 +328,30 @@ def document_links(ws: Workspace, path: str) -> list[DocumentLink]:
         return []
     out = []
     for p in doc.peak_entries:
-        loc = value_definition(bundle, p.key) if p.key else None
-        loc = loc or instruction_definition(bundle, p.instruction)
+        loc = _peak_definition(bundle, p)
         if loc is not None:
             out.append(DocumentLink(p.range, loc, f"definition of {p.name}"))
     return out
+
+
+def _peak_definition(bundle, p) -> Location | None:
+    loc = value_definition(bundle, p.key) if p.key else None
+    return loc or instruction_definition(bundle, p.instruction)
+
+
+def resolve_link(ws: Workspace, path: str, index: int) -> DocumentLink | None:
+    """The link of peak-list entry ``index`` of ``path`` with its target (`document_links` with ``later``);
+    None when the entry or its definition is not found."""
+    found = ws.module(path)
+    if found is None:
+        return None
+    a, bundle = found
+    doc = a.buffers
+    if doc is None or not 0 <= index < len(doc.peak_entries):
+        return None
+    p = doc.peak_entries[index]
+    loc = _peak_definition(bundle, p)
+    return DocumentLink(p.range, loc, f"definition of {p.name}", index) if loc is not None else None
 
 
 def workspace_symbols(ws: Workspace, query: str, paths: list[str]) -> list[WorkspaceSymbol]:

@@ -57,8 +57,9 @@ class Highlight:
 @dataclass(frozen=True, slots=True)
 class DocumentLink:
     range: Range
-    target: Location
+    target: Location | None  # None: to be resolved on demand (`symbols.resolve_link`, by ``index``)
     tooltip: str = ""
+    index: int | None = None  # the peak-list entry a link without its target stands for
 
 
 @dataclass(frozen=True, slots=True)

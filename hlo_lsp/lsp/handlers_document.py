@@ -16,6 +16,7 @@ import logging
 
 from lsprotocol import types as lsp
 
+from hlo_lsp.core import kinds
 from hlo_lsp.core.workspace import ReadError
 from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
@@ -116,16 +117,34 @@ def folding_json(ls: HloLanguageServer, path: str) -> RawResult:
 
 
 def links_json(ls: HloLanguageServer, path: str) -> RawResult:
-    if not _ready(ls, path, siblings=True):
+    """Links from a buffer file's peak list and an out-of-memory report's labels; an HLO module has none, so
+    it never waits for its siblings. A buffer file whose large siblings are still being read gets its links
+    from its own text at once, each target resolved when the editor asks (``documentLink/resolve``): waiting
+    for the join held the first answer for seconds."""
+    if not _ready(ls, path):
+        return RawResult("[]")
+    try:
+        kind = ls.ws.analysis(path).kind
+    except ReadError:
+        return RawResult("[]")
+    if kind not in kinds.BUFFER_KINDS and kind != kinds.OOM:
+        return RawResult("[]")
+    later = kind in kinds.BUFFER_KINDS and ls.ws.defers_siblings(path) and ls.ws.bundle(path).partial
+    if not later and not _ready(ls, path, siblings=True):
         return RawResult("[]")
     w = _Wire(ls, path)
-    conv = ls.conv
-    out = []
-    for link in symbols.document_links(ls.ws, path):
-        target = conv.location(link.target)
-        uri = f"{target.uri}#L{target.range.start.line + 1},{target.range.start.character + 1}"
-        out.append({"range": w.range(link.range), "target": uri, "tooltip": link.tooltip})
-    return _dumps(out)
+    version = ls.answers.version_of(path)
+    return _dumps([_link_json(ls, w, link, path, version) for link in symbols.document_links(ls.ws, path, later)])
+
+
+def _link_json(ls: HloLanguageServer, w: _Wire, link, path: str, version: int | None) -> dict:
+    out: dict[str, object] = {"range": w.range(link.range), "tooltip": link.tooltip}
+    if link.target is None:
+        out["data"] = {"uri": path_to_uri(path), "index": link.index, "version": version}
+        return out
+    target = ls.conv.location(link.target)
+    out["target"] = f"{target.uri}#L{target.range.start.line + 1},{target.range.start.character + 1}"
+    return out
 
 
 def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult | Provisional:
@@ -185,9 +204,34 @@ async def on_folding(ls: HloLanguageServer, params: lsp.FoldingRangeParams):
     return await _answer(ls, params, "foldingRange", folding_json)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK)
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK, lsp.DocumentLinkOptions(resolve_provider=True))
 async def on_document_link(ls: HloLanguageServer, params: lsp.DocumentLinkParams):
     return await _answer(ls, params, "documentLink", links_json)
+
+
+@server.feature(lsp.DOCUMENT_LINK_RESOLVE)
+async def on_document_link_resolve(ls: HloLanguageServer, link: lsp.DocumentLink) -> lsp.DocumentLink:
+    """The target of a peak-list link sent without one (`links_json`), found once the module's files are read
+    (in a worker thread: it waits for them); the link as it came when its document moved on or it is not ours."""
+    data = link.data if isinstance(link.data, dict) else {}
+    uri, index = data.get("uri"), data.get("index")
+    if not isinstance(uri, str) or not isinstance(index, int) or link.target is not None:
+        return link
+    path = uri_to_path(uri)
+    if ls.answers.version_of(path) != data.get("version"):
+        return link
+
+    def resolve():
+        if not _ready(ls, path, siblings=True):
+            return None
+        return symbols.resolve_link(ls.ws, path, index)
+
+    found = await asyncio.to_thread(resolve)
+    if found is None or found.target is None:
+        return link
+    target = ls.conv.location(found.target)
+    link.target = f"{target.uri}#L{target.range.start.line + 1},{target.range.start.character + 1}"
+    return link
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
