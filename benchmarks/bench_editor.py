@@ -199,8 +199,11 @@ class Session:
         )
 
 
+SERVER_CMD = [sys.executable, "-m", "hlo_lsp"]  # --server-cmd replaces it (a profiler's wrapper, another build)
+
+
 async def start(editor: str, root: Path, log: Path) -> Client:
-    client = await SizedClient.start([sys.executable, "-m", "hlo_lsp"], log, str(REPO))
+    client = await SizedClient.start(SERVER_CMD, log, str(REPO))
     await client.request(
         "initialize",
         {
@@ -311,7 +314,10 @@ async def main() -> None:
     ap.add_argument("--file", action="append")
     ap.add_argument("--json")
     ap.add_argument("--xla-repeat", type=int, default=3)
+    ap.add_argument("--server-cmd", nargs="+", help="the server's command line (default: this Python -m hlo_lsp)")
     args = ap.parse_args()
+    if args.server_cmd:
+        SERVER_CMD[:] = args.server_cmd
     files = [Path(f) for f in (args.file or DEFAULT_FILES) if Path(f).exists()]
     log_dir = Path("/tmp/bench_editor")
     log_dir.mkdir(exist_ok=True)

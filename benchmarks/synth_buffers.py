@@ -16,7 +16,11 @@ module:
 - a value ``<ID NAME @POS>`` becomes ``<k * V + ID NAME.k<k> @POS>`` (``V`` = the largest value id + 1), in the
   allocation lines and in the values file's headers; the names under ``positions:`` and ``uses:`` are renamed;
 - ``from instruction:`` lines rename every ``%name`` reference the way the module does (quoted text is left);
-- ``Total bytes used`` is multiplied by ``K``.
+- ``Total bytes used`` is multiplied by ``K``;
+- the ``-live-range.txt`` beside ``SRC``, when there is one, as the copies running one after the other: copy
+  ``k``'s instructions take steps ``k * S + i`` of the sequence (``S`` = the source's steps) under their copy
+  names, every buffer live range moves with them, the header's max grows to match; the peak list and its
+  stack-trace breakdown are copy 0's (`replicate_live_range`).
 
 ``N`` sizes the module (as ``synth_module.py --size-mb``); the values file of the default source is then
 about the module's size, the assignment file about a quarter of it. The files share the stem
@@ -41,7 +45,7 @@ DEFAULT_SRC = (
     REPO / "tests/data/jax-cpu/loops_scan_while" / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations.txt"
 )
 DEFAULT_STEM = "module_0000.jit_synth.cpu_after_optimizations"
-ASSIGNMENT, VALUES = "-buffer-assignment.txt", "-buffer-assignment-values.txt"
+ASSIGNMENT, VALUES, LIVE_RANGE = "-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt"
 
 _NAME = r"[A-Za-z_][\w.\-]*"
 _ALLOC_RX = re.compile(r"^allocation (\d+): (.*?)(?:(parameter )(\d+)(.*))?$")
@@ -128,8 +132,49 @@ def replicate(text: str, names: set[str], copies: int, entry_params: set[str]) -
     return "\n".join(out) + "\n"
 
 
+_MAX_RX = re.compile(r"^HloLiveRange \(max (\d+)\):$")
+_SEQ_RX = re.compile(r"^(    )(\d+):(" + _NAME + ")$")
+_RANGE_RX = re.compile(r"^(    )(" + _NAME + r")(\{[\d,]*\}):(\d+)-(\d+)$")
+_WORD_RX = re.compile(r"(?<![\w.\-])(" + _NAME + ")")
+
+
+def replicate_live_range(text: str, names: set[str], copies: int) -> str:
+    """The live-range file replicated ``copies`` times as the copies run one after the other: copy ``k``'s
+    instructions take the steps ``k * S + i`` of the sequence (``S`` = the source's steps) under their copy names,
+    each buffer's live range moves with them; the peak list and its stack-trace breakdown are copy 0's."""
+    lines = text.rstrip("\n").split("\n")
+    top = int(m.group(1)) if lines and (m := _MAX_RX.match(lines[0])) else None
+    steps = sum(1 for x in lines if _SEQ_RX.match(x))  # the header's max may count a step past the sequence
+    out = [f"HloLiveRange (max {copies * steps + top - steps}):"] if top is not None else []
+    section: list[str] = []
+    sections: list[tuple[str, list[str]]] = []
+    for line in lines[1:] if top is not None else lines:
+        if line.startswith("  ") and not line.startswith("    "):
+            section = []
+            sections.append((line, section))
+        else:
+            section.append(line)
+    word = lambda m: m.group(1) + ".k0" if m.group(1) in names else m.group(1)  # noqa: E731
+    for head, body in sections:
+        out.append(head)
+        if head.strip() in ("InstructionSequence:", "BufferLiveRange:"):
+            for k in range(copies):
+                base, rename = k * steps, _renamer(names, f".k{k}")
+                for line in body:
+                    if m := _SEQ_RX.match(line):
+                        line = f"{m.group(1)}{base + int(m.group(2))}:{rename(m.group(3))}"
+                    elif m := _RANGE_RX.match(line):
+                        a, b = base + int(m.group(4)), base + int(m.group(5))
+                        line = f"{m.group(1)}{rename(m.group(2))}{m.group(3)}:{a}-{b}"
+                    out.append(line)
+        else:
+            out.extend(_WORD_RX.sub(word, line) for line in body)
+    return "\n".join(out) + "\n"
+
+
 def synthesize_set(src: Path, out_dir: Path, size_mb: float, stem: str = DEFAULT_STEM) -> dict[str, Path]:
-    """Write the module and its two buffer files into ``out_dir``; return their paths by suffix ("" = module)."""
+    """Write the module and its buffer files (assignment, values, live range) into ``out_dir``; return their
+    paths by suffix ("" = module)."""
     text = src.read_text(encoding="utf-8")
     module = split_module(text)
     names = defined_names(module)
@@ -145,6 +190,11 @@ def synthesize_set(src: Path, out_dir: Path, size_mb: float, stem: str = DEFAULT
         paths[suffix].write_text(
             replicate(source.read_text(encoding="utf-8"), names, copies, entry_params), encoding="utf-8", newline="\n"
         )
+    source = Path(base + LIVE_RANGE)
+    if source.exists():
+        paths[LIVE_RANGE] = out_dir / f"{stem}{LIVE_RANGE}"
+        text = replicate_live_range(source.read_text(encoding="utf-8"), names, copies)
+        paths[LIVE_RANGE].write_text(text, encoding="utf-8", newline="\n")
     return paths
 
 

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from lsprotocol import types as lsp
 
-from benchmarks.synth_buffers import ASSIGNMENT, DEFAULT_SRC, VALUES, synthesize_set
+from benchmarks.synth_buffers import ASSIGNMENT, DEFAULT_SRC, LIVE_RANGE, VALUES, synthesize_set
 from tests.fixtures import DATA
 from tests.lsp.util import open_doc, uri
 from tests.session.synth import entry_line, large_module
@@ -87,10 +87,12 @@ async def test_a_modules_files_opened_in_a_row(client, stem):
 
 
 async def test_a_large_modules_files_opened_in_a_row(client, tmp_path):
-    """The same with every file over 2 MB (a generated set: the module and its two buffer files): while the first
-    file's siblings are read in the background, the next files open; each must still get its diagnostics."""
+    """The same with the module and values file over 2 MB (a generated set: the module and its buffer files, the
+    live-range file last, as the issue opened them): while the first file's siblings are read in the background,
+    the next files open, among them files that background read is reading as siblings; each must still get its
+    diagnostics."""
     paths = synthesize_set(DEFAULT_SRC, tmp_path, 2.5)
-    order = [paths[""], paths[VALUES], paths[ASSIGNMENT]]
+    order = [paths[""], paths[VALUES], paths[ASSIGNMENT], paths[LIVE_RANGE]]
     assert all(p.stat().st_size > 2_000_000 for p in order[:2])
     for p in order:
         open_doc(client, p)
