@@ -246,7 +246,7 @@ class AllocationsReader(ReaderState):
                 vid, size, offset = int(vid), int(size), int(offset)
                 color = int(color) if color is not None else None
                 add_assignment(
-                    vid, key, instr, itext, phi is not None, color, size, offset, intern(shape), alloc.index, ln, s, e
+                    size, offset, intern(shape), alloc.index, vid, key, instr, itext, phi is not None, color, ln, s, e
                 )
                 alloc.count += 1
                 value_def(ln, s, e, key)
