@@ -65,26 +65,45 @@ def check_attributes(
         if kind is None:
             out.append(error(at, "unknown-attribute", f"'{info.name}' does not take the attribute '{attr.name}'"))
             continue
-        problem = check_value(kind, attr.value)
-        if problem is None and kind == "sharding":
-            found = check_sharding(attr.value)
-            if found is not None:
-                t = found[0] or attr.value[0]
-                problem = (attr.value.index(t) if t in attr.value else 0, found[1])
-        if problem is None:
-            found = attribute_problems(attr, kind)
-            if found is not None:
-                problem = (attr.value.index(found[0]), found[1])
+        problem = value_problem(attr, kind)
         if problem is not None:
             idx, msg = problem
             t = attr.value[idx] if attr.value else Tok("", "", attr.line, attr.end)
             out.append(error(rng(t.line, t.col, t.end), "invalid-attribute", f"{attr.name}=: {msg}"))
             continue
         uses(attr, kind)
+    _missing(ins, info.name, allowed, seen, out, shape_of)
+    return seen
+
+
+def value_problem(attr: Attribute, kind: str) -> tuple[int, str] | None:
+    """(index of the token at fault, message) when ``attr``'s value is not of ``kind``; None when it is."""
+    problem = check_value(kind, attr.value)
+    if problem is None and kind == "sharding":
+        found = check_sharding(attr.value)
+        if found is not None:
+            t = found[0] or attr.value[0]
+            problem = (attr.value.index(t) if t in attr.value else 0, found[1])
+    if problem is None:
+        found_tok = attribute_problems(attr, kind)
+        if found_tok is not None:
+            problem = (attr.value.index(found_tok[0]), found_tok[1])
+    return problem
+
+
+def _missing(
+    ins: Instruction,
+    op: str,
+    allowed: dict[str, Attr],
+    seen: dict[str, Attribute],
+    out: list[Diagnostic],
+    shape_of: Callable[[Operand], Shape | None],
+) -> None:
+    """The attributes ``op`` requires that ``ins`` does not give (broadcast's and conditional's by operand)."""
     for key, spec in allowed.items():
         if spec.required and key not in seen:
-            out.append(error(tok_range(ins.opcode), "missing-attribute", f"'{info.name}' needs the attribute '{key}='"))
-    if info.name == "broadcast" and "dimensions" not in seen and ins.operands:
+            out.append(error(tok_range(ins.opcode), "missing-attribute", f"'{op}' needs the attribute '{key}='"))
+    if op == "broadcast" and "dimensions" not in seen and ins.operands:
         shape = shape_of(ins.operands[0])
         if shape is not None and not shape.is_scalar:
             out.append(
@@ -94,9 +113,8 @@ def check_attributes(
                     "'broadcast' of a non-scalar operand needs the attribute 'dimensions='",
                 )
             )
-    if info.name == "conditional":
+    if op == "conditional":
         _conditional(ins, seen, out, shape_of)
-    return seen
 
 
 def _conditional(

@@ -79,8 +79,8 @@ class ComputationChecker:
                 root_tok = self._root(ins.root, root_tok)
             if ins.name is not None:
                 self._define(ins, ins.name)
-        self._parameters(params)
-        self._signature(root_tok)
+        self.diags.extend(parameter_problems(params))
+        self.diags.extend(signature_problems(comp, root_tok))
 
     # ------------------------------------------------------------------ pieces
     def _header(self) -> None:
@@ -297,57 +297,61 @@ class ComputationChecker:
                         self.occ.append(Occurrence(n.line, n.col, n.end, "stack_frame", n.text, "use"))
                         self.facts.frame_uses.append(CallUse(n.text, n.line, n.col, n.end))
 
-    def _parameters(self, params: list[tuple[int, Instruction, Tok]]) -> None:
-        seen: dict[int, Tok] = {}
-        for num, _ins, t in params:
-            if num in seen:
-                self.diags.append(
-                    error(
-                        tok_range(t),
-                        "parameter-number",
-                        f"parameter number {num} already exists",
-                        related=(Related(tok_range(seen[num]), "first used here"),),
-                    )
-                )
-            else:
-                seen[num] = t
-        n = len(seen)
-        for num, t in seen.items():
-            if num >= n:
-                missing = sorted(set(range(n)) - set(seen))
-                self.diags.append(
-                    error(
-                        tok_range(t),
-                        "parameter-number",
-                        f"parameter numbers must be 0..{n - 1} in a computation with {n} "
-                        f"parameters; {missing[0] if missing else num} is missing "
-                        "(XLA's parser aborts the process on this)",
-                    )
-                )
 
-    def _signature(self, root_tok: Tok | None) -> None:
-        comp = self.comp
-        if comp.result is None or not comp.instructions:
-            return
-        root = None
-        if root_tok is not None:
-            for ins in comp.instructions:
-                if ins.root is root_tok:
-                    root = ins
-        else:
-            root = comp.instructions[-1]
-        if root is None or root.shape is None:
-            return
-        if root.shape.text != comp.result.text:
-            r = comp.result
-            self.diags.append(
+def parameter_problems(params: list[tuple[int, Instruction, Tok]]) -> list[Diagnostic]:
+    """``parameter-number``: numbers given twice, or not 0..n-1 (on which XLA's parser aborts)."""
+    out: list[Diagnostic] = []
+    seen: dict[int, Tok] = {}
+    for num, _ins, t in params:
+        if num in seen:
+            out.append(
                 error(
-                    rng(r.line, r.col, r.col + len(r.text)),
-                    "signature-mismatch",
-                    f"computation {comp.name.text} returns {comp.result.text}, but its root "
-                    f"instruction {root.name.text if root.name else ''} is {root.shape.text}",
+                    tok_range(t),
+                    "parameter-number",
+                    f"parameter number {num} already exists",
+                    related=(Related(tok_range(seen[num]), "first used here"),),
                 )
             )
+        else:
+            seen[num] = t
+    n = len(seen)
+    for num, t in seen.items():
+        if num >= n:
+            missing = sorted(set(range(n)) - set(seen))
+            out.append(
+                error(
+                    tok_range(t),
+                    "parameter-number",
+                    f"parameter numbers must be 0..{n - 1} in a computation with {n} "
+                    f"parameters; {missing[0] if missing else num} is missing "
+                    "(XLA's parser aborts the process on this)",
+                )
+            )
+    return out
+
+
+def signature_problems(comp: Computation, root_tok: Tok | None) -> list[Diagnostic]:
+    """``signature-mismatch``: the computation's declared result against its root instruction's shape."""
+    if comp.result is None or not comp.instructions:
+        return []
+    root = None
+    if root_tok is not None:
+        for ins in comp.instructions:
+            if ins.root is root_tok:
+                root = ins
+    else:
+        root = comp.instructions[-1]
+    if root is None or root.shape is None or root.shape.text == comp.result.text:
+        return []
+    r = comp.result
+    return [
+        error(
+            rng(r.line, r.col, r.col + len(r.text)),
+            "signature-mismatch",
+            f"computation {comp.name.text} returns {comp.result.text}, but its root "
+            f"instruction {root.name.text if root.name else ''} is {root.shape.text}",
+        )
+    ]
 
 
 def check_computation(comp: Computation) -> tuple[list[Diagnostic], list[Occurrence], BlockFacts]:
