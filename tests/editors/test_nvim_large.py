@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pytest
 from benchmarks.synth_buffers import ASSIGNMENT, VALUES, synthesize_set
 from benchmarks.synth_module import synthesize
 from hlo_lsp.ide import symbols
-from tests.editors.test_nvim import PLUGIN, _nvim_011, probe_env
+from tests.editors.test_nvim import PLUGIN, _nvim_011, headless, probe_env, written
 
 PROBE = Path(__file__).with_name("nvim_large_probe.lua")
 SRC = (
@@ -53,18 +52,13 @@ def _run_probe(nvim: str, tmp: Path, path: Path, spec: dict) -> dict:
     )
     env = probe_env(tmp, own_path_first=False)
     env["HLO_PROBE_TIMEOUT"] = "300000"
-    proc = subprocess.run(
+    proc = headless(
         [nvim, "--headless", "-u", str(init), str(path), "-c", f"luafile {PROBE}"],
         cwd=path.parent,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=800,
-        stdin=subprocess.DEVNULL,
     )
-    out = Path(spec["out"])
-    assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr[-3000:]}"
-    return json.loads(out.read_text())
+    return json.loads(written(proc, Path(spec["out"])))
 
 
 def _need_nvim() -> str:
@@ -109,11 +103,16 @@ def session(tmp_path_factory):
     }
 
 
-def test_module_is_large_and_attached(session):
-    assert session["size"] >= 20_000_000
+def _large_and_attached(session: dict, size: int, filetype: str) -> None:
+    """The file opened is over ``size`` bytes, of ``filetype``, and the server attached with semantic tokens."""
+    assert session["size"] >= size
     r = session["result"]
-    assert r["client"] == "hlo_lsp" and r["filetype"] == "hlo", r
+    assert r["client"] == "hlo_lsp" and r["filetype"] == filetype, r
     assert r["semantic_tokens_provider"], r
+
+
+def test_module_is_large_and_attached(session):
+    _large_and_attached(session, 20_000_000, "hlo")
 
 
 def test_definition_is_coloured_by_semantic_tokens(session):
@@ -170,10 +169,7 @@ def values_session(tmp_path_factory):
 
 
 def test_values_file_is_large_and_attached(values_session):
-    assert values_session["size"] >= 10_000_000
-    r = values_session["result"]
-    assert r["client"] == "hlo_lsp" and r["filetype"] == "hlo_buffers", r
-    assert r["semantic_tokens_provider"], r
+    _large_and_attached(values_session, 10_000_000, "hlo_buffers")
 
 
 def test_value_name_is_coloured_by_semantic_tokens(values_session):

@@ -183,24 +183,27 @@ async def test_code_lens_on_computation_headers(client):
 
 # ------------------------------------------------------------------------------------------------ semantic tokens
 
+# The server's legend as the protocol sends it (written out here: a reordered legend must fail these tests)
+TOKEN_TYPES = [
+    "namespace",
+    "function",
+    "variable",
+    "parameter",
+    "type",
+    "keyword",
+    "macro",
+    "property",
+    "string",
+    "number",
+    "comment",
+    "enumMember",
+]
+
 
 async def test_semantic_tokens_full_and_range(client):
     u = open_doc(client, HLO)
     lines = HLO.read_text().split("\n")
-    types = [
-        "namespace",
-        "function",
-        "variable",
-        "parameter",
-        "type",
-        "keyword",
-        "macro",
-        "property",
-        "string",
-        "number",
-        "comment",
-        "enumMember",
-    ]
+    types = TOKEN_TYPES
     full = await client.text_document_semantic_tokens_full_async(
         lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
     )
@@ -236,20 +239,7 @@ async def test_semantic_tokens_full_and_range(client):
 async def test_semantic_tokens_in_buffer_file(client):
     u = open_doc(client, ASSIGN)
     lines = ASSIGN.read_text().split("\n")
-    types = [
-        "namespace",
-        "function",
-        "variable",
-        "parameter",
-        "type",
-        "keyword",
-        "macro",
-        "property",
-        "string",
-        "number",
-        "comment",
-        "enumMember",
-    ]
+    types = TOKEN_TYPES
     full = await client.text_document_semantic_tokens_full_async(
         lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
     )

@@ -141,6 +141,17 @@ async function runCommand(title) {
   await sleep(500);
 }
 
+/** Runs a command that opens a read-only report, waits for its tab (a title starting with `title`) and returns its text. */
+async function commandReport(command, title) {
+  await runCommand(command);
+  await page.waitForFunction(
+    (t) => [...document.querySelectorAll('.part.editor .tab.active .label-name')].some((e) => e.textContent.startsWith(t)),
+    title,
+    { timeout: SERVER_WAIT },
+  );
+  return (await page.locator(`${EDITOR} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
+}
+
 /** Waits until the language status shows `want` (the workbench may learn the extension's languages a moment after load). */
 async function waitForMode(want, timeout = 15000) {
   const deadline = Date.now() + timeout;
@@ -525,13 +536,7 @@ if (ready && ONLY === 'python-fallback') {
 
   await step('"HLO: Rank Modules by Peak" opens the folder\'s modules ranked by peak, the OOM dump among them', async () => {
     await openFile(OOMLOG);
-    await runCommand('HLO: Rank Modules by Peak');
-    await page.waitForFunction(
-      () => [...document.querySelectorAll('.part.editor .tab.active .label-name')].some((e) => e.textContent.startsWith('Modules by peak')),
-      null,
-      { timeout: SERVER_WAIT },
-    );
-    const text = (await page.locator(`${EDITOR} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
+    const text = await commandReport('HLO: Rank Modules by Peak', 'Modules by peak');
     if (!/\d+ modules under /.test(text) || !text.includes('jit_train_step.cl_933746096')) {
       throw new Error(`report reads ${JSON.stringify(text.slice(0, 200))}`);
     }
@@ -562,13 +567,7 @@ if (ready && ONLY === 'python-fallback') {
     await page.mouse.move(5, 5);
     await page.keyboard.press('Escape');
     const before = fs.readdirSync(path.join(WS, 'passes')).filter((f) => /\.\d{4}\./.test(f)).sort().pop();
-    await runCommand('HLO: What This Pass Did');
-    await page.waitForFunction(
-      () => [...document.querySelectorAll('.part.editor .tab.active .label-name')].some((e) => e.textContent.startsWith('Pass diff')),
-      null,
-      { timeout: SERVER_WAIT },
-    );
-    const text = (await page.locator(`${EDITOR} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
+    const text = await commandReport('HLO: What This Pass Did', 'Pass diff');
     if (!text.includes('+0 -0 ~0 instructions') || !text.includes(before)) {
       throw new Error(`report reads ${JSON.stringify(text.slice(0, 300))}`);
     }

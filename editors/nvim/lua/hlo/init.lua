@@ -258,6 +258,24 @@ function M.open_chart(target)
   return path
 end
 
+--- `workspace/executeCommand` on `client` (a method call from Neovim 0.11 on); `on_result(err, result)`.
+local function execute(client, params, on_result, bufnr)
+  if has('0.11') then
+    client:request('workspace/executeCommand', params, on_result, bufnr)
+  else
+    client.request('workspace/executeCommand', params, on_result, bufnr)
+  end
+end
+
+--- The running hlo-lsp client; nil, after a warning, when none runs.
+local function running_client()
+  local client = M.clients()[1]
+  if not client then
+    vim.notify('hlo-lsp is not running: open a dump first', vim.log.levels.WARN)
+  end
+  return client
+end
+
 --- Client-side handler of the server's `hlo.showMemoryTimeline` code lens: ask the server to write the chart
 --- (workspace/executeCommand), then open it. Neovim would otherwise run the command and drop its answer.
 local function show_memory_timeline(command, ctx)
@@ -273,11 +291,7 @@ local function show_memory_timeline(command, ctx)
       M.open_chart(result)
     end
   end
-  if has('0.11') then
-    client:request('workspace/executeCommand', params, on_result, ctx.bufnr)
-  else
-    client.request('workspace/executeCommand', params, on_result, ctx.bufnr)
-  end
+  execute(client, params, on_result, ctx.bufnr)
 end
 
 --- Show a read-only report the server made (`{title, text}`): a scratch buffer in a new window; its links are
@@ -295,9 +309,8 @@ end
 
 --- Ask a running hlo-lsp client for a report (`hlo.peakDiff`, `hlo.rankModules`) and show it; `on_done(buf|nil)`.
 function M.report(command, arguments, on_done)
-  local client = M.clients()[1]
+  local client = running_client()
   if not client then
-    vim.notify('hlo-lsp is not running: open a dump first', vim.log.levels.WARN)
     return
   end
   local params = { command = command, arguments = arguments }
@@ -312,11 +325,7 @@ function M.report(command, arguments, on_done)
       on_done(buf)
     end
   end
-  if has('0.11') then
-    client:request('workspace/executeCommand', params, on_result)
-  else
-    client.request('workspace/executeCommand', params, on_result)
-  end
+  execute(client, params, on_result)
 end
 
 local function uri_of(path)
@@ -357,9 +366,8 @@ end
 --- :HloPassPrev / :HloPassNext: jump to the instruction's version before the pass that last changed it, or to
 --- the next file that changes (or removes) it.
 function M.pass_step(direction, on_done)
-  local client = M.clients()[1]
+  local client = running_client()
   if not client then
-    vim.notify('hlo-lsp is not running: open a dump first', vim.log.levels.WARN)
     return
   end
   local params = {
@@ -384,11 +392,7 @@ function M.pass_step(direction, on_done)
       on_done(result)
     end
   end
-  if has('0.11') then
-    client:request('workspace/executeCommand', params, on_result)
-  else
-    client.request('workspace/executeCommand', params, on_result)
-  end
+  execute(client, params, on_result)
 end
 
 --- Client-side handler of the pass lenses' `hlo.passDiff`: show the report (Neovim would drop the answer).
