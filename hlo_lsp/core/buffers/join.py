@@ -7,6 +7,7 @@ and `_set_id` (which reports a mismatch) only for ids that disagree."""
 from __future__ import annotations
 
 from array import array
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 from hlo_lsp.core.buffers.columns import NONE, WIDE, Assignments, LiveRanges, UsedValues, shape_index
@@ -78,11 +79,11 @@ def _join_doc(bs: BufferSet, d: int, doc: BufferDoc) -> None:
     for alloc in doc.allocations:
         bs.allocations.append(alloc)
         bs.allocation_at[alloc.index] = Source(kind, alloc.line, alloc.range)
-    _join_assignments(bs, d, kind, A)
+    _join_values(bs, d, kind, A, used=False)
     if doc.total_bytes_used is not None:
         bs.total_bytes_used = doc.total_bytes_used
         bs.total_at = _number_at(kind, doc.total_bytes_used_line, "Total bytes used: ", doc.total_bytes_used)
-    _join_used(bs, d, kind, U)
+    _join_values(bs, d, kind, U, used=True)
     if doc.live_range_max is not None:
         bs.live_range_max = doc.live_range_max
     if doc.sequence:
@@ -103,50 +104,39 @@ def _join_doc(bs: BufferSet, d: int, doc: BufferDoc) -> None:
         bs.memory_report = doc.memory_report
 
 
-# The three loops below run once per record: `_get` and `_set_id` are called only where the value is new or
-# its id disagrees.
-def _join_assignments(bs: BufferSet, d: int, kind: str, A: Assignments) -> None:
-    by_key, num = bs.values_by_key, A.num
-    rec, src = bs.role_records[ASG], bs.role_docs[ASG]
-    for r, (key, itext, vid, color) in enumerate(zip(A.key, A.index_text, A.value_id, A.color)):
-        v = by_key.get(key)
-        if v is None or v.index is None and itext is not None:
-            v = _value(bs, key, A.instruction[r], shape_index(itext))
-        if vid <= WIDE:
-            vid = num(A.value_id, "value_id", r)
-        if v.value_id is None:
-            v.value_id = vid
-        elif v.value_id != vid:
-            _set_id(bs, v, vid, kind, A, r)
-        v.phi, v.color = bool(A.phi[r]), (color if color > WIDE else num(A.color, "color", r))
-        rec[v.n] = r
-        src[v.n] = d
-
-
-def _join_used(bs: BufferSet, d: int, kind: str, U: UsedValues) -> None:
-    by_key, num = bs.values_by_key, U.num
-    rec, src = bs.role_records[USED], bs.role_docs[USED]
+# The loops below run once per record: `_value` and `_set_id` are called only where the value is new or its id
+# disagrees.
+def _join_values(bs: BufferSet, d: int, kind: str, cols: Assignments | UsedValues, used: bool) -> None:
+    """The value lines of the allocation listing (``used`` False: their phi flag and color win), or the ``Used
+    values:`` (``used``: a phi flag or a color only where none was given, and the `` from instruction:`` line)."""
+    by_key, num = bs.values_by_key, cols.num
+    rec, src = bs.role_records[USED if used else ASG], bs.role_docs[USED if used else ASG]
     rec_from, src_from = bs.role_records[FROM], bs.role_docs[FROM]
-    for r, (key, itext, vid, from_line) in enumerate(zip(U.key, U.index_text, U.value_id, U.from_line)):
+    from_lines = cols.from_line if isinstance(cols, UsedValues) else repeat(NONE, len(cols))
+    columns = zip(cols.key, cols.index_text, cols.value_id, cols.color, from_lines)
+    for r, (key, itext, vid, color, from_line) in enumerate(columns):
         v = by_key.get(key)
         if v is None or v.index is None and itext is not None:
-            v = _value(bs, key, U.instruction[r], shape_index(itext))
+            v = _value(bs, key, cols.instruction[r], shape_index(itext))
         if vid <= WIDE:
-            vid = num(U.value_id, "value_id", r)
+            vid = num(cols.value_id, "value_id", r)
         if v.value_id is None:
             v.value_id = vid
         elif v.value_id != vid:
-            _set_id(bs, v, vid, kind, U, r)
-        if U.phi[r]:
-            v.phi = True
-        if v.color is None:
-            v.color = num(U.color, "color", r)
+            _set_id(bs, v, vid, kind, cols, r)
         n = v.n
+        if not used:
+            v.phi, v.color = bool(cols.phi[r]), (color if color > WIDE else num(cols.color, "color", r))
+        else:
+            if cols.phi[r]:
+                v.phi = True
+            if v.color is None:
+                v.color = num(cols.color, "color", r)
+            if from_line != NONE:
+                rec_from[n] = r
+                src_from[n] = d
         rec[n] = r
         src[n] = d
-        if from_line != NONE:
-            rec_from[n] = r
-            src_from[n] = d
 
 
 def _join_live_ranges(bs: BufferSet, d: int, L: LiveRanges) -> None:
