@@ -1,11 +1,13 @@
 """Reader for XLA's buffer-assignment dumps: the old single file and each file of the current split set.
 
-Algorithm: one pass over the lines with a small section state machine. A line's first characters pick the
-handler (top-level headers start in column 0, allocation values with `` value:``, used-value parts with one
-space, list items with two or four spaces), and each handler is one precompiled, anchored regex without
-nested quantifiers, so a line costs O(its length) and a garbled line can never make the reader backtrack.
-Any line no handler accepts becomes an error `Diagnostic` over that line's text and reading goes on with the
-next line; an unexpected exception inside a handler is caught the same way, so `read_buffers` never raises.
+Algorithm: one pass over the lines with a small section state machine. Where the current section has a fast loop
+(its section reader's `value_lines`, `used_lines` or `live_range_items`: the lines that make up nearly all of a
+large file), that loop reads on until a line it does not take; that line goes to the dispatcher, where its first
+characters pick the handler (top-level headers start in column 0, allocation values with `` value:``, used-value
+parts with one space, list items with two or four spaces). Each line is matched by one precompiled, anchored
+regex without nested quantifiers, so a line costs O(its length) and a garbled line can never make the reader
+backtrack. Any line no handler accepts becomes an error `Diagnostic` over that line's text and reading goes on
+with the next line; an unexpected exception is caught the same way, so `read_buffers` never raises.
 
 Sections (all files use the same machinery, so the old single file is just all sections in one document):
 ``BufferAssignment:`` + ``allocation N: ...:`` + `` value: ...`` (the `-buffer-assignment.txt` listing),

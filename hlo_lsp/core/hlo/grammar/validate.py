@@ -4,8 +4,8 @@
 2. `validate_block` parses one block with its own start rule and checks it; its result (block-relative
    diagnostics, occurrences, summary and the facts the cross-block pass needs) is cached by
    (kind, text), so after an edit only the changed block is parsed again.
-3. The cross-block pass resolves called computations, duplicate computation names, ENTRY count and
-   stack-frame ids, then shifts everything by each block's first line.
+3. The cross-block pass (`module_pass`) resolves called computations, duplicate computation names, ENTRY count
+   and stack-frame ids, then shifts everything by each block's first line.
 
 Never raises: an unexpected internal error becomes one `internal-error` diagnostic.
 """
