@@ -236,38 +236,31 @@ async function hoverUntil(text, lineHint, want, timeout = SERVER_WAIT) {
 /** Fails when the extension host logged a duplicate command, a failed activation or a missing module. */
 async function checkExtensionLogs() {
   await step('no "command already exists" or activation error in the extension host', async () => {
-    const logsDir = path.join(USER_DATA, 'logs');
     const found = [];
-    const walk = (d) => {
-      if (!fs.existsSync(d)) return;
-      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-        const p = path.join(d, e.name);
-        if (e.isDirectory()) walk(p);
-        else if (/exthost|HLO/i.test(p)) {
-          for (const l of fs.readFileSync(p, 'utf8').split('\n')) {
-            if (/already exists|Activating extension .*hlo-lsp.* failed|Cannot find module/i.test(l)) found.push(l.trim());
-          }
-        }
+    for (const p of logFiles().filter((f) => /exthost|HLO/i.test(f))) {
+      for (const l of fs.readFileSync(p, 'utf8').split('\n')) {
+        if (/already exists|Activating extension .*hlo-lsp.* failed|Cannot find module/i.test(l)) found.push(l.trim());
       }
-    };
-    walk(logsDir);
+    }
     if (found.length) throw new Error(found[0].slice(0, 200));
   });
 }
 
 /** The server's own log lines from the extension's output channel. */
 function extensionOutput() {
-  const out = [];
-  const walk = (d) => {
-    if (!fs.existsSync(d)) return;
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name === 'HLO Language Server.log') out.push(fs.readFileSync(p, 'utf8'));
-    }
-  };
-  walk(path.join(USER_DATA, 'logs'));
-  return out.join('\n');
+  return logFiles()
+    .filter((f) => path.basename(f) === 'HLO Language Server.log')
+    .map((f) => fs.readFileSync(f, 'utf8'))
+    .join('\n');
+}
+
+/** Every file under the workbench's logs folder (none when it does not exist yet). */
+function logFiles(d = path.join(USER_DATA, 'logs')) {
+  if (!fs.existsSync(d)) return [];
+  return fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(d, e.name);
+    return e.isDirectory() ? logFiles(p) : [p];
+  });
 }
 
 let ready = false;
