@@ -120,3 +120,26 @@ def instruction_lines(hlo_text: str) -> dict[str, int]:
         if m and m.group(1) not in out:
             out[m.group(1)] = n
     return out
+
+
+def tuple_elements(shape: str) -> list[str] | None:
+    """The top-level element shapes of a tuple shape's text (XLA's ``/*index=5*/`` notes removed), split at the
+    commas outside brackets, braces and parentheses: the tests' own reading, independent of the parser; None for
+    a shape that is not a tuple."""
+    s = re.sub(r"/\*[^*]*\*/", "", shape).strip()
+    if not s.startswith("(") or not s.endswith(")"):
+        return None
+    out, depth, cur = [], 0, ""
+    for ch in s[1:-1]:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out

@@ -1,6 +1,6 @@
 """What the cursor is on, and where the facts about it live across a module's files.
 
-`cursor` finds the occurrence under a position; `locate` turns a `bufferset.Source` (document kind, line, range)
+`cursor` finds the occurrence under a position; `locate` turns a `buffers.value.Source` (document kind, line, range)
 into a `Location` in the bundle's files; `value_definition`/`instruction_definition` pick the best target for
 "go to definition" (the instruction in the after-optimizations HLO file when the folder has it, else the
 ``from instruction:`` line of the values file).
@@ -59,7 +59,7 @@ def doc_path(bundle: ModuleBundle, kind: str) -> str | None:
 
 
 def locate(bundle: ModuleBundle, src) -> Location | None:
-    """A `bufferset.Source` as a Location; None when its document is not in the bundle."""
+    """A `buffers.value.Source` as a Location; None when its document is not in the bundle."""
     if src is None:
         return None
     p = doc_path(bundle, src.kind)

@@ -23,7 +23,8 @@ from hlo_lsp.core.memory.oom import OomEntry, OomReport, donations, parse_size
 from hlo_lsp.core.shapes import human_size
 from hlo_lsp.core.workspace import Analysis, OomDump, ReadError, Workspace
 from hlo_lsp.ide.context import Cursor, allocation_location, instruction_definition
-from hlo_lsp.ide.hover import fmt_bytes, hover_value
+from hlo_lsp.ide.hover_buffers import hover_value
+from hlo_lsp.ide.hover_fields import fmt_bytes
 from hlo_lsp.ide.navigation import source_targets
 from hlo_lsp.ide.types import DocumentLink, HoverResult, Location, Symbol
 

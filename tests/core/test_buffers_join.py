@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from hlo_lsp.core.buffers import read_buffers
-from hlo_lsp.core.buffers.bufferset import BufferSet, split_sets, split_siblings, split_stem
+from hlo_lsp.core.buffers.bufferset import BufferSet
+from hlo_lsp.core.buffers.siblings import split_sets, split_siblings, split_stem
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 CORPUS = DATA / "jax-cpu"

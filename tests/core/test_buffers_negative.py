@@ -167,6 +167,31 @@ def test_unknown_allocation_property_is_reported_on_its_word():
     assert doc.allocations[0].maybe_live_out and len(doc.allocations[0].assignments) == 1
 
 
+@pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf"])
+def test_value_header_with_a_malformed_index_skips_its_parts(crlf):
+    """A header the reader cannot take (index ``{,}``) is one error on its line; its parts are skipped, not read
+    into the value before it (whose `` from instruction:`` line stays its own), and the next value reads."""
+    path = (
+        DATA
+        / "jax-cpu"
+        / "cond_switch"
+        / "module_0000.jit_piecewise.cpu_after_optimizations-buffer-assignment-values.txt"
+    )
+    lines = path.read_text(encoding="utf-8").split("\n")
+    headers = [i for i, line in enumerate(lines) if line.startswith("<")]
+    bad = headers[1]
+    lines[bad] = lines[bad].replace(" @", "{,} @", 1) if "{" not in lines[bad] else lines[bad].replace("{", "{,", 1)
+    text = "\n".join(lines)
+    doc = read_buffers(text.replace("\n", "\r\n") if crlf else text, "values")
+    (d,) = doc.diagnostics
+    assert d.severity == Severity.ERROR and d.range.start_line == bad
+    first, second = doc.used_values[0], doc.used_values[1]
+    assert first.line == headers[0] and second.line == headers[2]
+    assert first.from_instruction_line == next(i for i in range(headers[0], bad) if lines[i].startswith(" from"))
+    parts = range(bad + 1, headers[2])
+    assert not [o for o in doc.occurrences if o.line in parts]
+
+
 @given(data=st.data())
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_random_edits_never_raise(data):

@@ -26,6 +26,7 @@ from hlo_lsp.core.shapes import (
     parse_shape,
     shape_text,
 )
+from tests.fixtures import tuple_elements
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SEEDS = DATA / "seeds"
@@ -226,30 +227,12 @@ def test_sizes_beyond_int64_are_errors_not_huge_ints():
     assert isinstance(byte_size(parse_shape("f32[?]")), SizeError)
 
 
-def _top_level_elements(tuple_text: str) -> int:
-    """Count a tuple's top-level elements by bracket depth (independent of the parser)."""
-    depth = 0
-    count = 0
-    body = re.sub(r"/\*.*?\*/", "", tuple_text.strip())[1:-1].strip()
-    if not body:
-        return 0
-    count = 1
-    for ch in body:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            count += 1
-    return count
-
-
 def test_dumped_tuple_sizes_match_a_platform_rule():
     value = re.compile(r"^ value: <\d+ \S+ @\d+> \(size=(\d+),offset=\d+\): (\(.*\))$", re.M)
     seen = 0
     for name, text in _buffer_texts():
         for m in value.finditer(text):
-            n = _top_level_elements(m.group(2))
+            n = len(tuple_elements(m.group(2)) or [])
             assert int(m.group(1)) in dumped_tuple_size_candidates(n).values(), (name, m.group(0))
             seen += 1
     assert seen >= 20

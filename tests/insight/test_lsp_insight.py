@@ -188,28 +188,34 @@ async def test_code_lens_on_computation_headers(client):
 
 # ------------------------------------------------------------------------------------------------ semantic tokens
 
+# The server's legend as the protocol sends it (written out here: a reordered legend must fail these tests)
+TOKEN_TYPES = [
+    "namespace",
+    "function",
+    "variable",
+    "parameter",
+    "type",
+    "keyword",
+    "macro",
+    "property",
+    "string",
+    "number",
+    "comment",
+    "enumMember",
+]
 
-async def test_semantic_tokens_full_and_range(client):
-    u = open_doc(client, HLO)
-    lines = HLO.read_text().split("\n")
-    types = [
-        "namespace",
-        "function",
-        "variable",
-        "parameter",
-        "type",
-        "keyword",
-        "macro",
-        "property",
-        "string",
-        "number",
-        "comment",
-        "enumMember",
-    ]
+
+async def _full_tokens(client, path: Path) -> tuple[str, list[str], list]:
+    """Open ``path`` and ask for all its semantic tokens: (uri, the file's lines, the decoded tokens)."""
+    u = open_doc(client, path)
     full = await client.text_document_semantic_tokens_full_async(
         lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
     )
-    toks = decode_tokens(full.data, types)
+    return u, path.read_text().split("\n"), decode_tokens(full.data, TOKEN_TYPES)
+
+
+async def test_semantic_tokens_full_and_range(client):
+    u, lines, toks = await _full_tokens(client, HLO)
     at = {(ln, s): (length, t, mods) for ln, s, length, t, mods in toks}
     checked = 0
     for n, line in enumerate(lines):
@@ -235,30 +241,12 @@ async def test_semantic_tokens_full_and_range(client):
             text_document=lsp.TextDocumentIdentifier(uri=u), range=lsp.Range(start=pos(comp, 0), end=pos(comp + 5, 0))
         )
     )
-    assert decode_tokens(rng.data, types) == [t for t in toks if comp <= t[0] <= comp + 5]
+    assert decode_tokens(rng.data, TOKEN_TYPES) == [t for t in toks if comp <= t[0] <= comp + 5]
 
 
 async def test_semantic_tokens_in_buffer_file(client):
-    u = open_doc(client, ASSIGN)
-    lines = ASSIGN.read_text().split("\n")
-    types = [
-        "namespace",
-        "function",
-        "variable",
-        "parameter",
-        "type",
-        "keyword",
-        "macro",
-        "property",
-        "string",
-        "number",
-        "comment",
-        "enumMember",
-    ]
-    full = await client.text_document_semantic_tokens_full_async(
-        lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
-    )
-    at = {(ln, s): (length, t) for ln, s, length, t, _ in decode_tokens(full.data, types)}
+    _, lines, toks = await _full_tokens(client, ASSIGN)
+    at = {(ln, s): (length, t) for ln, s, length, t, _ in toks}
     for v in parse_assignment_listing(ASSIGN.read_text()):
         line = lines[v["line"]]
         assert at[(v["line"], v["col"])][1] == "variable"

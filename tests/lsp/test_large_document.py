@@ -17,7 +17,7 @@ from lsprotocol import types as lsp
 
 from benchmarks.synth_module import synthesize
 from tests.fixtures import DATA
-from tests.lsp.util import open_doc, tdp
+from tests.lsp.util import change_line, open_doc, tdp
 
 SRC = DATA / "jax-cpu" / "loops_scan_while" / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations.txt"
 USE = re.compile(r"%([\w.\-]+)(?=[,)])")
@@ -140,20 +140,7 @@ async def test_large_module_diagnostics_progress_and_requests(client, big, monke
     # an edit mends the second fault: its diagnostic goes, the first stays
     ln = faults[1]
     k = lines[ln].index("nowhere_")
-    client.text_document_did_change(
-        lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=2),
-            content_changes=[
-                lsp.TextDocumentContentChangePartial(
-                    range=lsp.Range(
-                        start=lsp.Position(line=ln, character=k),
-                        end=lsp.Position(line=ln, character=k + len("nowhere_")),
-                    ),
-                    text="",
-                )
-            ],
-        )
-    )
+    change_line(client, u, 2, ln, k, k + len("nowhere_"), "")
     after = await _diagnostics_for(client, u, 2)
     codes = {(d.range.start.line, str(d.code)) for d in after}
     assert (faults[0], "undefined-operand") in codes and (faults[1], "undefined-operand") not in codes

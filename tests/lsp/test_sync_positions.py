@@ -12,7 +12,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.fixtures import DATA, find
-from tests.lsp.util import open_doc, tdp
+from tests.lsp.util import change_line, open_doc, tdp
 
 COND = DATA / "jax-cpu" / "cond_switch"
 STEM = "module_0000.jit_piecewise.cpu_after_optimizations"
@@ -84,19 +84,7 @@ async def test_incremental_change_updates_diagnostics(client, tmp_path):
     lines = ASTRAL.split("\n")
     ln, col = find(lines, "call(%a)")
     start = col + len("call(%")
-    client.text_document_did_change(
-        lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=2),
-            content_changes=[
-                lsp.TextDocumentContentChangePartial(
-                    range=lsp.Range(
-                        start=lsp.Position(line=ln, character=start), end=lsp.Position(line=ln, character=start + 1)
-                    ),
-                    text="zz",
-                )
-            ],
-        )
-    )
+    change_line(client, u, 2, ln, start, start + 1, "zz")
     await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     while not _problems(client.diagnostics.get(u)):
         await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)

@@ -29,3 +29,15 @@ def pos(line: int, col: int) -> lsp.Position:
 
 def tdp(u: str, line: int, col: int) -> dict:
     return {"text_document": lsp.TextDocumentIdentifier(uri=u), "position": pos(line, col)}
+
+
+def change_line(client, u: str, version: int, line: int, start: int, end: int, text: str) -> None:
+    """didChange to ``version``: columns ``start``..``end`` of ``line`` replaced by ``text`` (one incremental
+    change)."""
+    at = lsp.Range(start=pos(line, start), end=pos(line, end))
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version),
+            content_changes=[lsp.TextDocumentContentChangePartial(range=at, text=text)],
+        )
+    )

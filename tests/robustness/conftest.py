@@ -4,22 +4,13 @@ server's chart cache pointed at a temporary folder so nothing lands in the user'
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 
-import pytest_lsp
-from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from tests.server_client import SERVER, vscode_client
 
-SERVER = [sys.executable, "-m", "hlo_lsp"]
 CACHE = tempfile.mkdtemp(prefix="hlo-lsp-robustness-cache-")
 SERVER_ENV = {**os.environ, "XDG_CACHE_HOME": CACHE}
 
+client = vscode_client(server_env=SERVER_ENV)
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=SERVER_ENV), scope="module")
-async def client(lsp_client: LanguageClient):
-    lsp_client.init_result = await lsp_client.initialize_session(
-        lsp.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
-    )
-    yield
-    await lsp_client.shutdown_session()
+__all__ = ["CACHE", "SERVER", "SERVER_ENV", "client"]

@@ -1,16 +1,5 @@
-import sys
+"""The real server over stdio with VS Code's capabilities (`tests.server_client`)."""
 
-import pytest_lsp
-from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from tests.server_client import vscode_client
 
-SERVER = [sys.executable, "-m", "hlo_lsp"]
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER), scope="module")
-async def client(lsp_client: LanguageClient):
-    lsp_client.init_result = await lsp_client.initialize_session(
-        lsp.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
-    )
-    yield
-    await lsp_client.shutdown_session()
+client = vscode_client()

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.fixtures import tuple_elements
+
 _INSTR = re.compile(r"^(\s*)(ROOT )?%([^ ]+) = (.+?) ([a-z][a-z0-9-]*)\((.*)$")
 _ARRAY = re.compile(r"^(\w+)\[([\d,]*)\]")
 _FLOATS = {"f16", "bf16", "f32", "f64"}
@@ -40,27 +42,6 @@ def array(shape: str) -> tuple[str, tuple[int, ...]] | None:
     if m is None or shape.startswith("("):
         return None
     return m.group(1), tuple(int(d) for d in m.group(2).split(",") if d)
-
-
-def tuple_elements(shape: str) -> list[str] | None:
-    """The top-level element shapes of a tuple shape text (comments removed); None for a non-tuple."""
-    s = re.sub(r"/\*[^*]*\*/", "", shape).strip()
-    if not s.startswith("(") or not s.endswith(")"):
-        return None
-    out, depth, cur = [], 0, ""
-    for ch in s[1:-1]:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
 
 
 def no_layout(shape: str) -> str:
@@ -120,32 +101,36 @@ def _edit(text: str, line: int, new: str) -> str:
     return "\n".join(lines)
 
 
+def _fault(name: str, code: str, path: Path, text: str, line: int, new: str) -> list[HloFault]:
+    """The one fault of a generator: line ``line`` of ``text`` replaced by ``new``."""
+    return [HloFault(name, code, path, _edit(text, line, new), line)]
+
+
+def _swapped(name: str, code: str, path: Path, text: str, ins: Ins, k: int, other: Ins) -> list[HloFault]:
+    """The fault of ``ins`` taking ``other`` as its operand ``k``."""
+    return _fault(name, code, path, text, ins.line, _swap_operand(text.split("\n"), ins, k, other.name))
+
+
+def _plain_operands(ins: Ins) -> bool:
+    """The operands are bare names (old-style modules write each operand's shape: that is another rule)."""
+    return "[" not in ins.rest.split(")")[0]
+
+
 def elementwise_dims(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
-    lines = text.split("\n")
     for ins in instrs:
         if ins.opcode not in ("add", "multiply", "subtract", "maximum", "divide"):
             continue
         out = array(ins.shape)
-        ops = operand_names(ins.rest)
-        if out is None or len(ops) != 2 or "[" in ins.rest.split(")")[0]:
-            continue  # old-style operands carry a written shape: that is another rule
+        if out is None or len(operand_names(ins.rest)) != 2 or not _plain_operands(ins):
+            continue
         for o in _earlier(instrs, ins):
             a = array(o.shape)
             if a is not None and a[0] == out[0] and a[1] != out[1]:
-                return [
-                    HloFault(
-                        "operand of another shape",
-                        "verifier.elementwise-shape",
-                        path,
-                        _edit(text, ins.line, _swap_operand(lines, ins, 1, o.name)),
-                        ins.line,
-                    )
-                ]
+                return _swapped("operand of another shape", "verifier.elementwise-shape", path, text, ins, 1, o)
     return []
 
 
 def element_type(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
-    lines = text.split("\n")
     for ins in instrs:
         if ins.opcode not in ("add", "multiply", "subtract", "maximum", "minimum"):
             continue
@@ -155,15 +140,7 @@ def element_type(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
         for o in _earlier(instrs, ins):
             a = array(o.shape)
             if a is not None and a[1] == out[1] and a[0] != out[0] and not (a[0] in _FLOATS and out[0] in _FLOATS):
-                return [
-                    HloFault(
-                        "operand of another element type",
-                        "verifier.element-type",
-                        path,
-                        _edit(text, ins.line, _swap_operand(lines, ins, 1, o.name)),
-                        ins.line,
-                    )
-                ]
+                return _swapped("operand of another element type", "verifier.element-type", path, text, ins, 1, o)
     return []
 
 
@@ -174,59 +151,31 @@ def _count(dims: tuple[int, ...]) -> int:
     return n
 
 
-def bitcast_count(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
-    lines = text.split("\n")
-    for ins in instrs:
-        if (
-            ins.opcode != "bitcast"
-            or array(ins.shape) is None
-            or len(operand_names(ins.rest)) != 1
-            or "[" in ins.rest.split(")")[0]
-        ):
-            continue
-        out = array(ins.shape)
-        for o in _earlier(instrs, ins):
-            a = array(o.shape)
-            if a is not None and a[0] == out[0] and _count(a[1]) != _count(out[1]):
-                return [
-                    HloFault(
-                        "bitcast of another size",
-                        "verifier.element-count",
-                        path,
-                        _edit(text, ins.line, _swap_operand(lines, ins, 0, o.name)),
-                        ins.line,
-                    )
-                ]
-    return []
+def _element_count_fault(opcode: str, name: str):
+    """A generator giving the first ``opcode`` instruction an operand of its element type but another count."""
+
+    def generate(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
+        for ins in instrs:
+            out = array(ins.shape)
+            if ins.opcode != opcode or out is None or len(operand_names(ins.rest)) != 1 or not _plain_operands(ins):
+                continue
+            for o in _earlier(instrs, ins):
+                a = array(o.shape)
+                if a is not None and a[0] == out[0] and _count(a[1]) != _count(out[1]):
+                    return _swapped(name, "verifier.element-count", path, text, ins, 0, o)
+        return []
+
+    generate.__name__ = f"{opcode}_count"
+    return generate
 
 
-def reshape_count(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
-    lines = text.split("\n")
-    for ins in instrs:
-        if (
-            ins.opcode != "reshape"
-            or array(ins.shape) is None
-            or len(operand_names(ins.rest)) != 1
-            or "[" in ins.rest.split(")")[0]
-        ):
-            continue
-        out = array(ins.shape)
-        for o in _earlier(instrs, ins):
-            a = array(o.shape)
-            if a is not None and a[0] == out[0] and _count(a[1]) != _count(out[1]):
-                return [
-                    HloFault(
-                        "reshape of another element count",
-                        "verifier.element-count",
-                        path,
-                        _edit(text, ins.line, _swap_operand(lines, ins, 0, o.name)),
-                        ins.line,
-                    )
-                ]
-    return []
+bitcast_count = _element_count_fault("bitcast", "bitcast of another size")
+reshape_count = _element_count_fault("reshape", "reshape of another element count")
 
 
-def gte_out_of_range(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
+def _tuple_reads(instrs: list[Ins]):
+    """(get-tuple-element, its operand's tuple elements, its ``index=N`` match) of each one whose operand is a
+    tuple defined in its computation."""
     by_name = {(i.comp, i.name): i for i in instrs}
     for ins in instrs:
         if ins.opcode != "get-tuple-element":
@@ -235,48 +184,30 @@ def gte_out_of_range(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]
         src = by_name.get((ins.comp, ops[0])) if len(ops) == 1 else None
         elems = tuple_elements(src.shape) if src else None
         mm = re.search(r"index=(\d+)", ins.rest)
-        if elems is None or mm is None:
-            continue
-        line = text.split("\n")[ins.line]
-        new = line.replace(f"index={mm.group(1)}", f"index={len(elems)}", 1)
-        return [
-            HloFault("tuple index out of range", "verifier.tuple-index", path, _edit(text, ins.line, new), ins.line)
-        ]
+        if elems is not None and mm is not None:
+            yield ins, elems, mm
+
+
+def gte_out_of_range(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
+    for ins, elems, mm in _tuple_reads(instrs):
+        new = text.split("\n")[ins.line].replace(f"index={mm.group(1)}", f"index={len(elems)}", 1)
+        return _fault("tuple index out of range", "verifier.tuple-index", path, text, ins.line, new)
     return []
 
 
 def gte_other_element(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
-    by_name = {(i.comp, i.name): i for i in instrs}
-    for ins in instrs:
-        if ins.opcode != "get-tuple-element":
-            continue
-        ops = operand_names(ins.rest)
-        src = by_name.get((ins.comp, ops[0])) if len(ops) == 1 else None
-        elems = tuple_elements(src.shape) if src else None
-        mm = re.search(r"index=(\d+)", ins.rest)
-        if elems is None or mm is None:
-            continue
+    for ins, elems, mm in _tuple_reads(instrs):
         for k, e in enumerate(elems):
             if no_layout(e) != no_layout(ins.shape):
-                line = text.split("\n")[ins.line]
-                new = line.replace(f"index={mm.group(1)}", f"index={k}", 1)
-                return [
-                    HloFault(
-                        "tuple index of another element",
-                        "verifier.tuple-index",
-                        path,
-                        _edit(text, ins.line, new),
-                        ins.line,
-                    )
-                ]
+                new = text.split("\n")[ins.line].replace(f"index={mm.group(1)}", f"index={k}", 1)
+                return _fault("tuple index of another element", "verifier.tuple-index", path, text, ins.line, new)
     return []
 
 
 def fusion_operand_shape(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
-    lines = text.split("\n")
     by_name = {(i.comp, i.name): i for i in instrs}
     for ins in instrs:
-        if ins.opcode != "fusion" or "[" in ins.rest.split(")")[0]:
+        if ins.opcode != "fusion" or not _plain_operands(ins):
             continue
         ops = operand_names(ins.rest)
         if not ops or (ins.comp, ops[0]) not in by_name:
@@ -284,15 +215,7 @@ def fusion_operand_shape(path: Path, text: str, instrs: list[Ins]) -> list[HloFa
         cur = no_layout(by_name[(ins.comp, ops[0])].shape)
         for o in _earlier(instrs, ins):
             if array(o.shape) is not None and no_layout(o.shape) != cur and o.name not in ops:
-                return [
-                    HloFault(
-                        "fusion operand of another shape",
-                        "verifier.called-parameters",
-                        path,
-                        _edit(text, ins.line, _swap_operand(lines, ins, 0, o.name)),
-                        ins.line,
-                    )
-                ]
+                return _swapped("fusion operand of another shape", "verifier.called-parameters", path, text, ins, 0, o)
     return []
 
 
@@ -306,15 +229,8 @@ def fusion_operand_dropped(path: Path, text: str, instrs: list[Ins]) -> list[Hlo
         needle = f", %{ops[-1]})"
         if line.count(needle) != 1:
             continue
-        return [
-            HloFault(
-                "fusion operand dropped",
-                "verifier.called-parameters",
-                path,
-                _edit(text, ins.line, line.replace(needle, ")", 1)),
-                ins.line,
-            )
-        ]
+        new = line.replace(needle, ")", 1)
+        return _fault("fusion operand dropped", "verifier.called-parameters", path, text, ins.line, new)
     return []
 
 
@@ -324,7 +240,7 @@ def entry_layout_param(path: Path, text: str, instrs: list[Ins]) -> list[HloFaul
         mm = re.search(r"entry_computation_layout=\{\((\w+)\[(\d+)", line)
         if line.startswith("HloModule") and mm:
             new = line[: mm.start(2)] + str(int(mm.group(2)) + 1) + line[mm.end(2) :]
-            return [HloFault("entry layout parameter changed", "verifier.entry-layout", path, _edit(text, n, new), n)]
+            return _fault("entry layout parameter changed", "verifier.entry-layout", path, text, n, new)
     return []
 
 
@@ -361,15 +277,8 @@ def name_reused(path: Path, text: str, instrs: list[Ins]) -> list[HloFault]:
         for o in instrs:
             if o.comp < ins.comp and o.name not in names_in[ins.comp]:
                 new = lines[ins.line].replace(f"%{ins.name} = ", f"%{o.name} = ", 1)
-                return [
-                    HloFault(
-                        "root renamed to a name of another computation",
-                        "verifier.name-reused",
-                        path,
-                        _edit(text, ins.line, new),
-                        ins.line,
-                    )
-                ]
+                name = "root renamed to a name of another computation"
+                return _fault(name, "verifier.name-reused", path, text, ins.line, new)
     return []
 
 

@@ -13,31 +13,13 @@ import pytest
 
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.diagnostics import document_diagnostics
-from tests.fixtures import DATA
+from tests.fixtures import DATA, tuple_elements
 
 CODE = "hlo.donation-hint"
 MODULES = sorted(p for p in DATA.rglob("*after_optimizations.txt") if p.is_file())
 DONATION = DATA / "memory" / "donation-cpu" / "module_0000.jit_step.cpu_after_optimizations.txt"
 PARAM = re.compile(r"^\s*%?([\w.\-]+) = (\S+) parameter\((\d+)\)")
 ARRAY = re.compile(r"^([a-z][a-z0-9]*)\[([\d,]*)\]")
-
-
-def _split_top(text: str) -> list[str]:
-    """The elements of a tuple shape's text (commas outside brackets, braces and parentheses)."""
-    inner, out, depth, cur = re.sub(r"/\*.*?\*/", "", text.strip())[1:-1], [], 0, ""  # XLA's /*index=5*/ notes
-    for ch in inner:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
 
 
 def _key(shape: str):
@@ -61,7 +43,7 @@ def expected(text: str) -> dict[int, tuple[int, ...]]:
     root = next(x for x in body if x.lstrip().startswith("ROOT "))
     root_shape = re.match(r"\s*ROOT %?[\w.\-]+ = (.*?) [a-z][\w\-]*\(", root).group(1)
     if root_shape.startswith("("):
-        outs = [((k,), s) for k, s in enumerate(_split_top(root_shape)) if _key(s)]
+        outs = [((k,), s) for k, s in enumerate(tuple_elements(root_shape) or []) if _key(s)]
     else:
         outs = [((), root_shape)] if _key(root_shape) else []
     free = [(i, _key(s)) for i, s in outs if i not in aliased_outs]

@@ -57,7 +57,7 @@ def test_memo_tables_are_registered_and_emptied():
     from hlo_lsp.core import memos
     from hlo_lsp.core.hlo.grammar import validate
     from hlo_lsp.core.hlo.rules import summary
-    from hlo_lsp.core.shapes import _ARRAY_MEMO
+    from hlo_lsp.core.shapes.parse import _ARRAY_MEMO
     from hlo_lsp.ide.diagnostics import document_diagnostics
 
     ws = Workspace()

@@ -149,6 +149,17 @@ async function runCommand(title) {
   await sleep(500);
 }
 
+/** Runs a command that opens a read-only report, waits for its tab (a title starting with `title`) and returns its text. */
+async function commandReport(command, title) {
+  await runCommand(command);
+  await page.waitForFunction(
+    (t) => [...document.querySelectorAll('.part.editor .tab.active .label-name')].some((e) => e.textContent.startsWith(t)),
+    title,
+    { timeout: SERVER_WAIT },
+  );
+  return (await page.locator(`${EDITOR} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
+}
+
 /** Waits until the language status shows `want` (the workbench may learn the extension's languages a moment after load). */
 async function waitForMode(want, timeout = 15000) {
   const deadline = Date.now() + timeout;
@@ -233,38 +244,31 @@ async function hoverUntil(text, lineHint, want, timeout = SERVER_WAIT) {
 /** Fails when the extension host logged a duplicate command, a failed activation or a missing module. */
 async function checkExtensionLogs() {
   await step('no "command already exists" or activation error in the extension host', async () => {
-    const logsDir = path.join(USER_DATA, 'logs');
     const found = [];
-    const walk = (d) => {
-      if (!fs.existsSync(d)) return;
-      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-        const p = path.join(d, e.name);
-        if (e.isDirectory()) walk(p);
-        else if (/exthost|HLO/i.test(p)) {
-          for (const l of fs.readFileSync(p, 'utf8').split('\n')) {
-            if (/already exists|Activating extension .*hlo-lsp.* failed|Cannot find module/i.test(l)) found.push(l.trim());
-          }
-        }
+    for (const p of logFiles().filter((f) => /exthost|HLO/i.test(f))) {
+      for (const l of fs.readFileSync(p, 'utf8').split('\n')) {
+        if (/already exists|Activating extension .*hlo-lsp.* failed|Cannot find module/i.test(l)) found.push(l.trim());
       }
-    };
-    walk(logsDir);
+    }
     if (found.length) throw new Error(found[0].slice(0, 200));
   });
 }
 
 /** The server's own log lines from the extension's output channel. */
 function extensionOutput() {
-  const out = [];
-  const walk = (d) => {
-    if (!fs.existsSync(d)) return;
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name === 'HLO Language Server.log') out.push(fs.readFileSync(p, 'utf8'));
-    }
-  };
-  walk(path.join(USER_DATA, 'logs'));
-  return out.join('\n');
+  return logFiles()
+    .filter((f) => path.basename(f) === 'HLO Language Server.log')
+    .map((f) => fs.readFileSync(f, 'utf8'))
+    .join('\n');
+}
+
+/** Every file under the workbench's logs folder (none when it does not exist yet). */
+function logFiles(d = path.join(USER_DATA, 'logs')) {
+  if (!fs.existsSync(d)) return [];
+  return fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(d, e.name);
+    return e.isDirectory() ? logFiles(p) : [p];
+  });
 }
 
 let ready = false;
@@ -533,13 +537,7 @@ if (ready && ONLY === 'python-fallback') {
 
   await step('"HLO: Rank Modules by Peak" opens the folder\'s modules ranked by peak, the OOM dump among them', async () => {
     await openFile(OOMLOG);
-    await runCommand('HLO: Rank Modules by Peak');
-    await page.waitForFunction(
-      () => [...document.querySelectorAll('.part.editor .tab.active .label-name')].some((e) => e.textContent.startsWith('Modules by peak')),
-      null,
-      { timeout: SERVER_WAIT },
-    );
-    const text = (await page.locator(`${EDITOR} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
+    const text = await commandReport('HLO: Rank Modules by Peak', 'Modules by peak');
     if (!/\d+ modules under /.test(text) || !text.includes('jit_train_step.cl_933746096')) {
       throw new Error(`report reads ${JSON.stringify(text.slice(0, 200))}`);
     }
@@ -570,13 +568,7 @@ if (ready && ONLY === 'python-fallback') {
     await page.mouse.move(5, 5);
     await page.keyboard.press('Escape');
     const before = fs.readdirSync(path.join(WS, 'passes')).filter((f) => /\.\d{4}\./.test(f)).sort().pop();
-    await runCommand('HLO: What This Pass Did');
-    await page.waitForFunction(
-      () => [...document.querySelectorAll('.part.editor .tab.active .label-name')].some((e) => e.textContent.startsWith('Pass diff')),
-      null,
-      { timeout: SERVER_WAIT },
-    );
-    const text = (await page.locator(`${EDITOR} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
+    const text = await commandReport('HLO: What This Pass Did', 'Pass diff');
     if (!text.includes('+0 -0 ~0 instructions') || !text.includes(before)) {
       throw new Error(`report reads ${JSON.stringify(text.slice(0, 300))}`);
     }

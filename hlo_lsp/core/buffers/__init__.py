@@ -4,9 +4,13 @@
 - `records`: one record class per kind of line (allocation, value, live range, peak entry, report row).
 - `columns`: the record lists kept by column (compact for 10 MB files), read back as records.
 - `model`: `BufferDoc`, one file's model.
-- `reader` dispatches each line to the reader of its section: `read_allocations`, `read_values`,
-  `read_live_range` (live ranges, the peak list and its stack-trace breakdown), `read_report` (memory-usage report).
-- `bufferset`: the join of a module's files; `rules`: the buffer invariants XLA guarantees.
+- `reader` alternates between the current section's fast loop and a per-line dispatch to the section readers:
+  `read_allocations`, `read_values`, `read_live_range` (live ranges, the peak list and its stack-trace
+  breakdown), `read_report` (memory-usage report), over the state they share (`read_common`).
+- the join of a module's files: `value` (`BufferValue`, each fact read from the record it was joined from),
+  `join` (the documents merged per value key), `bufferset` (`BufferSet`, the lookups); `siblings` (a split set's
+  files by name).
+- `rules/`: the buffer invariants XLA guarantees (`context`, `allocations`, `live_ranges`, `overlap`).
 
 This package is the public face of the model and the reader:
 

@@ -332,23 +332,9 @@ class Assignments(_ValueLines):
         self.shape: list[str] = []
         self.allocation = array("q")
 
-    def add(
-        self,
-        value_id: int,
-        key: str,
-        instruction: str,
-        index_text: str | None,
-        phi: bool,
-        color: int | None,
-        size: int,
-        offset: int,
-        shape: str,
-        allocation: int,
-        line: int,
-        start: int,
-        end: int,
-    ) -> None:
-        self._add_value(value_id, key, instruction, index_text, phi, color, line, start, end)
+    def add(self, size: int, offset: int, shape: str, allocation: int, *value: Any) -> None:
+        """One value line: its size, offset, shape and allocation, then `_ValueLines._add_value`'s columns."""
+        self._add_value(*value)
         if _LO <= size <= _HI and _LO <= offset <= _HI and _LO <= allocation <= _HI:
             self.size.append(size)  # the usual case, without `put`'s checks one by one
             self.offset.append(offset)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 
-from hlo_lsp.core.buffers.read_common import CODE_STRUCTURE, ReaderState, value_names
-from hlo_lsp.core.buffers.read_common import intern_str as intern
+from hlo_lsp.core.buffers.columns import shape_index
+from hlo_lsp.core.buffers.read_common import CODE_STRUCTURE, CODE_TOTAL, ReaderState, intern_str
 from hlo_lsp.core.buffers.records import Allocation
 from hlo_lsp.core.buffers.text import INDEX, NAME, parse_index
+from hlo_lsp.core.shapes import human_size
 
 ALLOC = re.compile(r"allocation (\d+): (?:(0x[0-9a-fA-F]+|\(nil\)), )?size (\d+)")
 ALLOC_FULL = re.compile(
@@ -37,6 +38,47 @@ def _digits_end(s: str, j: int) -> int:
 
 class AllocationsReader(ReaderState):
     """The allocation section of `reader._Reader` (one state, one pass; see `reader`)."""
+
+    # ------------------------------------------------------------------ section headers and the listing's total
+    def listing_header(self, ln: int, line: str) -> None:
+        """``BufferAssignment:``: the allocations follow."""
+        self.section = "alloc"
+        self.saw.add("assignment")
+
+    def total_used(self, ln: int, line: str) -> None:
+        """``Total bytes used: N (size)`` (the values file's first line): N, its size as printed checked."""
+        doc = self.doc
+        m = TOTAL.match(line)
+        if m is None:
+            self.bad_line(ln, line, "`Total bytes used: N (size)`")
+            return
+        doc.total_bytes_used = int(m.group(1))
+        doc.total_bytes_used_line = ln
+        self.saw.add("values")
+        if human_size(doc.total_bytes_used) != m.group(2):
+            self.err(
+                ln,
+                m.start(2),
+                m.end(2),
+                f"{m.group(2)} does not match {doc.total_bytes_used} bytes ({human_size(doc.total_bytes_used)})",
+                CODE_TOTAL,
+            )
+        self.section = None
+
+    def finish_listing(self) -> None:
+        """In the old single file, ``Total bytes used`` is the sum of the allocations' sizes."""
+        doc = self.doc
+        if doc.kind == "single" and doc.allocations and doc.total_bytes_used is not None:
+            total = sum(a.size for a in doc.allocations)
+            if total != doc.total_bytes_used:
+                ln = doc.total_bytes_used_line or 0
+                self.err(
+                    ln,
+                    0,
+                    len(self.lines[ln]),
+                    f"Total bytes used {doc.total_bytes_used} differs from the sum of allocation sizes {total}",
+                    CODE_TOTAL,
+                )
 
     # ------------------------------------------------------------------ allocations
     def allocation(self, ln: int, line: str) -> None:
@@ -66,7 +108,7 @@ class AllocationsReader(ReaderState):
                 int(param) if param is not None else None,
                 pshape if param is not None else None,
                 pindex if param is not None else None,
-                intern(oshape) if oshape is not None else None,
+                intern_str(oshape) if oshape is not None else None,
                 const is not None,
                 tl is not None,
                 mlo is not None,
@@ -122,11 +164,9 @@ class AllocationsReader(ReaderState):
                 if numbered == "color":
                     continue
                 if rest.startswith(", shape |", pos):
-                    e = self._closing(ln, line, base, rest, pos, pos + 9, "|", "`shape |...|`")
-                    if e < 0:
+                    pos = self._piped(ln, line, base, rest, pos, len(", shape |"), "parameter_shape", alloc)
+                    if pos < 0:
                         return
-                    alloc.parameter_shape = rest[pos + 9 : e]
-                    pos = e + 1
                 if rest.startswith(" at ShapeIndex {", pos):
                     e = self._closing(ln, line, base, rest, pos, pos + 16, "}", "shape index")
                     if e < 0:
@@ -137,11 +177,9 @@ class AllocationsReader(ReaderState):
                         self.err(ln, base + pos + 15, base + e + 1, "bad shape index")
                     pos = e + 1
             elif rest.startswith("output shape is |", pos):
-                e = self._closing(ln, line, base, rest, pos, pos + 17, "|", "`output shape is |...|`")
-                if e < 0:
+                pos = self._piped(ln, line, base, rest, pos, len("output shape is |"), "output_shape", alloc)
+                if pos < 0:
                     return
-                alloc.output_shape = rest[pos + 17 : e]
-                pos = e + 1
             else:
                 e = rest.find(",", pos)
                 e = n if e < 0 else e
@@ -152,6 +190,17 @@ class AllocationsReader(ReaderState):
                     setattr(alloc, flag, True)
                 pos = e
 
+    def _piped(self, ln: int, line: str, base: int, rest: str, pos: int, opening: int, field: str, alloc) -> int:
+        """Set ``alloc.<field>`` to the shape written between ``|`` after the ``opening`` characters of the
+        property at ``pos`` (``, shape |...|``, ``output shape is |...|``); where the property ends, or -1 after
+        the error of one with no closing ``|``."""
+        what = f"`{rest[pos : pos + opening].removeprefix(', ')}...|`"  # `shape |...|`, `output shape is |...|`
+        e = self._closing(ln, line, base, rest, pos, pos + opening, "|", what)
+        if e >= 0:
+            setattr(alloc, field, rest[pos + opening : e])
+            return e + 1
+        return -1
+
     def _closing(self, ln: int, line: str, base: int, rest: str, pos: int, after: int, close: str, what: str) -> int:
         """Where the first ``close`` from ``after`` stands in ``rest`` (closing the piece opened at ``pos``), or -1
         with an error from ``pos`` to the line's end when there is none."""
@@ -160,40 +209,60 @@ class AllocationsReader(ReaderState):
             self.err(ln, base + pos, len(line), f"unterminated {what}")
         return e
 
+    def value_lines(self, start: int) -> int:
+        """The fast loop of the ``BufferAssignment:`` listing (see `read_common`): from line ``start``, each
+        allocation's header (`allocation`) and its `` value:`` lines, read inline (`alloc_value` only reports the
+        lines this loop does not take). Returns the first line it does not take."""
+        lines = self.lines
+        n = len(lines)
+        intern = intern_str
+        value_match = VALUE.match
+        add_assignment = self.doc.assignment_records.add
+        value_def = self.value_def
+        alloc = self.alloc
+        for ln in range(start, n):
+            line = lines[ln]
+            if not line:
+                continue
+            try:
+                if line[0] == "a" and line.startswith("allocation "):
+                    self.skipping = False  # what `top` does before handing the line to `allocation`
+                    self.allocation(ln, line)
+                    alloc = self.alloc
+                    continue
+                if line[0] != " " or alloc is None:
+                    return ln
+                m = value_match(line)
+                if m is None or line[-1] not in "]})":
+                    return ln
+                vid, instr, itext, phi, color, size, offset, shape = m.groups()
+                s = m.start(2)
+                e = m.end(3) if itext is not None else m.end(2)
+                if itext is not None:  # `value_names`, inlined: once per value line
+                    shape_index(itext)
+                    itext = intern(itext)
+                instr = intern(instr)
+                key = intern(instr + itext if itext is not None else instr + "{}")
+                vid, size, offset = int(vid), int(size), int(offset)
+                color = int(color) if color is not None else None
+                add_assignment(
+                    size, offset, intern(shape), alloc.index, vid, key, instr, itext, phi is not None, color, ln, s, e
+                )
+                alloc.count += 1
+                value_def(ln, s, e, key)
+            except Exception as exc:
+                self.internal_error(ln, line, exc)
+        return n
+
     def alloc_value(self, ln: int, line: str) -> None:
+        """An indented line of the listing that `value_lines` did not take: what is wrong with it."""
         m = VALUE.match(line)
         if m is None:
             self.bad_line(ln, line, "` value: <id name @color> (size=S,offset=O): shape`")
-            return
-        if line[-1] not in "]})":
+        elif line[-1] not in "]})":
             self.err(ln, m.start(8), len(line), "the shape is cut short (truncated line?)")
-            return
-        alloc = self.alloc
-        if alloc is None:
+        else:
             self.err(ln, 0, len(line), "a value line before any `allocation N:`", CODE_STRUCTURE)
-            return
-        s, e = m.start(2), (m.end(3) if m.group(3) is not None else m.end(2))
-        instr, itext, key = value_names(m.group(2), m.group(3))
-        color = m.group(5)
-        vid, size, offset = int(m.group(1)), int(m.group(6)), int(m.group(7))
-        color = int(color) if color is not None else None
-        self.doc.assignment_records.add(
-            vid,
-            key,
-            instr,
-            itext,
-            m.group(4) is not None,
-            color,
-            size,
-            offset,
-            intern(m.group(8)),
-            alloc.index,
-            ln,
-            s,
-            e,
-        )
-        alloc.count += 1
-        self.value_def(ln, s, e, key)
 
     def finish_alloc(self) -> None:
         alloc = self.alloc

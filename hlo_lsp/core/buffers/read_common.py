@@ -1,5 +1,10 @@
 """What every section reader shares: the reader's state (`ReaderState`: the document being filled, the
-section state machine's fields, diagnostics), the diagnostic codes, and value-name helpers."""
+section state machine's fields, diagnostics), the diagnostic codes, and value-name helpers.
+
+Each section reader holds both ways of reading its lines: a *fast loop* over the lines that make up nearly all of a
+large file (a 10 MB file has a million of them, and a method call with its regex lookups per line would be paid a
+million times), which returns at the first line it does not take; and the per-line handlers the dispatcher
+(`reader`) calls for every other line, which for an item line the fast loop declined only say what is wrong."""
 
 from __future__ import annotations
 
@@ -12,10 +17,6 @@ from hlo_lsp.core.buffers.records import Allocation, MemoryTable
 from hlo_lsp.core.diagnostics import Range, error
 from hlo_lsp.core.document import TextLines
 
-# The whole header in XLA's fixed property order (BufferAllocation::ToShortString); other orders and errors
-# go through the property scanner in `_Reader.allocation`.
-# A whole used value as XLA writes it (header, positions, uses, `from instruction:`), matched in the text at the
-# header's offset: such a block is read in one step (`_Reader.used_block`); any other form goes line by line.
 new_record = tuple.__new__  # builds NamedTuples without their Python-level __new__ (hot path)
 intern_str = sys.intern  # names, keys and shapes repeat across a module's files: one string each
 
@@ -46,7 +47,12 @@ class ReaderState:
     def __init__(self, text: str | TextLines, kind_hint: str | None):
         self.text_lines = text if isinstance(text, TextLines) else TextLines(text)
         self.lines = self.text_lines.split()  # transient: the records keep line numbers, not line strings
-        self.text_lines_list = self.lines
+        if "\r" in self.text_lines.text:
+            self.lines = [line[:-1] if line.endswith("\r") else line for line in self.lines]
+            self.block_text: str | None = None  # the blocks' offsets would count the \r: line by line
+        else:
+            self.block_text = self.text_lines.text  # whole used-value blocks are matched in the text itself
+        self.line_offsets = self.text_lines.offsets()  # where each line starts in it, less its line number
         self.doc = BufferDoc(kind=kind_hint or "")
         self.doc.used_values.text = self.text_lines
         self.section: str | None = None  # alloc | used | seq | lr | peak | stack | mem | lr-none
@@ -75,6 +81,10 @@ class ReaderState:
         """Close the used value being read (one section reader calls it on another's state)."""
         raise NotImplementedError
 
+    def finish_alloc(self) -> None:  # pragma: no cover - `read_allocations.AllocationsReader` defines it
+        """Close the allocation being read (one section reader calls it on another's state)."""
+        raise NotImplementedError
+
     def err(self, ln: int, start: int, end: int, message: str, code: str = CODE_SYNTAX) -> None:
         line = self.lines[ln].rstrip("\r")
         end = max(min(end, len(line)), 0)
@@ -99,4 +109,7 @@ class ReaderState:
             self.bad_header(ln, line, what)
         return m
 
-    # ------------------------------------------------------------------ driver
+    def internal_error(self, ln: int, line: str, exc: Exception) -> None:
+        """A handler raised on line ``ln`` (a reader bug, or a number or index `int` would not read): reported
+        on the line, and reading goes on with the next one."""
+        self.err(ln, 0, len(line), f"internal reader error: {type(exc).__name__}: {exc}", CODE_INTERNAL)

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import re
 
-from hlo_lsp.core.buffers.read_common import ReaderState
+from hlo_lsp.core.buffers.read_common import CODE_TOTAL, ReaderState
 from hlo_lsp.core.buffers.read_common import intern_str as intern
 from hlo_lsp.core.buffers.records import MemoryRow, MemoryTable
+from hlo_lsp.core.shapes import human_size
 
 MEM_SPACE = re.compile(r"Memory Space: ([^()]*) \(color=(\d+)\)\Z")
 MEM_TOTAL = re.compile(r"Total bytes: (\d+) \(([^()]*)\)\Z")
@@ -26,6 +27,34 @@ MEM_REST = re.compile(r"\s*The rest \d+ (?:values|allocations) are less than")
 
 class ReportReader(ReaderState):
     """The memory-usage-report section of `reader._Reader`."""
+
+    # ------------------------------------------------------------------ headers
+    def memory_space(self, ln: int, line: str) -> None:
+        """``Memory Space: NAME (color=N)``: a table of the current layout follows."""
+        self.saw.add("memory-report")
+        m = MEM_SPACE.match(line)
+        if m is None:
+            self.bad_line(ln, line, "`Memory Space: NAME (color=N)`")
+            return
+        self.space = (int(m.group(2)), m.group(1), None)
+        self.section = "mem"
+        self.table = None
+
+    def old_report(self, ln: int, line: str) -> None:
+        """``Allocations sorted by size:`` or ``... with their values:``, the older layout's two lists."""
+        self.saw.add("memory-report")
+        self.section = "mem-old-list" if line.endswith("size:") else "mem-old-values"
+        self.table = None
+
+    def space_total(self, ln: int, line: str) -> None:
+        """``Total bytes: N (size)`` under ``Memory Space:``."""
+        m = MEM_TOTAL.match(line)
+        if m is None or self.section != "mem" or self.space is None:
+            self.bad_line(ln, line, "`Total bytes: N (size)` after `Memory Space:`")
+            return
+        self.space = (self.space[0], self.space[1], int(m.group(1)))
+        if human_size(int(m.group(1))) != m.group(2):
+            self.err(ln, m.start(2), m.end(2), f"{m.group(2)} does not match {m.group(1)} bytes", CODE_TOTAL)
 
     # ------------------------------------------------------------------ memory-usage report
     def mem_old_line(self, ln: int, line: str) -> bool:

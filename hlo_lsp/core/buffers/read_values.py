@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 
 from hlo_lsp.core.buffers.columns import NONE, shape_index
-from hlo_lsp.core.buffers.read_common import CODE_STRUCTURE, ReaderState, value_names
-from hlo_lsp.core.buffers.read_common import intern_str as intern
+from hlo_lsp.core.buffers.read_common import CODE_STRUCTURE, ReaderState, intern_str, value_names
 from hlo_lsp.core.buffers.text import FROM, HEADER, INDEX, NAME, POSITION, USE
 from hlo_lsp.core.occurrences import COL_BITS
 from hlo_lsp.core.occurrences import pair_code as occ_pair_code
@@ -22,8 +21,45 @@ BLOCK = re.compile(
 )
 
 
+def block_items(pos_text: str, use_text: str) -> tuple[list[str], list[str]]:
+    """The instruction names of a block's ``positions:`` and ``uses:`` items (``use_text`` may be ``  (none)``),
+    their indices and operand numbers checked: ValueError for one the reader would report."""
+    positions = []
+    for item in pos_text[:-1].split("\n"):
+        name, _, index_text = item[2:].partition(" ")
+        if index_text:
+            shape_index(index_text)
+        positions.append(name)
+    uses = []
+    if use_text != "  (none)\n":
+        for item in use_text[:-1].split("\n"):
+            name, _, rest = item[2:].partition(", operand ")
+            operand, _, index_text = rest.partition(" ")
+            int(operand)
+            if index_text:
+                shape_index(index_text)
+            uses.append(name)
+    return positions, uses
+
+
 class ValuesReader(ReaderState):
     """The used-values section of `reader._Reader`."""
+
+    # ------------------------------------------------------------------ headers
+    def values_header(self, ln: int, line: str) -> None:
+        """``Used values:``: the values' blocks follow."""
+        self.section = "used"
+        self.saw.add("values")
+
+    def value_header(self, ln: int, line: str) -> None:
+        """A ``<id name @color>`` line that reached the dispatcher (not read as a block by `used_lines`)."""
+        if self.section != "used":
+            # Recover: report once, then read the values as if `Used values:` had been there.
+            self.err(ln, 0, len(line), "a value header outside `Used values:`", CODE_STRUCTURE)
+            self.finish_alloc()
+            self.section = "used"
+            self.saw.add("values")
+        self.used_header(ln, line)
 
     # ------------------------------------------------------------------ used values
     def used_header(self, ln: int, line: str) -> None:
@@ -44,10 +80,15 @@ class ValuesReader(ReaderState):
             self.start_value(ln, m)
 
     def start_value(self, ln: int, m: re.Match) -> None:
-        """Record the used value whose header ``m`` matched on line ``ln``; it becomes the current one."""
+        """Record the used value whose header ``m`` matched on line ``ln``; it becomes the current one. A malformed
+        index raises ValueError (reported on the line by the caller's guard) and its parts are skipped."""
         self.mark = len(self.doc.diagnostics)
         s, e = m.start(2), (m.end(3) if m.group(3) is not None else m.end(2))
-        instr, itext, key = value_names(m.group(2), m.group(3))
+        try:
+            instr, itext, key = value_names(m.group(2), m.group(3))
+        except ValueError:
+            self.skipping = True  # the value's lines belong to what was not read
+            raise
         color = m.group(5)
         vid = int(m.group(1))
         color = int(color) if color is not None else None
@@ -70,21 +111,7 @@ class ValuesReader(ReaderState):
             color = int(color) if color is not None else None
             if itext is not None:
                 shape_index(itext)
-            positions = []
-            for item in pos_text[:-1].split("\n"):
-                name, _, index_text = item[2:].partition(" ")
-                if index_text:
-                    shape_index(index_text)
-                positions.append(name)
-            uses = []
-            if use_text != "  (none)\n":
-                for item in use_text[:-1].split("\n"):
-                    name, _, rest = item[2:].partition(", operand ")
-                    operand, _, index_text = rest.partition(" ")
-                    int(operand)
-                    if index_text:
-                        shape_index(index_text)
-                    uses.append(name)
+            positions, uses = block_items(pos_text, use_text)
         except ValueError:
             return 0
         doc = self.doc
@@ -92,6 +119,7 @@ class ValuesReader(ReaderState):
         self.mark = len(doc.diagnostics)
         s = m.start(2) - base
         e = (m.end(3) if itext is not None else m.end(2)) - base
+        intern = intern_str
         instr = intern(instr)  # `value_names` without the check (done above), inlined: once per used value
         if itext is not None:
             itext = intern(itext)
@@ -100,25 +128,8 @@ class ValuesReader(ReaderState):
         i = len(used)
         used.add(vid, key, instr, itext, phi is not None, color, ln, s, e)
         self.value_use(ln, s, e, key)
-        # the items' occurrences (what `instruction_use` appends), written out; a value's position and its
-        # `from instruction:` name are nearly always its own instruction, already interned
-        occ = doc.occurrences
-        pos, end, code, keys = occ.pos.append, occ.ends.append, occ.codes.append, occ.keys.append
-        use_code = occ_pair_code("instruction", "use")
-        k = ln + 2
-        for name in positions:
-            pos((k << COL_BITS) | 2)
-            end(2 + len(name))
-            code(use_code)
-            keys(instr if name == instr else intern(name))
-            k += 1
-        k += 1  # `` uses:``
-        for name in uses:
-            pos((k << COL_BITS) | 2)
-            end(2 + len(name))
-            code(use_code)
-            keys(intern(name))
-            k += 1
+        k = self._item_uses(ln + 2, positions, instr)
+        k = self._item_uses(k + 1, uses, instr)  # after `` uses:``
         if not uses:
             k += 1  # ``  (none)``
         used.from_line[i] = k
@@ -130,51 +141,124 @@ class ValuesReader(ReaderState):
         self.sub = "done"
         return k - ln + 1
 
-    def used_part(self, ln: int, line: str) -> None:
+    def _item_uses(self, k: int, names: list[str], instr: str) -> int:
+        """The instruction uses of a block's item lines, ``names`` from line ``k`` at column 2 (what
+        `instruction_use` appends, written out; an item nearly always names the value's own instruction
+        ``instr``, already interned); the line after them."""
+        occ = self.doc.occurrences
+        pos, end, code, keys = occ.pos.append, occ.ends.append, occ.codes.append, occ.keys.append
+        use_code = occ_pair_code("instruction", "use")
+        intern = intern_str
+        for name in names:
+            pos((k << COL_BITS) | 2)
+            end(2 + len(name))
+            code(use_code)
+            keys(instr if name == instr else intern(name))
+            k += 1
+        return k
+
+    def used_lines(self, start: int) -> int:
+        """The fast loop of the ``Used values:`` section (see `read_common`): from line ``start``, each value's
+        block in XLA's exact form in one step (`used_block`), else its header's and parts' lines one by one,
+        reading the parts inline (`used_part` only reports the lines this loop does not take; the items
+        themselves are read again when asked for, `columns.UsedValues`). Returns the first line it does not take:
+        a header to read line by line (`used_header`), a line in error, or the next section's."""
+        lines = self.lines
+        n = len(lines)
+        block_text = self.block_text
+        intern = intern_str
+        pos_match, use_match = POSITION.match, USE.match
+        occ = self.doc.occurrences  # the occurrence table's columns (what `instruction_use` appends)
+        occ_pos, occ_end, occ_code, occ_key = occ.pos.append, occ.ends.append, occ.codes.append, occ.keys.append
+        use_code = occ_pair_code("instruction", "use")
+        col_bits = COL_BITS
+        ln = start
+        while ln < n:
+            line = lines[ln]
+            if not line:
+                ln += 1
+                continue
+            try:
+                c = line[0]
+                v = self.value
+                if c == "<":
+                    k = self._block_at(ln) if block_text is not None else 0
+                    if not k:
+                        return ln
+                    ln += k
+                    continue
+                if c != " " or v is None:
+                    return ln
+                if line[1] == " ":
+                    sub = self.sub
+                    if sub == "positions":
+                        m = pos_match(line)
+                        if m is None:
+                            return ln
+                        name, itext = m.group(1, 2)
+                        if itext:
+                            shape_index(itext)  # a bad index is reported here, as reading it would
+                    elif sub == "uses" and line != "  (none)":
+                        m = use_match(line)
+                        if m is None:
+                            return ln
+                        name, opnd, itext = m.group(1, 2, 3)
+                        int(opnd)
+                        if itext:
+                            shape_index(itext)
+                    else:
+                        return ln
+                    occ_pos((ln << col_bits) | 2)  # instruction_use(ln, 2, end, name), written out
+                    occ_end(m.end(1))
+                    occ_code(use_code)
+                    occ_key(intern(name))
+                elif line == " uses:":
+                    self.sub = "uses"
+                elif line == " positions:":
+                    self.sub = "positions"
+                elif not (line.startswith(" from instruction:") and self._from_line(ln, line, v)):
+                    return ln
+            except Exception as exc:
+                self.internal_error(ln, line, exc)
+            ln += 1
+        return n
+
+    def _block_at(self, ln: int) -> int:
+        """`used_block` at the header on line ``ln``, once the value before it is closed."""
         v = self.value
-        if v is None:
+        if v is not None and self.doc.used_values.from_line[v] == NONE:
+            self.finish_value()
+        assert self.block_text is not None
+        return self.used_block(self.block_text, self.line_offsets[ln] + ln, ln)
+
+    def _from_line(self, ln: int, line: str, v: int) -> bool:
+        """Read the `` from instruction:`` line that closes value ``v`` (and a next header glued to its end);
+        False when it is not one."""
+        m = FROM.match(line)
+        if m is None:
+            return False
+        self.doc.used_values.from_line[v] = ln  # its text and name range are read when asked for
+        self.instruction_use(ln, m.start(2), m.end(2), intern_str(m.group(2)))
+        self.sub = "done"
+        if line[-1] == ">":
+            self.glued_header(ln, line)
+        return True
+
+    def used_part(self, ln: int, line: str) -> None:
+        """A used value's indented line that `used_lines` did not take: what is wrong with it (nothing for a
+        ``  (none)`` under `` uses:``)."""
+        if self.value is None:
             self.err(ln, 0, len(line), "a value part before any `<id name @color>` header", CODE_STRUCTURE)
-            return
-        if line[1] != " ":
-            if line == " positions:":
-                self.sub = "positions"
-            elif line == " uses:":
-                self.sub = "uses"
-            elif line.startswith(" from instruction:"):
-                m = FROM.match(line)
-                if m is None:
-                    self.bad_line(ln, line, "` from instruction: %name = ...`")
-                    return
-                self.doc.used_values.from_line[v] = ln  # its text and name range are read when asked for
-                self.instruction_use(ln, m.start(2), m.end(2), intern(m.group(2)))
-                self.sub = "done"
-                if line[-1] == ">":
-                    self.glued_header(ln, line)
+        elif line[1] != " ":
+            if line.startswith(" from instruction:"):
+                self.bad_line(ln, line, "` from instruction: %name = ...`")
             else:
                 self.bad_line(ln, line, "` positions:`, ` uses:` or ` from instruction:`")
-            return
-        sub = self.sub
-        if sub == "positions":
-            m = POSITION.match(line)
-            if m is None:
-                self.bad_line(ln, line, "a position `  name {index}`")
-                return
-            itext = m.group(2)
-            if itext:
-                shape_index(itext)
-            self.instruction_use(ln, 2, m.end(1), intern(m.group(1)))
-        elif sub == "uses":
-            if line == "  (none)":
-                return
-            m = USE.match(line)
-            if m is None:
+        elif self.sub == "positions":
+            self.bad_line(ln, line, "a position `  name {index}`")
+        elif self.sub == "uses":
+            if line != "  (none)":
                 self.bad_line(ln, line, "a use `  name, operand N {index}`")
-                return
-            opnd, itext = m.group(2, 3)
-            int(opnd)
-            if itext:
-                shape_index(itext)
-            self.instruction_use(ln, 2, m.end(1), intern(m.group(1)))
         else:
             self.bad_line(ln, line, "` positions:` or ` uses:` before list items")
 

@@ -26,7 +26,7 @@ from hlo_lsp.core.hlo.rows import (
     row_calls,
     table_lines,
 )
-from hlo_lsp.core.hlo.rules.facts import Summary, summarize
+from hlo_lsp.core.hlo.rules.summary import Summary, summarize
 from hlo_lsp.core.process import fork as forked
 
 

@@ -96,9 +96,8 @@ def _a(**kinds: str) -> dict[str, Attr]:
 
 
 _ACCURACY = _a(result_accuracy="any")
-_COLLECTIVE = _a(
-    replica_groups="replica_groups", channel_id="int", constrain_layout="bool", use_global_device_ids="bool"
-)
+_GROUPS = _a(replica_groups="replica_groups", channel_id="int")  # every collective's
+_COLLECTIVE = {**_GROUPS, **_a(constrain_layout="bool", use_global_device_ids="bool")}
 _DOT = _a(
     lhs_contracting_dims="int_list",
     rhs_contracting_dims="int_list",
@@ -168,19 +167,9 @@ _add(
     None,
     {**_COLLECTIVE, **_a(to_apply="computation!", mode="any", dimensions="int_list!")},
 )
-_add(
-    "all-to-all",
-    "collective",
-    None,
-    _a(replica_groups="replica_groups", channel_id="int", dimensions="int_list", constrain_layout="bool"),
-)
-_add(
-    "ragged-all-to-all",
-    "collective",
-    None,
-    _a(replica_groups="replica_groups", channel_id="int", dimensions="int_list"),
-)
-_add("collective-broadcast", "collective", None, _a(replica_groups="replica_groups", channel_id="int"))
+_add("all-to-all", "collective", None, {**_GROUPS, **_a(dimensions="int_list", constrain_layout="bool")})
+_add("ragged-all-to-all", "collective", None, {**_GROUPS, **_a(dimensions="int_list")})
+_add("collective-broadcast", "collective", None, _GROUPS)
 _add(
     "collective-permute collective-permute-start",
     "collective",

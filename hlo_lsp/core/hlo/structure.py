@@ -137,81 +137,144 @@ def _read_structure_lines(
 ) -> None:
     """The per-line path: read the column-0 lines (header, tables, computation headers, braces) and give each
     computation its contiguous slice of the instruction array, reporting whatever does not fit."""
-    lines = mod.lines
-    diags = mod.diagnostics
-    comps = mod.computations
-    spans: list[tuple[int, int]] = []  # per computation: (offset of header line, offset of its closing line)
-    cur: Computation | None = None
-    cur_off = 0
-    table: dict[int, TableRow] | None = None
-    table_next = -1  # the line a row must be on to continue the current table
-    ln = -1
-    prev = 0
-    for m in TOP_LINE.finditer(scan):
-        off = m.start()
-        ln += scan.count("\n", prev, off + 1)
-        prev = off + 1
-        line = m.group(1)
+    top = _TopLines(mod)
+    top.read(scan)
+    kept, covered = _own_instructions(mod, top.spans, offsets, instrs, roots)
+    if covered != len(instrs):
+        inside = set(kept)
+        for i in range(len(instrs)):
+            if i not in inside:
+                ins = instrs[i]
+                mod.diagnostics.append(
+                    error(ins.name_range, "syntax-error", f"instruction `{ins.name}` is outside any computation")
+                )
+    if isinstance(instrs, InstructionTable) and covered == len(instrs):
+        mod.instructions = instrs  # every instruction kept, in order
+    elif isinstance(instrs, InstructionTable):
+        mod.instructions = InstructionTable(
+            [instrs.names[i] for i in kept],
+            array("i", [instrs.line_of[i] for i in kept]),
+            array("i", [instrs.col_of[i] for i in kept]),
+            bytearray([instrs.root_flags[i] for i in kept]),
+            mod.lines,
+        )
+    else:
+        mod.instructions = [instrs[i] for i in kept]
+    kept_instructions = mod.instructions
+    names = (
+        kept_instructions.names
+        if isinstance(kept_instructions, InstructionTable)
+        else [x.name for x in kept_instructions]
+    )
+    # reversed, so that the first definition of a repeated name wins
+    mod.by_name = dict(zip(reversed(names), range(len(kept) - 1, -1, -1)))
+
+
+class _TopLines:
+    """The per-line path over the column-0 lines: the computation open (and where its header line starts in
+    the scan), the table being read and the line its next row must be on; per computation, the offsets of its
+    header and closing lines (``spans``)."""
+
+    def __init__(self, mod: HloModule) -> None:
+        self.mod = mod
+        self.spans: list[tuple[int, int]] = []
+        self.cur: Computation | None = None
+        self.cur_off = 0
+        self.table: dict[int, TableRow] | None = None
+        self.table_next = -1
+
+    def read(self, scan: str) -> None:
+        ln = -1
+        prev = 0
+        for m in TOP_LINE.finditer(scan):
+            off = m.start()
+            ln += scan.count("\n", prev, off + 1)
+            prev = off + 1
+            self.line(ln, off, m.group(1))
+        cur = self.cur
+        if cur is not None:
+            self._unclosed(cur, len(self.mod.lines) - 1)
+            self.spans.append((self.cur_off, len(scan)))
+
+    def _unclosed(self, cur: Computation, end_line: int) -> None:
+        self.mod.diagnostics.append(
+            error(cur.name_range, "unclosed-computation", f"computation `{cur.name}` has no closing `}}`")
+        )
+        cur.end_line = end_line
+
+    def line(self, ln: int, off: int, line: str) -> None:
         if line.startswith("//"):
-            continue
+            return
+        cur = self.cur
         if cur is not None:
             if line[0] == "}":
                 cur.end_line = ln
-                spans.append((cur_off, off))
-                cur = None
-                continue
+                self.spans.append((self.cur_off, off))
+                self.cur = None
+                return
             if computation_header(line) is None:
-                continue  # an unindented instruction (scanned already) or an unreadable line (found below)
-            diags.append(error(cur.name_range, "unclosed-computation", f"computation `{cur.name}` has no closing `}}`"))
-            cur.end_line = ln - 1
-            spans.append((cur_off, off))
-            cur = None
-        if table is not None and ln == table_next:
+                return  # an unindented instruction (scanned already) or an unreadable line (found below)
+            self._unclosed(cur, ln - 1)
+            self.spans.append((self.cur_off, off))
+            self.cur = None
+        if self.table is not None and ln == self.table_next:
             t = TABLE_ROW.match(line)
             if t:
                 rid = int(t.group(1)) if len(t.group(1)) < 19 else -1
-                table[rid] = TableRow(rid, ln, t.group(2), t.start(2))
-                table_next = ln + 1
-                continue
-        table = None
+                self.table[rid] = TableRow(rid, ln, t.group(2), t.start(2))
+                self.table_next = ln + 1
+                return
+        self.table = None
+        self.outside(ln, off, line)
+
+    def outside(self, ln: int, off: int, line: str) -> None:
+        """A column-0 line outside any computation: the module header, a table's name, a computation header."""
+        mod = self.mod
         if line.startswith("HloModule"):
             nm = re.match(r"\s+([^\s,]+)", line[9:])
             mod.name = nm.group(1) if nm else None
             mod.header_line = ln
-            continue
+            return
         stripped = line.strip()
         if stripped in TABLES:
-            table = mod.tables.setdefault(stripped, {})
+            self.table = mod.tables.setdefault(stripped, {})
             mod.table_lines[stripped] = ln
-            table_next = ln + 1
-            continue
+            self.table_next = ln + 1
+            return
         h = computation_header(line)
         if h is not None:
-            cur = Computation(h[2], ln, h[1], h[0], h[3])
-            cur_off = off
-            mod.computation_by_name.setdefault(cur.name, len(comps))
-            comps.append(cur)
-            continue
+            self.cur = Computation(h[2], ln, h[1], h[0], h[3])
+            self.cur_off = off
+            mod.computation_by_name.setdefault(self.cur.name, len(mod.computations))
+            mod.computations.append(self.cur)
+            return
         if " = " not in line or not INSTR.match(line):
-            diags.append(
+            mod.diagnostics.append(
                 error(
                     Range(ln, 0, ln, len(line.rstrip())),
                     "syntax-error",
                     "unexpected text outside any computation: expected `HloModule`, a table, or a computation header",
                 )
             )
-    if cur is not None:
-        diags.append(error(cur.name_range, "unclosed-computation", f"computation `{cur.name}` has no closing `}}`"))
-        cur.end_line = len(lines) - 1
-        spans.append((cur_off, len(scan)))
-    # each computation owns the scanned instructions between its header and its closing line; kept as indices
-    # into ``instrs``, so that a table stays a table (a module with one unreadable line must not turn 200,000
-    # instructions into objects: about 40 MB more for as long as the typo stays)
+
+
+def _own_instructions(
+    mod: HloModule,
+    spans: list[tuple[int, int]],
+    offsets: list[int],
+    instrs: InstructionTable | list,
+    roots: list[int],
+) -> tuple[list[int], int]:
+    """Give each computation the scanned instructions between its header and its closing line, kept as indices
+    into ``instrs``, so that a table stays a table (a module with one unreadable line must not turn 200,000
+    instructions into objects: about 40 MB more for as long as the typo stays); report the lines inside that
+    are no instruction. Returns the kept indices and how many instructions the computations cover (-1 when
+    they leave gaps in the array)."""
     kept: list[int] = []
     line_at = instrs.line_of.__getitem__ if isinstance(instrs, InstructionTable) else (lambda i: instrs[i].line)
     covered = 0
     contiguous = True  # computations cover the instruction array without gaps (the normal case)
-    for c, (a, b) in zip(comps, spans):
+    for c, (a, b) in zip(mod.computations, spans):
         lo = bisect.bisect_right(offsets, a)
         hi = bisect.bisect_left(offsets, b)
         if lo != covered:
@@ -228,36 +291,7 @@ def _read_structure_lines(
             c.root = c.instructions[-1]
         if c.end_line - c.line - 1 != len(c.instructions):
             _report_unread_lines(mod, c, {line_at(kept[i]) for i in c.instructions})
-    covered = covered if contiguous else -1
-    if covered != len(instrs):
-        inside = set(kept)
-        for i in range(len(instrs)):
-            if i not in inside:
-                ins = instrs[i]
-                diags.append(
-                    error(ins.name_range, "syntax-error", f"instruction `{ins.name}` is outside any computation")
-                )
-    if isinstance(instrs, InstructionTable) and covered == len(instrs):
-        mod.instructions = instrs  # every instruction kept, in order
-    elif isinstance(instrs, InstructionTable):
-        mod.instructions = InstructionTable(
-            [instrs.names[i] for i in kept],
-            array("i", [instrs.line_of[i] for i in kept]),
-            array("i", [instrs.col_of[i] for i in kept]),
-            bytearray([instrs.root_flags[i] for i in kept]),
-            mod.lines,
-        )
-    else:
-        mod.instructions = [instrs[i] for i in kept]
-    n = len(kept)
-    kept_instructions = mod.instructions
-    names = (
-        kept_instructions.names
-        if isinstance(kept_instructions, InstructionTable)
-        else [x.name for x in kept_instructions]
-    )
-    # reversed, so that the first definition of a repeated name wins
-    mod.by_name = dict(zip(reversed(names), range(n - 1, -1, -1)))
+    return kept, (covered if contiguous else -1)
 
 
 def _report_unread_lines(mod: HloModule, comp: Computation, have: set[int]) -> None:

@@ -71,13 +71,18 @@ function M.oom_in_lines(lines)
   return false
 end
 
---- 'hlo_oom' when the loaded buffer holds an out-of-memory report; nil otherwise.
-function M.oom_in_buffer(bufnr)
+--- The first `count` lines of a loaded buffer; nil when there is no such buffer or it is not loaded.
+local function loaded_lines(bufnr, count)
   if not bufnr or not vim.api.nvim_buf_is_loaded(bufnr) then
     return nil
   end
-  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, M.oom_max_lines, false)
-  return M.oom_in_lines(lines) and 'hlo_oom' or nil
+  return vim.api.nvim_buf_get_lines(bufnr, 0, count, false)
+end
+
+--- 'hlo_oom' when the loaded buffer holds an out-of-memory report; nil otherwise.
+function M.oom_in_buffer(bufnr)
+  local lines = loaded_lines(bufnr, M.oom_max_lines)
+  return lines and M.oom_in_lines(lines) and 'hlo_oom' or nil
 end
 
 local first_line_prefixes = {
@@ -105,10 +110,8 @@ end
 
 --- Filetype from the buffer's first lines; nil when the buffer is not loaded or unknown.
 function M.from_buffer(bufnr)
-  if not bufnr or not vim.api.nvim_buf_is_loaded(bufnr) then
-    return nil
-  end
-  return M.from_lines(vim.api.nvim_buf_get_lines(bufnr, 0, 8, false))
+  local lines = loaded_lines(bufnr, 8)
+  return lines and M.from_lines(lines) or nil
 end
 
 --- Filetype from a file name alone; nil when the name gives no hint.

@@ -274,6 +274,15 @@ function M.open_chart(target, what)
   return path
 end
 
+--- `workspace/executeCommand` on `client` (a method call from Neovim 0.11 on); `on_result(err, result)`.
+local function execute(client, params, on_result, bufnr)
+  if has('0.11') then
+    client:request('workspace/executeCommand', params, on_result, bufnr)
+  else
+    client.request('workspace/executeCommand', params, on_result, bufnr)
+  end
+end
+
 --- The chart commands: server command -> what the messages call it.
 local CHARTS = { ['hlo.showMemoryTimeline'] = 'memory timeline', ['hlo.showHeapMap'] = 'heap map' }
 
@@ -293,11 +302,7 @@ local function request_chart(client, command, arguments, bufnr, on_done)
       on_done(path)
     end
   end
-  if has('0.11') then
-    client:request('workspace/executeCommand', params, on_result, bufnr)
-  else
-    client.request('workspace/executeCommand', params, on_result, bufnr)
-  end
+  execute(client, params, on_result, bufnr)
 end
 
 --- Client-side handler of the server's chart code lenses (`hlo.showMemoryTimeline`, `hlo.showHeapMap`): ask
@@ -350,11 +355,7 @@ function M.report(command, arguments, on_done)
       on_done(buf)
     end
   end
-  if has('0.11') then
-    client:request('workspace/executeCommand', params, on_result)
-  else
-    client.request('workspace/executeCommand', params, on_result)
-  end
+  execute(client, params, on_result)
 end
 
 --- :HloPeakDiff OLD NEW (two files of two dumps) or :HloPeakDiff [FOLDER] (its two newest modules; default:
@@ -424,11 +425,7 @@ function M.pass_step(direction, on_done)
       on_done(result)
     end
   end
-  if has('0.11') then
-    client:request('workspace/executeCommand', params, on_result)
-  else
-    client.request('workspace/executeCommand', params, on_result)
-  end
+  execute(client, params, on_result)
 end
 
 --- Client-side handler of the pass lenses' `hlo.passDiff`: show the report (Neovim would drop the answer).

@@ -8,6 +8,8 @@ when the value is fine, else (token index, message).  Kinds without a checker he
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hlo_lsp.core.hlo.opcodes import ENUMS
 
 from .model import Tok
@@ -39,84 +41,85 @@ def _int_list(toks: list[Tok], i: int) -> int | None:
 
 
 def check_value(kind: str, toks: list[Tok]) -> tuple[int, str] | None:
+    """None when ``toks`` is a value of ``kind``, else (index of the token at fault, message)."""
     if not toks:
         return 0, "a value is missing"
-    first = toks[0]
-    if kind in ("int", "float"):
-        ok = len(toks) == 1 and (first.type == "INT" or (kind == "float" and first.type in ("DECIMAL", "KW_INF")))
-        return None if ok else (0, f"expects {'an integer' if kind == 'int' else 'a number'}")
-    if kind == "bool":
-        return None if len(toks) == 1 and first.type in ("KW_TRUE", "KW_FALSE") else (0, "expects true or false")
-    if kind == "string":
-        return None if len(toks) == 1 and first.type == "STRING" else (0, "expects a quoted string")
-    if kind == "int_list":
-        end = _int_list(toks, 0)
-        return None if end == len(toks) else (0, "expects a list of integers such as {0,1}")
-    if kind == "int_list_list":
-        if first.type not in ("LBRACE", "LAYOUT_OPEN"):
-            return 0, "expects a list of integer lists such as {{0,1},{1,0}}"
-        i = 1
-        if i < len(toks) and toks[i].type == "RBRACE":
-            return None if i + 1 == len(toks) else (i + 1, "unexpected tokens after the list")
-        while True:
-            end = _int_list(toks, i)
-            if end is None:
-                return min(i, len(toks) - 1), "expects a list of integer lists such as {{0,1},{1,0}}"
-            i = end
-            if i < len(toks) and toks[i].type == "COMMA":
-                i += 1
-                continue
-            if i < len(toks) and toks[i].type == "RBRACE" and i + 1 == len(toks):
-                return None
-            return min(i, len(toks) - 1), "expects a list of integer lists such as {{0,1},{1,0}}"
-    if kind == "computation":
-        if len(toks) == 1 and first.type in _NAMES:
-            return None
-        if first.type == "LBRACE":
-            return None  # an inline computation body; XLA parses it as a nested instruction list
-        return 0, "expects a computation name"
-    if kind in ("computation_list", "instruction_list"):
-        what = "computation" if kind == "computation_list" else "instruction"
-        if first.type not in ("LBRACE",) or toks[-1].type != "RBRACE":
-            return 0, f"expects a list of {what} names such as {{%a, %b}}"
-        for j, t in enumerate(toks[1:-1], 1):
-            if (j % 2 == 1 and t.type not in _NAMES) or (j % 2 == 0 and t.type != "COMMA"):
-                return j, f"expects a list of {what} names such as {{%a, %b}}"
-        if len(toks) > 2 and len(toks) % 2 == 0:
-            return len(toks) - 2, f"expects a list of {what} names such as {{%a, %b}}"
-        return None
-    if kind == "padding":
-        ok = (
-            len(toks) == 1
-            and first.type == "PAD"
-            and all(len(d.split("_")) in (2, 3) for d in first.text.replace("x-", "x~").split("x"))
-        )
-        return None if ok else (0, "expects a padding config such as 0_0_0x1_1_0")
-    if kind == "dim_labels":
-        return (
-            None if len(toks) == 1 and first.type == "DIM_LABELS" else (0, "expects dim labels such as b01f_01io->b01f")
-        )
-    if kind == "slice":
-        return _check_slice(toks)
-    if kind == "window":
-        return _check_window(toks)
-    if kind == "shape":
-        return None if first.type in ("PRIM_TYPE", "LPAR") else (0, "expects a shape")
+    single = _ONE_TOKEN.get(kind)
+    if single is not None:
+        return None if len(toks) == 1 and toks[0].type in single[0] else (0, single[1])
+    opening = _OPENS_WITH.get(kind)
+    if opening is not None:
+        return None if toks[0].type in opening[0] else (0, opening[1])
+    check = _CHECKS.get(kind)
+    if check is not None:
+        return check(toks)
     if kind.startswith("enum:"):
-        allowed = ENUMS.get(kind[5:])
-        if len(toks) != 1 or first.type != "NAME" or (allowed and first.text not in allowed):
-            names = ", ".join(sorted(allowed)) if allowed else "a name"
-            return 0, f"expects one of {names}"
+        return _check_enum(kind[5:], toks)
+    return None
+
+
+def _check_int_list(toks: list[Tok]) -> tuple[int, str] | None:
+    end = _int_list(toks, 0)
+    return None if end == len(toks) else (0, "expects a list of integers such as {0,1}")
+
+
+def _check_int_list_list(toks: list[Tok]) -> tuple[int, str] | None:
+    msg = "expects a list of integer lists such as {{0,1},{1,0}}"
+    if toks[0].type not in ("LBRACE", "LAYOUT_OPEN"):
+        return 0, msg
+    i = 1
+    if i < len(toks) and toks[i].type == "RBRACE":
+        return None if i + 1 == len(toks) else (i + 1, "unexpected tokens after the list")
+    while True:
+        end = _int_list(toks, i)
+        if end is None:
+            return min(i, len(toks) - 1), msg
+        i = end
+        if i < len(toks) and toks[i].type == "COMMA":
+            i += 1
+            continue
+        if i < len(toks) and toks[i].type == "RBRACE" and i + 1 == len(toks):
+            return None
+        return min(i, len(toks) - 1), msg
+
+
+def _check_computation(toks: list[Tok]) -> tuple[int, str] | None:
+    if len(toks) == 1 and toks[0].type in _NAMES:
         return None
-    if kind == "replica_groups":
-        return _check_replica_groups(toks)
-    if kind == "metadata":
-        return None if first.type in ("LBRACE", "LAYOUT_OPEN") else (0, "expects {op_type=... op_name=...}")
-    if kind in ("sharding", "frontend"):
-        return None if first.type in ("LBRACE", "LAYOUT_OPEN") else (0, "expects a braced value")
-    if kind == "json":
-        ok = len(toks) == 1 and first.type in ("STRING", "JSON_DICT")
-        return None if ok else (0, "expects a string or a JSON dictionary")
+    if toks[0].type == "LBRACE":
+        return None  # an inline computation body; XLA parses it as a nested instruction list
+    return 0, "expects a computation name"
+
+
+def _check_names(toks: list[Tok], what: str) -> tuple[int, str] | None:
+    """``{%a, %b}``: a braced list of ``what`` (computation or instruction) names."""
+    msg = f"expects a list of {what} names such as {{%a, %b}}"
+    if toks[0].type not in ("LBRACE",) or toks[-1].type != "RBRACE":
+        return 0, msg
+    for j, t in enumerate(toks[1:-1], 1):
+        if (j % 2 == 1 and t.type not in _NAMES) or (j % 2 == 0 and t.type != "COMMA"):
+            return j, msg
+    if len(toks) > 2 and len(toks) % 2 == 0:
+        return len(toks) - 2, msg
+    return None
+
+
+def _check_padding(toks: list[Tok]) -> tuple[int, str] | None:
+    first = toks[0]
+    ok = (
+        len(toks) == 1
+        and first.type == "PAD"
+        and all(len(d.split("_")) in (2, 3) for d in first.text.replace("x-", "x~").split("x"))
+    )
+    return None if ok else (0, "expects a padding config such as 0_0_0x1_1_0")
+
+
+def _check_enum(enum: str, toks: list[Tok]) -> tuple[int, str] | None:
+    allowed = ENUMS.get(enum)
+    first = toks[0]
+    if len(toks) != 1 or first.type != "NAME" or (allowed and first.text not in allowed):
+        names = ", ".join(sorted(allowed)) if allowed else "a name"
+        return 0, f"expects one of {names}"
     return None
 
 
@@ -207,3 +210,32 @@ def _check_replica_groups(toks: list[Tok]) -> tuple[int, str] | None:
             return min(i, len(toks) - 1), "expects integer"
         i += 1
     return None if i == len(toks) else (i, msg)
+
+
+# kind -> (the token types its one token may have, the message otherwise)
+_ONE_TOKEN: dict[str, tuple[frozenset[str], str]] = {
+    "int": (frozenset({"INT"}), "expects an integer"),
+    "float": (frozenset({"INT", "DECIMAL", "KW_INF"}), "expects a number"),
+    "bool": (frozenset({"KW_TRUE", "KW_FALSE"}), "expects true or false"),
+    "string": (frozenset({"STRING"}), "expects a quoted string"),
+    "dim_labels": (frozenset({"DIM_LABELS"}), "expects dim labels such as b01f_01io->b01f"),
+    "json": (frozenset({"STRING", "JSON_DICT"}), "expects a string or a JSON dictionary"),
+}
+# kind -> (the token types its value may start with, the message otherwise)
+_OPENS_WITH: dict[str, tuple[frozenset[str], str]] = {
+    "shape": (frozenset({"PRIM_TYPE", "LPAR"}), "expects a shape"),
+    "metadata": (frozenset({"LBRACE", "LAYOUT_OPEN"}), "expects {op_type=... op_name=...}"),
+    "sharding": (frozenset({"LBRACE", "LAYOUT_OPEN"}), "expects a braced value"),
+    "frontend": (frozenset({"LBRACE", "LAYOUT_OPEN"}), "expects a braced value"),
+}
+_CHECKS: dict[str, Callable[[list[Tok]], tuple[int, str] | None]] = {
+    "int_list": _check_int_list,
+    "int_list_list": _check_int_list_list,
+    "computation": _check_computation,
+    "computation_list": lambda toks: _check_names(toks, "computation"),
+    "instruction_list": lambda toks: _check_names(toks, "instruction"),
+    "padding": _check_padding,
+    "slice": _check_slice,
+    "window": _check_window,
+    "replica_groups": _check_replica_groups,
+}

@@ -63,118 +63,143 @@ def _looks_like_computation_header(line: str) -> bool:
 
 def split_blocks(text: str) -> list[Block]:
     """The top-level blocks of ``text`` in document order; [] for a document with no code."""
-    lines = text.split("\n")
-    # Offsets of line starts, to map a character offset to its line.
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-
-    blocks: list[Block] = []
-    kind: str | None = None
-    first = 0
-    depth = 0  # all bracket kinds
-    brace_depth = 0
-    max_depth = 0
-    depth_line = 0
-    opened_body = False
-
-    def close(last: int) -> None:
-        nonlocal kind, depth, brace_depth, max_depth, opened_body
-        if kind is not None:
-            blocks.append(Block(kind, first, last, "\n".join(lines[first : last + 1]), max_depth, depth_line))
-        kind = None
-        depth = brace_depth = max_depth = 0
-        opened_body = False
-
-    line_no = 0
+    sp = _Splitter(text)
     pos = 0
     n = len(text)
     at_line_start = True
     while pos <= n:
         if at_line_start:
             at_line_start = False
-            line = lines[line_no] if line_no < len(lines) else ""
-            if kind is None:
-                new_kind = _line_kind(line)
-                if new_kind is not None:
-                    kind, first = new_kind, line_no
-            elif kind == "computation" and depth >= 1 and line_no > first:
-                if line.rstrip() == "}" and depth > 1:
-                    # A lone `}` in column 0 ends the computation even if an attribute brace was left open.
-                    depth = brace_depth = 1
-                elif _looks_like_computation_header(line) and not line.startswith((" ", "\t")):
-                    close(line_no - 1)
-                    kind, first = "computation", line_no
-            elif kind == "tables" and depth == 0:
-                new_kind = _line_kind(line)
-                stripped = line.lstrip()
-                if new_kind == "header" or (new_kind == "computation" and not stripped[:1].isdigit()):
-                    close(line_no - 1)
-                    kind, first = new_kind, line_no
-            elif kind == "header" and depth == 0 and _line_kind(line) is not None:
-                close(line_no - 1)
-                kind, first = _line_kind(line), line_no
+            sp.line_start()
         m = _SPECIAL.search(text, pos)
         if m is None:
             break
         c = m.group()
         i = m.start()
         if c == "\n":
-            line_no += 1
+            sp.newline()
             pos = i + 1
             at_line_start = True
-            if kind in ("header", "computation") and depth == 0 and (kind == "header" or opened_body):
-                close(line_no - 1)
-            continue
-        if c in "\"'":
-            j = i + 1
-            while True:
-                k1 = text.find(c, j)
-                k2 = text.find("\\", j)
-                if k1 == -1:
-                    j = n
-                    break
-                if k2 != -1 and k2 < k1:
-                    j = k2 + 2
-                    continue
-                j = k1 + 1
-                break
-            line_no += text.count("\n", i, j)
-            pos = j
-            continue
-        if c == "/":
-            nxt = text[i + 1 : i + 2]
-            if nxt == "/":
-                end = text.find("\n", i)
-                pos = n if end == -1 else end
-                continue
-            if nxt == "*":
-                end = text.find("*/", i + 2)
-                j = n if end == -1 else end + 2
-                line_no += text.count("\n", i, j)
-                pos = j
-                continue
-            pos = i + 1
-            continue
-        if kind is None:
-            pos = i + 1
-            continue
-        if c in _OPEN:
-            depth += 1
-            if c == "{":
-                brace_depth += 1
-                if kind == "computation" and depth == 1:
-                    opened_body = True
-            if depth > max_depth:
-                max_depth = depth
-                depth_line = line_no
+        elif c in "\"'":
+            pos = _string_end(text, i, c)
+            sp.line_no += text.count("\n", i, pos)
+        elif c == "/":
+            pos = _comment_end(text, i)
+            if text.startswith("/*", i):
+                sp.line_no += text.count("\n", i, pos)
         else:
-            depth = max(0, depth - 1)
+            if sp.kind is not None:
+                sp.bracket(c)
+            pos = i + 1
+    sp.close(len(sp.lines) - 1 if sp.lines else 0)
+    return _without_trailing_blanks(sp.blocks, sp.lines)
+
+
+def _string_end(text: str, i: int, quote: str) -> int:
+    """Just past the string opened by ``quote`` at ``i`` (backslash escapes skipped); the text's end when it is
+    never closed."""
+    j = i + 1
+    while True:
+        k1 = text.find(quote, j)
+        k2 = text.find("\\", j)
+        if k1 == -1:
+            return len(text)
+        if k2 != -1 and k2 < k1:
+            j = k2 + 2
+            continue
+        return k1 + 1
+
+
+def _comment_end(text: str, i: int) -> int:
+    """Where reading goes on after the ``/`` at ``i``: the end of its ``//`` line (its newline still to read), past
+    its ``*/`` (the text's end when never closed), or just past a lone ``/``."""
+    nxt = text[i + 1 : i + 2]
+    if nxt == "/":
+        end = text.find("\n", i)
+        return len(text) if end == -1 else end
+    if nxt == "*":
+        end = text.find("*/", i + 2)
+        return len(text) if end == -1 else end + 2
+    return i + 1
+
+
+class _Splitter:
+    """The state of `split_blocks`' pass: the block being read (its kind and first line), the bracket depths in
+    it, the blocks made so far."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.split("\n")
+        self.blocks: list[Block] = []
+        self.kind: str | None = None
+        self.first = 0
+        self.line_no = 0
+        self.depth = 0  # all bracket kinds
+        self.brace_depth = 0
+        self.max_depth = 0
+        self.depth_line = 0
+        self.opened_body = False
+
+    def close(self, last: int) -> None:
+        """End the current block (if any) at line ``last``."""
+        if self.kind is not None:
+            text = "\n".join(self.lines[self.first : last + 1])
+            self.blocks.append(Block(self.kind, self.first, last, text, self.max_depth, self.depth_line))
+        self.kind = None
+        self.depth = self.brace_depth = self.max_depth = 0
+        self.opened_body = False
+
+    def start(self, kind: str | None) -> None:
+        """A block of ``kind`` starts on the current line (nothing for None: a blank or comment line)."""
+        if kind is not None:
+            self.kind, self.first = kind, self.line_no
+
+    def line_start(self) -> None:
+        """At the start of a line: a new block, or the recovery that closes a computation left open."""
+        line_no, kind, depth = self.line_no, self.kind, self.depth
+        line = self.lines[line_no] if line_no < len(self.lines) else ""
+        if kind is None:
+            self.start(_line_kind(line))
+        elif kind == "computation" and depth >= 1 and line_no > self.first:
+            if line.rstrip() == "}" and depth > 1:
+                # A lone `}` in column 0 ends the computation even if an attribute brace was left open.
+                self.depth = self.brace_depth = 1
+            elif _looks_like_computation_header(line) and not line.startswith((" ", "\t")):
+                self.close(line_no - 1)
+                self.start("computation")
+        elif kind == "tables" and depth == 0:
+            new_kind = _line_kind(line)
+            if new_kind == "header" or (new_kind == "computation" and not line.lstrip()[:1].isdigit()):
+                self.close(line_no - 1)
+                self.start(new_kind)
+        elif kind == "header" and depth == 0 and _line_kind(line) is not None:
+            self.close(line_no - 1)
+            self.start(_line_kind(line))
+
+    def newline(self) -> None:
+        """Past a newline: a header, or a computation whose body has closed, ends with the line before."""
+        self.line_no += 1
+        kind = self.kind
+        if kind in ("header", "computation") and self.depth == 0 and (kind == "header" or self.opened_body):
+            self.close(self.line_no - 1)
+
+    def bracket(self, c: str) -> None:
+        if c in _OPEN:
+            self.depth += 1
+            if c == "{":
+                self.brace_depth += 1
+                if self.kind == "computation" and self.depth == 1:
+                    self.opened_body = True
+            if self.depth > self.max_depth:
+                self.max_depth = self.depth
+                self.depth_line = self.line_no
+        else:
+            self.depth = max(0, self.depth - 1)
             if c == "}":
-                brace_depth = max(0, brace_depth - 1)
-        pos = i + 1
-    close(len(lines) - 1 if lines else 0)
-    # Trailing blank lines are not part of the last block.
+                self.brace_depth = max(0, self.brace_depth - 1)
+
+
+def _without_trailing_blanks(blocks: list[Block], lines: list[str]) -> list[Block]:
+    """Trailing blank lines are not part of the last block."""
     if blocks:
         b = blocks[-1]
         last = b.end_line

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, error
-from hlo_lsp.core.hlo.opcodes import COMMON_ATTRIBUTES, KEYWORDS, OPCODES, PRIMITIVE_TYPES, Attr, OpcodeInfo, lookup
+from hlo_lsp.core.diagnostics import Diagnostic, Related, error
+from hlo_lsp.core.hlo.opcodes import KEYWORDS, OPCODES, PRIMITIVE_TYPES, OpcodeInfo, lookup
 from hlo_lsp.core.occurrences import Occurrence
 
+from .arity import check_arity
+from .attribute_checks import check_attributes
 from .attributes import check_value
 from .model import Attribute, Computation, Instruction, Name, Shape, Tok
-from .rules import attribute_problems, infer, negative_dims, opcode_rules, oversized
-from .semantics import check_literal, check_sharding
+from .ranges import name_range, rng, tok_range
+from .rules import infer, layout_rank_problems, opcode_rules, size_problems
+from .semantics import check_literal
 
 
 @dataclass(slots=True)
@@ -43,20 +46,11 @@ class BlockFacts:
     frames: dict[str, int] = field(default_factory=dict)  # tables: stack frame ids defined
 
 
-def _rng(line: int, start: int, end: int) -> Range:
-    return Range(line, start, line, max(end, start + 1))
-
-
-def _tok_range(t: Tok | None) -> Range:
-    """The range of ``t``; the start of the document for a problem that names no token."""
-    return _rng(t.line, t.col, t.end) if t is not None else _rng(0, 0, 0)
-
-
-def _name_range(n: Name) -> Range:
-    return _rng(n.line, n.start, n.end)
-
-
 class ComputationChecker:
+    """One pass over a computation's instructions in order: each one's own rules (`_instruction`: opcode, shape,
+    operands, arity, attributes, literal, inferred shape), then what spans the computation (names defined once,
+    one ROOT, parameter numbers, the signature against the root)."""
+
     def __init__(self, comp: Computation):
         self.comp = comp
         self.diags: list[Diagnostic] = []
@@ -70,29 +64,7 @@ class ComputationChecker:
 
     def run(self) -> None:
         comp = self.comp
-        self.facts.defines.append(comp.name)
-        self.facts.entry = comp.entry
-        self.occ.append(
-            Occurrence(comp.name.line, comp.name.start, comp.name.end, "computation", comp.name.text, "def")
-        )
-        self._keyword(comp.name)
-        for attr in comp.attributes:
-            if attr.name != "execution_thread":
-                self.diags.append(
-                    error(
-                        _rng(attr.line, attr.start, attr.end),
-                        "unknown-attribute",
-                        f"unexpected attribute '{attr.name}' on a computation (only execution_thread= is allowed)",
-                    )
-                )
-            elif check_value("string", attr.value):
-                self.diags.append(
-                    error(
-                        _rng(attr.line, attr.start, attr.end),
-                        "invalid-attribute",
-                        "execution_thread= expects a quoted string",
-                    )
-                )
+        self._header()
         all_names = {}
         for ins in comp.instructions:
             if ins.name is not None and ins.name.text not in all_names:
@@ -103,113 +75,130 @@ class ComputationChecker:
         for ins in comp.instructions:
             self.inferred = None
             self._instruction(ins, params)
-            name = ins.name
             if ins.root is not None:
-                if root_tok is not None:
-                    self.diags.append(
-                        error(
-                            _tok_range(ins.root),
-                            "multiple-roots",
-                            "one computation should have only one ROOT",
-                            related=(Related(_tok_range(root_tok), "the first ROOT"),),
-                        )
-                    )
-                else:
-                    root_tok = ins.root
-            if name is not None:
-                if name.text in self.defined:
-                    first = self.defined[name.text]
-                    self.diags.append(
-                        error(
-                            _name_range(name),
-                            "duplicate-instruction",
-                            f"instruction '{name.text}' is already defined in this computation",
-                            related=(Related(_name_range(first), "first defined here"),),
-                        )
-                    )
-                else:
-                    self.defined[name.text] = name
-                    self.shapes[name.text] = ins.shape if ins.shape is not None else self.inferred
-        self._parameters(params)
-        self._signature(root_tok)
+                root_tok = self._root(ins.root, root_tok)
+            if ins.name is not None:
+                self._define(ins, ins.name)
+        self.diags.extend(parameter_problems(params))
+        self.diags.extend(signature_problems(comp, root_tok))
 
     # ------------------------------------------------------------------ pieces
+    def _header(self) -> None:
+        """The computation's name (a definition) and its attributes (only ``execution_thread=``)."""
+        comp = self.comp
+        self.facts.defines.append(comp.name)
+        self.facts.entry = comp.entry
+        self.occ.append(
+            Occurrence(comp.name.line, comp.name.start, comp.name.end, "computation", comp.name.text, "def")
+        )
+        self._keyword(comp.name)
+        for attr in comp.attributes:
+            if attr.name != "execution_thread":
+                self.diags.append(
+                    error(
+                        rng(attr.line, attr.start, attr.end),
+                        "unknown-attribute",
+                        f"unexpected attribute '{attr.name}' on a computation (only execution_thread= is allowed)",
+                    )
+                )
+            elif check_value("string", attr.value):
+                self.diags.append(
+                    error(
+                        rng(attr.line, attr.start, attr.end),
+                        "invalid-attribute",
+                        "execution_thread= expects a quoted string",
+                    )
+                )
+
+    def _root(self, root: Tok, first: Tok | None) -> Tok:
+        """The computation's ROOT token after this one (a second ROOT is reported)."""
+        if first is None:
+            return root
+        self.diags.append(
+            error(
+                tok_range(root),
+                "multiple-roots",
+                "one computation should have only one ROOT",
+                related=(Related(tok_range(first), "the first ROOT"),),
+            )
+        )
+        return first
+
+    def _define(self, ins: Instruction, name: Name) -> None:
+        """``name`` is defined (with its shape, written or inferred), unless the computation already has it."""
+        first = self.defined.get(name.text)
+        if first is not None:
+            self.diags.append(
+                error(
+                    name_range(name),
+                    "duplicate-instruction",
+                    f"instruction '{name.text}' is already defined in this computation",
+                    related=(Related(name_range(first), "first defined here"),),
+                )
+            )
+        else:
+            self.defined[name.text] = name
+            self.shapes[name.text] = ins.shape if ins.shape is not None else self.inferred
+
     def _keyword(self, name: Name) -> None:
         if name.bare and (name.text in KEYWORDS or name.text in PRIMITIVE_TYPES):
             self.diags.append(
                 error(
-                    _name_range(name),
+                    name_range(name),
                     "keyword-name",
                     f"'{name.text}' is a keyword of HLO text; write it as '%{name.text}'",
                 )
             )
 
-    def _instruction(self, ins: Instruction, params: list) -> None:
-        if ins.name is not None:
-            self.occ.append(
-                Occurrence(ins.name.line, ins.name.start, ins.name.end, "instruction", ins.name.text, "def")
-            )
-            self._keyword(ins.name)
-            eq = ins.equal
-            if ins.name.bare and eq is not None and eq.line == ins.name.line and eq.col == ins.name.end:
-                self.diags.append(
-                    error(
-                        _rng(eq.line, ins.name.start, eq.end),
-                        "syntax-error",
-                        f"write a space before '=': XLA reads '{ins.name.text}=' as an attribute "
-                        "name, not an instruction name",
-                    )
-                )
-        info, wrapped = lookup(ins.opcode.text)
-        if (
-            ins.shape is not None
-            and ins.shape.layout_rank >= 0
-            and ins.shape.element is not None
-            and ins.shape.layout_rank != len(ins.shape.dims)
-        ):
+    def _definition(self, ins: Instruction, name: Name) -> None:
+        """The instruction's name: a definition, not a keyword, and not glued to its ``=``."""
+        self.occ.append(Occurrence(name.line, name.start, name.end, "instruction", name.text, "def"))
+        self._keyword(name)
+        eq = ins.equal
+        if name.bare and eq is not None and eq.line == name.line and eq.col == name.end:
             self.diags.append(
                 error(
-                    _tok_range(ins.shape.layout_tok),
-                    "layout-rank",
-                    f"the layout lists {ins.shape.layout_rank} dimensions but the shape "
-                    f"{ins.shape.text} has {len(ins.shape.dims)}",
+                    rng(eq.line, name.start, eq.end),
+                    "syntax-error",
+                    f"write a space before '=': XLA reads '{name.text}=' as an attribute name, not an instruction name",
                 )
             )
+
+    def _instruction(self, ins: Instruction, params: list) -> None:
+        if ins.name is not None:
+            self._definition(ins, ins.name)
+        info, wrapped = lookup(ins.opcode.text)
+        if ins.shape is not None:
+            self.diags.extend(layout_rank_problems(ins.shape))
         self._operands(ins, info)
-        for shp in [ins.shape] if ins.shape is not None else []:
-            bad = negative_dims(shp)
-            if bad is not None:
-                self.diags.append(error(_tok_range(bad), "invalid-shape", f"{bad.text}: dimension sizes must be >= 0"))
-            big = oversized(shp)
-            if big is not None:
-                self.diags.append(error(_tok_range(big[0]), "shape-too-large", big[1]))
+        if ins.shape is not None:
+            self.diags.extend(size_problems(ins.shape))
         if info is None or not info.in_parser:
             why = "is not an HLO opcode" if info is None else "is not accepted by XLA's HLO parser"
-            self.diags.append(error(_tok_range(ins.opcode), "unknown-opcode", f"'{ins.opcode.text}' {why}"))
+            self.diags.append(error(tok_range(ins.opcode), "unknown-opcode", f"'{ins.opcode.text}' {why}"))
             return
         if ins.shape is None and not info.infers_shape:
             self.diags.append(
                 error(
-                    _tok_range(ins.opcode),
+                    tok_range(ins.opcode),
                     "cannot-infer-shape",
                     f"XLA cannot infer the result shape of '{ins.opcode.text}'; "
                     "write it before the opcode, e.g. 'x = f32[4] ...'",
                 )
             )
-        self._arity(ins, info, params)
-        seen = self._attributes(ins, info, wrapped)
+        check_arity(ins, info, params, self.diags)
+        seen = check_attributes(ins, info, wrapped, self.diags, self._operand_shape, self._attribute_uses)
         operand_shapes = [self._operand_shape(o) for o in ins.operands]
         self.diags.extend(opcode_rules(ins, operand_shapes, seen, self.channels, info.name))
         if info.name == "constant" and ins.shape is not None and ins.arg_count == 1:
             problem = check_literal(ins.shape, ins.literal, ins.opcode)
             if problem is not None:
-                t, msg = problem
-                self.diags.append(error(_tok_range(t), "invalid-literal", msg))
+                self.diags.append(error(tok_range(problem[0]), "invalid-literal", problem[1]))
         if ins.shape is None:
             inferred, problem = infer(ins, operand_shapes)
             if problem is not None:
                 t, msg = problem
-                self.diags.append(error(_tok_range(t), "cannot-infer-shape", f"failed to infer the shape: {msg}"))
+                self.diags.append(error(tok_range(t), "cannot-infer-shape", f"failed to infer the shape: {msg}"))
             self.inferred = inferred
         if ins.name is not None:
             chan = seen.get("channel_id")
@@ -224,7 +213,7 @@ class ComputationChecker:
                 if ninfo is None or not ninfo.in_parser or nested.opcode.text.startswith("%"):
                     self.diags.append(
                         error(
-                            _tok_range(nested.opcode),
+                            tok_range(nested.opcode),
                             "unknown-opcode",
                             f"'{nested.opcode.text}' is not an HLO opcode (an operand followed "
                             "by '(' is an inline instruction)",
@@ -234,13 +223,13 @@ class ComputationChecker:
                 if nested.shape is None and not ninfo.infers_shape:
                     self.diags.append(
                         error(
-                            _tok_range(nested.opcode),
+                            tok_range(nested.opcode),
                             "cannot-infer-shape",
                             f"XLA cannot infer the result shape of '{nested.opcode.text}'; write a shape before it",
                         )
                     )
-                self._arity(nested, ninfo, None)
-                self._attributes(nested, ninfo, nwrapped)
+                check_arity(nested, ninfo, None, self.diags)
+                check_attributes(nested, ninfo, nwrapped, self.diags, self._operand_shape, self._attribute_uses)
                 continue
             if op.name is None:
                 continue
@@ -249,7 +238,7 @@ class ComputationChecker:
             if op.shape is not None and defined is not None and op.shape.text != defined.text:
                 self.diags.append(
                     error(
-                        _rng(op.shape.line, op.shape.col, op.name.start - 1),
+                        rng(op.shape.line, op.shape.col, op.name.start - 1),
                         "operand-shape-mismatch",
                         f"the operand is written as {op.shape.text}, but '{op.name.text}' is {defined.text}",
                     )
@@ -264,154 +253,21 @@ class ComputationChecker:
         if later is not None:
             self.diags.append(
                 error(
-                    _name_range(name),
+                    name_range(name),
                     "undefined-operand",
                     f"'{name.text}' is used before its definition; XLA's parser needs "
                     "operands defined above their users",
-                    related=(Related(_name_range(later), "defined here"),),
+                    related=(Related(name_range(later), "defined here"),),
                 )
             )
         else:
             self.diags.append(
                 error(
-                    _name_range(name),
+                    name_range(name),
                     "undefined-operand",
                     f"instruction '{name.text}' does not exist in this computation",
                 )
             )
-
-    def _arity(self, ins: Instruction, info: OpcodeInfo, params) -> None:
-        op = info.name
-        count = len(ins.operands)
-        where = _tok_range(ins.opcode)
-        if op in ("parameter", "constant") and ins.commas:
-            self.diags.append(
-                error(
-                    where, "syntax-error", f"expects ')' after the {op} {'number' if op == 'parameter' else 'literal'}"
-                )
-            )
-            return
-        if op == "parameter":
-            lit = ins.literal
-            if ins.operands or len(lit) != 1 or lit[0].type != "INT":
-                self.diags.append(error(where, "parameter-number", "expects parameter(N) with an integer N"))
-                return
-            num = int(lit[0].text)
-            if num < 0:
-                self.diags.append(error(_tok_range(lit[0]), "parameter-number", "parameter number must be >= 0"))
-                return
-            if params is not None:
-                params.append((num, ins, lit[0]))
-            return
-        if op == "constant":
-            if ins.operands or ins.arg_count != 1:
-                self.diags.append(error(where, "operand-count", "expects constant(<literal>)"))
-            return
-        if ins.literal:
-            t = ins.literal[0]
-            self.diags.append(
-                error(
-                    _tok_range(t),
-                    "syntax-error",
-                    f"'{info.name}' takes instruction operands, not the literal '{t.text}'",
-                )
-            )
-            return
-        expected = info.arity
-        if op == "ragged-dot":
-            expected = 3
-        elif op == "scaled-dot":
-            expected = 4
-        if expected is not None and count != expected:
-            self.diags.append(
-                error(
-                    where,
-                    "operand-count",
-                    f"'{op}' expects {expected} operand{'s' if expected != 1 else ''}, but has {count}",
-                )
-            )
-        elif op in ("reduce", "reduce-window") and count % 2:
-            self.diags.append(error(where, "operand-count", f"expects an even number of operands, but has {count}"))
-        elif op == "scatter" and count % 2 == 0:
-            self.diags.append(error(where, "operand-count", f"expects an odd number of operands, but has {count}"))
-        elif op in ("dynamic-slice", "conditional", "dot") and count < (1 if op == "dynamic-slice" else 2):
-            self.diags.append(error(where, "operand-count", f"'{op}' needs more operands (has {count})"))
-        elif op == "dynamic-update-slice" and count < 2:
-            self.diags.append(error(where, "operand-count", "expected at least two operands"))
-
-    def _attributes(self, ins: Instruction, info: OpcodeInfo, wrapped: OpcodeInfo | None) -> dict[str, Attribute]:
-        allowed: dict[str, Attr] = dict(info.attributes)
-        if wrapped is not None:
-            allowed.update(wrapped.attributes)
-            if info.name == "async-start":
-                allowed.pop("calls", None)
-        seen: dict[str, Attribute] = {}
-        prev: Attribute | None = None
-        for attr in ins.attributes:
-            rng = _rng(attr.line, attr.start, attr.end)
-            follows_mesh = (
-                prev is not None and prev.name == "replica_groups" and prev.value and prev.value[0].text == "mesh"
-            )
-            prev = attr
-            if attr.name == "device_ids" and follows_mesh:
-                continue  # `replica_groups=mesh[...], device_ids=(...) {axes}`: one value in XLA's syntax
-            if attr.name in seen:
-                self.diags.append(
-                    error(
-                        rng,
-                        "duplicate-attribute",
-                        f"attribute '{attr.name}' already exists",
-                        related=(
-                            Related(
-                                _rng(seen[attr.name].line, seen[attr.name].start, seen[attr.name].end),
-                                "first given here",
-                            ),
-                        ),
-                    )
-                )
-                continue
-            seen[attr.name] = attr
-            spec = allowed.get(attr.name)
-            kind = spec.kind if spec else COMMON_ATTRIBUTES.get(attr.name)
-            if kind is None:
-                self.diags.append(
-                    error(rng, "unknown-attribute", f"'{info.name}' does not take the attribute '{attr.name}'")
-                )
-                continue
-            problem = check_value(kind, attr.value)
-            if problem is None and kind == "sharding":
-                found = check_sharding(attr.value)
-                if found is not None:
-                    t = found[0] or attr.value[0]
-                    problem = (attr.value.index(t) if t in attr.value else 0, found[1])
-            if problem is None:
-                found = attribute_problems(attr, kind)
-                if found is not None:
-                    problem = (attr.value.index(found[0]), found[1])
-            if problem is not None:
-                idx, msg = problem
-                t = attr.value[idx] if attr.value else Tok("", "", attr.line, attr.end)
-                self.diags.append(error(_rng(t.line, t.col, t.end), "invalid-attribute", f"{attr.name}=: {msg}"))
-                continue
-            self._attribute_uses(attr, kind)
-        for key, spec in allowed.items():
-            if spec.required and key not in seen:
-                self.diags.append(
-                    error(_tok_range(ins.opcode), "missing-attribute", f"'{info.name}' needs the attribute '{key}='")
-                )
-        if info.name == "broadcast" and "dimensions" not in seen and ins.operands:
-            shape = self._operand_shape(ins.operands[0])
-            if shape is not None and not shape.is_scalar:
-                self.diags.append(
-                    error(
-                        _tok_range(ins.opcode),
-                        "missing-attribute",
-                        "'broadcast' of a non-scalar operand needs the attribute 'dimensions='",
-                    )
-                )
-        if info.name == "conditional":
-            self._conditional(ins, seen)
-        return seen
 
     def _operand_shape(self, op):
         if op.shape is not None:
@@ -419,48 +275,6 @@ class ComputationChecker:
         if op.name is not None:
             return self.shapes.get(op.name.text)
         return None
-
-    def _conditional(self, ins: Instruction, seen: dict) -> None:
-        where = _tok_range(ins.opcode)
-        has_pred = "true_computation" in seen or "false_computation" in seen
-        has_branches = "branch_computations" in seen
-        shape = self._operand_shape(ins.operands[0]) if ins.operands else None
-        if shape is not None and shape.element is not None:
-            if not shape.is_scalar or shape.element not in ("pred", "s32"):
-                self.diags.append(
-                    error(where, "invalid-attribute", "the first operand of conditional must be a scalar pred or s32")
-                )
-                return
-            pred = shape.element == "pred"
-            if pred and not ("true_computation" in seen and "false_computation" in seen):
-                self.diags.append(
-                    error(
-                        where,
-                        "missing-attribute",
-                        "a pred-indexed conditional needs true_computation= and false_computation=",
-                    )
-                )
-            elif not pred and not has_branches:
-                self.diags.append(
-                    error(where, "missing-attribute", "an s32-indexed conditional needs branch_computations=")
-                )
-            elif (pred and has_branches) or (not pred and has_pred):
-                self.diags.append(
-                    error(
-                        where,
-                        "unknown-attribute",
-                        "true_computation/false_computation go with a pred index, "
-                        "branch_computations with an s32 index",
-                    )
-                )
-        elif not has_pred and not has_branches:
-            self.diags.append(
-                error(
-                    where,
-                    "missing-attribute",
-                    "'conditional' needs branch_computations= (or true_computation= and false_computation=)",
-                )
-            )
 
     def _attribute_uses(self, attr: Attribute, kind: str) -> None:
         if kind in ("computation", "computation_list"):
@@ -483,57 +297,61 @@ class ComputationChecker:
                         self.occ.append(Occurrence(n.line, n.col, n.end, "stack_frame", n.text, "use"))
                         self.facts.frame_uses.append(CallUse(n.text, n.line, n.col, n.end))
 
-    def _parameters(self, params: list[tuple[int, Instruction, Tok]]) -> None:
-        seen: dict[int, Tok] = {}
-        for num, _ins, t in params:
-            if num in seen:
-                self.diags.append(
-                    error(
-                        _tok_range(t),
-                        "parameter-number",
-                        f"parameter number {num} already exists",
-                        related=(Related(_tok_range(seen[num]), "first used here"),),
-                    )
-                )
-            else:
-                seen[num] = t
-        n = len(seen)
-        for num, t in seen.items():
-            if num >= n:
-                missing = sorted(set(range(n)) - set(seen))
-                self.diags.append(
-                    error(
-                        _tok_range(t),
-                        "parameter-number",
-                        f"parameter numbers must be 0..{n - 1} in a computation with {n} "
-                        f"parameters; {missing[0] if missing else num} is missing "
-                        "(XLA's parser aborts the process on this)",
-                    )
-                )
 
-    def _signature(self, root_tok: Tok | None) -> None:
-        comp = self.comp
-        if comp.result is None or not comp.instructions:
-            return
-        root = None
-        if root_tok is not None:
-            for ins in comp.instructions:
-                if ins.root is root_tok:
-                    root = ins
-        else:
-            root = comp.instructions[-1]
-        if root is None or root.shape is None:
-            return
-        if root.shape.text != comp.result.text:
-            r = comp.result
-            self.diags.append(
+def parameter_problems(params: list[tuple[int, Instruction, Tok]]) -> list[Diagnostic]:
+    """``parameter-number``: numbers given twice, or not 0..n-1 (on which XLA's parser aborts)."""
+    out: list[Diagnostic] = []
+    seen: dict[int, Tok] = {}
+    for num, _ins, t in params:
+        if num in seen:
+            out.append(
                 error(
-                    _rng(r.line, r.col, r.col + len(r.text)),
-                    "signature-mismatch",
-                    f"computation {comp.name.text} returns {comp.result.text}, but its root "
-                    f"instruction {root.name.text if root.name else ''} is {root.shape.text}",
+                    tok_range(t),
+                    "parameter-number",
+                    f"parameter number {num} already exists",
+                    related=(Related(tok_range(seen[num]), "first used here"),),
                 )
             )
+        else:
+            seen[num] = t
+    n = len(seen)
+    for num, t in seen.items():
+        if num >= n:
+            missing = sorted(set(range(n)) - set(seen))
+            out.append(
+                error(
+                    tok_range(t),
+                    "parameter-number",
+                    f"parameter numbers must be 0..{n - 1} in a computation with {n} "
+                    f"parameters; {missing[0] if missing else num} is missing "
+                    "(XLA's parser aborts the process on this)",
+                )
+            )
+    return out
+
+
+def signature_problems(comp: Computation, root_tok: Tok | None) -> list[Diagnostic]:
+    """``signature-mismatch``: the computation's declared result against its root instruction's shape."""
+    if comp.result is None or not comp.instructions:
+        return []
+    root = None
+    if root_tok is not None:
+        for ins in comp.instructions:
+            if ins.root is root_tok:
+                root = ins
+    else:
+        root = comp.instructions[-1]
+    if root is None or root.shape is None or root.shape.text == comp.result.text:
+        return []
+    r = comp.result
+    return [
+        error(
+            rng(r.line, r.col, r.col + len(r.text)),
+            "signature-mismatch",
+            f"computation {comp.name.text} returns {comp.result.text}, but its root "
+            f"instruction {root.name.text if root.name else ''} is {root.shape.text}",
+        )
+    ]
 
 
 def check_computation(comp: Computation) -> tuple[list[Diagnostic], list[Occurrence], BlockFacts]:

@@ -5,9 +5,13 @@ process (CHECK failures, out-of-range `at(0)`): those messages say so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error
 
 from .model import Attribute, Instruction, Shape, Tok
+from .ranges import tok_range
 
 _METADATA_KEYS = frozenset(
     "deduplicated_name metadata_payload op_name op_type profile_type scheduling_name "
@@ -28,10 +32,6 @@ _ONE_DIMENSION = {
     "get-dimension-size": "first",
     "set-dimension-size": "first",
 }
-
-
-def _r(t: Tok) -> Range:
-    return Range(t.line, t.col, t.line, max(t.end, t.col + 1))
 
 
 _METADATA_INTS = frozenset("source_line source_end_line source_column source_end_column stack_frame_id".split())
@@ -124,129 +124,171 @@ def opcode_rules(
     channels: dict[str, tuple[str, str | None]],
     op: str,
 ) -> list[Diagnostic]:
-    """``op`` is the table name (``async-start`` for ``custom-call-start``)."""
-    out: list[Diagnostic] = []
-    where = _r(ins.opcode)
-    n = len(ins.operands)
-    shape = ins.shape
+    """The rules of `_RULES` that apply to ``ins``, in their order; ``op`` is the table name (``async-start`` for
+    ``custom-call-start``), ``channels`` the opcode and channel_id of each instruction defined above."""
+    c = _Instr(ins, operand_shapes, attrs, channels, op)
+    out = []
+    for ops, needs, rule in _RULES:
+        if (ops is None or op in ops) and (needs is None or needs in attrs):
+            d = rule(c)
+            if d is not None:
+                out.append(d)
+    return out
 
-    def dims_of(name: str) -> list[Tok]:
-        a = attrs.get(name)
+
+class _Instr(NamedTuple):
+    """What an opcode rule reads: the instruction, its operands' shapes, its attributes by name, the channels
+    above it, its opcode's table name."""
+
+    ins: Instruction
+    shapes: list[Shape | None]
+    attrs: dict[str, Attribute]
+    channels: dict[str, tuple[str, str | None]]
+    op: str
+
+    def ints(self, name: str) -> list[Tok]:
+        a = self.attrs.get(name)
         return [t for t in a.value if t.type == "INT"] if a else []
 
-    rule = _ONE_DIMENSION.get(op)
-    if rule and "dimensions" in attrs:
-        count = len(dims_of("dimensions"))
-        a = attrs["dimensions"]
-        if rule == "exactly" and count != 1:
-            out.append(
-                error(
-                    Range(a.line, a.start, a.line, a.end),
-                    "invalid-attribute",
-                    f"'{op}' takes exactly one dimension in dimensions=",
-                )
-            )
-        elif rule == "first" and count == 0:
-            out.append(
-                error(
-                    Range(a.line, a.start, a.line, a.end),
-                    "invalid-attribute",
-                    f"'{op}' needs a dimension in dimensions= (XLA's parser aborts on an empty list)",
-                )
-            )
-    if shape is not None and shape.is_tuple and op == "tuple" and n != len(shape.elements) and not ins.nested:
-        out.append(error(where, "operand-count", f"expects {len(shape.elements)} operands, but has {n} operands"))
-    if op == "reshape" and shape is not None and operand_shapes and operand_shapes[0] is not None:
-        n_in, n_out = operand_shapes[0].element_count(), shape.element_count()
-        if n_in is not None and n_out is not None and n_in != n_out:
-            out.append(
-                error(
-                    where,
-                    "reshape-element-count",
-                    f"reshape from {operand_shapes[0].text} ({n_in} elements) to {shape.text} ({n_out} elements) "
-                    "(XLA's parser aborts the process on this)",
-                )
-            )
-    if op in ("rng-bit-generator", "dynamic-reshape") and n == 0:
-        out.append(
-            error(
-                where,
-                "operand-count",
-                f"'{op}' requires at least one operand"
-                + (" (XLA's parser aborts on this)" if op == "rng-bit-generator" else ""),
-            )
-        )
-    if op == "dynamic-slice" and n >= 1 and operand_shapes[0] is not None and not operand_shapes[0].is_tuple:
-        rank = len(operand_shapes[0].dims)
-        vector = n == 2 and operand_shapes[1] is not None and len(operand_shapes[1].dims) == 1
-        if not vector and n != 1 + rank and (n != 2 or operand_shapes[1] is not None):
-            out.append(
-                error(where, "operand-count", f"Wrong number of operands: expects {1 + rank} for a rank-{rank} operand")
-            )
-    if op == "dynamic-update-slice" and n >= 2 and operand_shapes[0] is not None and not operand_shapes[0].is_tuple:
-        rank = len(operand_shapes[0].dims)
-        vector = n == 3 and operand_shapes[2] is not None and len(operand_shapes[2].dims) == 1
-        if not vector and n != 2 + rank and (n != 3 or operand_shapes[2] is not None):
-            out.append(
-                error(where, "operand-count", f"Wrong number of operands: expects {2 + rank} for a rank-{rank} operand")
-            )
-    if op == "conditional" and n >= 1:
-        branches = attrs.get("branch_computations")
-        branch_count = (
-            2
-            if "true_computation" in attrs
-            else (sum(1 for t in branches.value if t.type in ("NAME", "PNAME")) if branches else None)
-        )
-        if branch_count is not None and branch_count and n != branch_count + 1:
-            out.append(
-                error(
-                    where,
-                    "operand-count",
-                    f"a conditional with {branch_count} branches takes {branch_count + 1} operands, but has {n}",
-                )
-            )
-    if op == "infeed" and shape is not None and not shape.is_tuple:
-        out.append(error(where, "invalid-shape", "infeed must have a non-empty tuple shape"))
-    if (
-        op == "async-start"
-        and shape is not None
-        and not (shape.is_tuple and len(shape.elements) >= 2 and shape.elements[0].is_tuple)
-    ):
-        out.append(
-            error(where, "invalid-shape", "async-start expects the shape ((async-operands), async-outputs, state)")
-        )
-    api = attrs.get("api_version")
-    if op == "custom-call" and api is not None and api.value and api.value[0].text == "API_VERSION_UNSPECIFIED":
-        out.append(error(_r(api.value[0]), "invalid-attribute", "Invalid API version: API_VERSION_UNSPECIFIED"))
-    pairs = attrs.get("source_target_pairs")
-    if pairs is not None:
-        size = 0
-        depth = 0
-        for t in pairs.value:
-            if t.type in ("LBRACE", "LAYOUT_OPEN"):
-                depth += 1
-                size = 0
-            elif t.type == "RBRACE":
-                if depth == 2 and size != 2:
-                    out.append(
-                        error(_r(t), "invalid-attribute", "expects 'source_target_pairs=' to be a list of pairs")
-                    )
-                    break
-                depth -= 1
-            elif t.type == "INT":
-                size += 1
-    if op in ("send-done", "recv-done") and ins.operands and ins.operands[0].name is not None:
-        src = channels.get(ins.operands[0].name.text)
-        mine = dims_of("channel_id")
-        if src is not None and src[0] in ("send", "recv") and (mine[0].text if mine else None) != src[1]:
-            out.append(
-                error(
-                    where,
-                    "invalid-attribute",
-                    f"channel_id of {op} must equal the channel_id of its {src[0]} operand ({src[1]})",
-                )
-            )
-    return out
+    def count_error(self, message: str) -> Diagnostic:
+        return error(tok_range(self.ins.opcode), "operand-count", message)
+
+
+def _one_dimension(c: _Instr) -> Diagnostic | None:
+    a = c.attrs["dimensions"]
+    count = len(c.ints("dimensions"))
+    if _ONE_DIMENSION[c.op] == "exactly" and count != 1:
+        message = f"'{c.op}' takes exactly one dimension in dimensions="
+    elif _ONE_DIMENSION[c.op] == "first" and count == 0:
+        message = f"'{c.op}' needs a dimension in dimensions= (XLA's parser aborts on an empty list)"
+    else:
+        return None
+    return error(Range(a.line, a.start, a.line, a.end), "invalid-attribute", message)
+
+
+def _tuple_count(c: _Instr) -> Diagnostic | None:
+    shape, n = c.ins.shape, len(c.ins.operands)
+    if shape is not None and shape.is_tuple and n != len(shape.elements) and not c.ins.nested:
+        return c.count_error(f"expects {len(shape.elements)} operands, but has {n} operands")
+    return None
+
+
+def _reshape_count(c: _Instr) -> Diagnostic | None:
+    shape, operand = c.ins.shape, (c.shapes[0] if c.shapes else None)
+    if shape is None or operand is None:
+        return None
+    n_in, n_out = operand.element_count(), shape.element_count()
+    if n_in is None or n_out is None or n_in == n_out:
+        return None
+    return error(
+        tok_range(c.ins.opcode),
+        "reshape-element-count",
+        f"reshape from {operand.text} ({n_in} elements) to {shape.text} ({n_out} elements) "
+        "(XLA's parser aborts the process on this)",
+    )
+
+
+def _some_operand(c: _Instr) -> Diagnostic | None:
+    if c.ins.operands:
+        return None
+    aborts = " (XLA's parser aborts on this)" if c.op == "rng-bit-generator" else ""
+    return c.count_error(f"'{c.op}' requires at least one operand{aborts}")
+
+
+def _index_operands(c: _Instr) -> Diagnostic | None:
+    """dynamic-slice (one operand before the start indices) and dynamic-update-slice (two): one scalar index per
+    dimension of the first operand, or one index vector."""
+    lead = 1 if c.op == "dynamic-slice" else 2
+    n, shapes = len(c.ins.operands), c.shapes
+    if n < lead or shapes[0] is None or shapes[0].is_tuple:
+        return None
+    rank = len(shapes[0].dims)
+    index = shapes[lead] if n > lead else None
+    vector = n == lead + 1 and index is not None and len(index.dims) == 1
+    if not vector and n != lead + rank and (n != lead + 1 or index is not None):
+        return c.count_error(f"Wrong number of operands: expects {lead + rank} for a rank-{rank} operand")
+    return None
+
+
+def _conditional_count(c: _Instr) -> Diagnostic | None:
+    n = len(c.ins.operands)
+    if n < 1:
+        return None
+    branches = c.attrs.get("branch_computations")
+    if "true_computation" in c.attrs:
+        count: int | None = 2
+    else:
+        count = sum(1 for t in branches.value if t.type in ("NAME", "PNAME")) if branches else None
+    if count and n != count + 1:
+        return c.count_error(f"a conditional with {count} branches takes {count + 1} operands, but has {n}")
+    return None
+
+
+def _infeed_shape(c: _Instr) -> Diagnostic | None:
+    shape = c.ins.shape
+    if shape is not None and not shape.is_tuple:
+        return error(tok_range(c.ins.opcode), "invalid-shape", "infeed must have a non-empty tuple shape")
+    return None
+
+
+def _async_start_shape(c: _Instr) -> Diagnostic | None:
+    shape = c.ins.shape
+    if shape is not None and not (shape.is_tuple and len(shape.elements) >= 2 and shape.elements[0].is_tuple):
+        message = "async-start expects the shape ((async-operands), async-outputs, state)"
+        return error(tok_range(c.ins.opcode), "invalid-shape", message)
+    return None
+
+
+def _api_version(c: _Instr) -> Diagnostic | None:
+    api = c.attrs["api_version"]
+    if api.value and api.value[0].text == "API_VERSION_UNSPECIFIED":
+        return error(tok_range(api.value[0]), "invalid-attribute", "Invalid API version: API_VERSION_UNSPECIFIED")
+    return None
+
+
+def _source_target_pairs(c: _Instr) -> Diagnostic | None:
+    size = 0
+    depth = 0
+    for t in c.attrs["source_target_pairs"].value:
+        if t.type in ("LBRACE", "LAYOUT_OPEN"):
+            depth += 1
+            size = 0
+        elif t.type == "RBRACE":
+            if depth == 2 and size != 2:
+                return error(tok_range(t), "invalid-attribute", "expects 'source_target_pairs=' to be a list of pairs")
+            depth -= 1
+        elif t.type == "INT":
+            size += 1
+    return None
+
+
+def _done_channel(c: _Instr) -> Diagnostic | None:
+    first = c.ins.operands[0].name if c.ins.operands else None
+    src = c.channels.get(first.text) if first is not None else None
+    if src is None or src[0] not in ("send", "recv"):
+        return None
+    mine = c.ints("channel_id")
+    if (mine[0].text if mine else None) == src[1]:
+        return None
+    message = f"channel_id of {c.op} must equal the channel_id of its {src[0]} operand ({src[1]})"
+    return error(tok_range(c.ins.opcode), "invalid-attribute", message)
+
+
+#: Per-opcode rules of HloParserImpl::CreateInstruction, in the order they run: (the table names they apply to,
+#: or None for any; the attribute they need, or None; the rule).
+_RULES: tuple[tuple[frozenset[str] | None, str | None, Callable[[_Instr], Diagnostic | None]], ...] = (
+    (frozenset(_ONE_DIMENSION), "dimensions", _one_dimension),
+    (frozenset({"tuple"}), None, _tuple_count),
+    (frozenset({"reshape"}), None, _reshape_count),
+    (frozenset({"rng-bit-generator", "dynamic-reshape"}), None, _some_operand),
+    (frozenset({"dynamic-slice", "dynamic-update-slice"}), None, _index_operands),
+    (frozenset({"conditional"}), None, _conditional_count),
+    (frozenset({"infeed"}), None, _infeed_shape),
+    (frozenset({"async-start"}), None, _async_start_shape),
+    (frozenset({"custom-call"}), "api_version", _api_version),
+    (None, "source_target_pairs", _source_target_pairs),
+    (frozenset({"send-done", "recv-done"}), None, _done_channel),
+)
 
 
 _INT64_MAX = (1 << 63) - 1
@@ -288,3 +330,28 @@ def negative_dims(shape: Shape) -> Tok | None:
         elif any(d.lstrip("<=").startswith("-") for d in s.dims):
             return Tok("PRIM_TYPE", s.text, s.line, s.col)
     return None
+
+
+def layout_rank_problems(shape: Shape) -> list[Diagnostic]:
+    """``layout-rank``: an array shape whose layout lists another number of dimensions than the shape has."""
+    if shape.layout_rank < 0 or shape.element is None or shape.layout_rank == len(shape.dims):
+        return []
+    return [
+        error(
+            tok_range(shape.layout_tok),
+            "layout-rank",
+            f"the layout lists {shape.layout_rank} dimensions but the shape {shape.text} has {len(shape.dims)}",
+        )
+    ]
+
+
+def size_problems(shape: Shape) -> list[Diagnostic]:
+    """``invalid-shape`` for a negative dimension, ``shape-too-large`` for sizes past int64 (see `oversized`)."""
+    out = []
+    bad = negative_dims(shape)
+    if bad is not None:
+        out.append(error(tok_range(bad), "invalid-shape", f"{bad.text}: dimension sizes must be >= 0"))
+    big = oversized(shape)
+    if big is not None:
+        out.append(error(tok_range(big[0]), "shape-too-large", big[1]))
+    return out

@@ -238,97 +238,117 @@ def _single_sharding(toks: list[Tok]) -> tuple[Tok | None, str] | None:
 
 
 def _single_sharding_checked(toks: list[Tok]) -> tuple[Tok | None, str] | None:
+    """`_single_sharding`, raising `_Bad` for a problem inside the braces."""
     if not toks or toks[0].type not in _OPEN or toks[-1].type != "RBRACE":
         return (toks[0] if toks else None), "expected '{' to start sharding attribute"
     body = toks[1:-1]
     if body and body[0].type == "NAME" and body[0].text in ("mesh", "maximal_mesh"):
         return None  # named (mesh) shardings: left to XLA
-    flags = set()
-    devices: list[int] = []
-    tile: list[int] = []
-    iota = False
+    parts = _ShardingParts()
     j = 0
     while j < len(body):
+        j = parts.read(body, j)
+    return parts.problem(toks[0])
+
+
+_FLAGS = frozenset({"maximal", "replicated", "manual", "unknown", "unreduced", "last_tile_dim_replicate"})
+
+
+class _ShardingParts:
+    """What one sharding's braces hold (HloParserImpl::ParseSingleSharding): its flags, devices, tile shape and
+    whether the devices are an iota."""
+
+    def __init__(self) -> None:
+        self.flags: set[str] = set()
+        self.devices: list[int] = []
+        self.tile: list[int] = []
+        self.iota = False
+
+    def read(self, body: list[Tok], j: int) -> int:
+        """Read the part at ``body[j]``; where the next one starts. Raises `_Bad` for one XLA rejects."""
         t = body[j]
         word = t.text
-        if t.type == "NAME" and word in (
-            "maximal",
-            "replicated",
-            "manual",
-            "unknown",
-            "unreduced",
-            "last_tile_dim_replicate",
-        ):
-            flags.add(word)
-            j += 1
-        elif t.type == "NAME" and word in ("shard_as", "shard_like"):
+        if t.type == "NAME" and word in _FLAGS:
+            self.flags.add(word)
+            return j + 1
+        if t.type == "NAME" and word in ("shard_as", "shard_like"):
             if j + 1 >= len(body) or body[j + 1].type != "INT":
-                return t, f"{word} needs a group id"
-            j += 2
-        elif t.type == "ATTR_NAME" and word == "device=":
+                raise _Bad(t, f"{word} needs a group id")
+            return j + 2
+        if t.type == "ATTR_NAME" and word == "device=":
             if j + 1 >= len(body) or body[j + 1].type != "INT":
-                return t, "device= attribute must be an integer"
-            devices = [int(body[j + 1].text)]
-            j += 2
-        elif t.type == "ATTR_NAME" and word == "devices=":
+                raise _Bad(t, "device= attribute must be an integer")
+            self.devices = [int(body[j + 1].text)]
+            return j + 2
+        if t.type == "ATTR_NAME" and word == "devices=":
             if j + 1 >= len(body) or body[j + 1].type != "LSQB":
-                return t, "expected '[' to start sharding devices shape"
-            tile, j = _ints_until(body, j + 2, "RSQB")
-            if j < len(body) and body[j].type == "LEQ":
-                iota = True
-                reshape, j = _ints_until(body, j + 2, "RSQB")
-                if j < len(body) and body[j].type == "IOTA_T":
-                    perm, j = _ints_until(body, j + 2, "RPAR")
-                    bad = [p for p in perm if p >= len(reshape) or p < 0]
-                    if bad:
-                        return t, f"out of range iota transpose value {bad[0]}, expecting [0, {len(reshape)})"
-                    if len(perm) != len(reshape):
-                        return t, "iota_transpose_perm should have the same rank as iota_reshape_dims"
-                elif len(reshape) > 1:
-                    return t, "expected 'T(' after a multi-dimensional iota reshape"
-            else:
-                while j < len(body) and body[j].type in ("INT", "COMMA"):
-                    if body[j].type == "INT":
-                        devices.append(int(body[j].text))
-                    j += 1
-        elif t.type == "ATTR_NAME" and word in ("metadata=", "last_tile_dims="):
+                raise _Bad(t, "expected '[' to start sharding devices shape")
+            return self._devices(body, j + 2, t)
+        if t.type == "ATTR_NAME" and word in ("metadata=", "last_tile_dims="):
+            return _past_braces(body, j + 1)
+        if t.type == "COMMA":
+            return j + 1
+        raise _Bad(t, "unexpected token in sharding: expected replicated, maximal, manual, device=, devices=, ...")
+
+    def _devices(self, body: list[Tok], j: int, t: Tok) -> int:
+        """``devices=[tile]`` then the device list, or ``<=[reshape]`` with its ``T(perm)`` (an iota)."""
+        self.tile, j = _ints_until(body, j, "RSQB")
+        if j < len(body) and body[j].type == "LEQ":
+            self.iota = True
+            reshape, j = _ints_until(body, j + 2, "RSQB")
+            if j < len(body) and body[j].type == "IOTA_T":
+                perm, j = _ints_until(body, j + 2, "RPAR")
+                bad = [p for p in perm if p >= len(reshape) or p < 0]
+                if bad:
+                    raise _Bad(t, f"out of range iota transpose value {bad[0]}, expecting [0, {len(reshape)})")
+                if len(perm) != len(reshape):
+                    raise _Bad(t, "iota_transpose_perm should have the same rank as iota_reshape_dims")
+            elif len(reshape) > 1:
+                raise _Bad(t, "expected 'T(' after a multi-dimensional iota reshape")
+            return j
+        while j < len(body) and body[j].type in ("INT", "COMMA"):
+            if body[j].type == "INT":
+                self.devices.append(int(body[j].text))
             j += 1
-            if j < len(body) and body[j].type in _OPEN:
-                depth = 0
-                while j < len(body):
-                    if body[j].type in _OPEN:
-                        depth += 1
-                    elif body[j].type == "RBRACE":
-                        depth -= 1
-                        if depth == 0:
-                            j += 1
-                            break
-                    j += 1
-        elif t.type == "COMMA":
+        return j
+
+    def problem(self, first: Tok) -> tuple[Tok | None, str] | None:
+        """What XLA rejects in the parts together (reported on the sharding's first token); None when fine."""
+        flags, devices, tile = self.flags, self.devices, self.tile
+        if "replicated" in flags and devices:
+            return first, "replicated shardings should not have any devices assigned"
+        if "maximal" in flags:
+            if len(devices) != 1:
+                return first, "maximal shardings should have exactly one device assigned"
+            return None
+        if flags & {"replicated", "manual", "unknown", "unreduced"}:
+            if devices:
+                return first, "this sharding should not have any devices assigned"
+            return None
+        if not tile:
+            return first, "non-maximal shardings must have a tile assignment list including dimensions"
+        if not self.iota:
+            if len(devices) <= 1:
+                return first, "non-maximal shardings must have more than one device assigned"
+            total = 1
+            for d in tile:
+                total *= d
+            if len(devices) > total:
+                shown = "x".join(map(str, tile))
+                return first, f"{len(devices)} devices for a {shown} tile assignment (XLA's parser aborts on this)"
+        return None
+
+
+def _past_braces(body: list[Tok], j: int) -> int:
+    """Past the braced value starting at ``body[j]`` (``j`` itself when no brace opens there)."""
+    if j < len(body) and body[j].type in _OPEN:
+        depth = 0
+        while j < len(body):
+            if body[j].type in _OPEN:
+                depth += 1
+            elif body[j].type == "RBRACE":
+                depth -= 1
+                if depth == 0:
+                    return j + 1
             j += 1
-        else:
-            return t, "unexpected token in sharding: expected replicated, maximal, manual, device=, devices=, ..."
-    first = toks[0]
-    if "replicated" in flags and devices:
-        return first, "replicated shardings should not have any devices assigned"
-    if "maximal" in flags:
-        if len(devices) != 1:
-            return first, "maximal shardings should have exactly one device assigned"
-        return None
-    if flags & {"replicated", "manual", "unknown", "unreduced"}:
-        if devices:
-            return first, "this sharding should not have any devices assigned"
-        return None
-    if not tile:
-        return first, "non-maximal shardings must have a tile assignment list including dimensions"
-    if not iota:
-        if len(devices) <= 1:
-            return first, "non-maximal shardings must have more than one device assigned"
-        total = 1
-        for d in tile:
-            total *= d
-        if len(devices) > total:
-            return first, (
-                f"{len(devices)} devices for a {'x'.join(map(str, tile))} tile assignment (XLA's parser aborts on this)"
-            )
-    return None
+    return j

@@ -14,9 +14,10 @@ from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.hlo.instructions import Instruction
 from hlo_lsp.core.hlo.line import InstructionLine, parse_instruction_line
 from hlo_lsp.core.hlo.model import Computation, HloModule
+from hlo_lsp.core.hlo.rules.candidates import Candidates
 from hlo_lsp.core.hlo.rules.inference import Site, mismatch
 from hlo_lsp.core.hlo.rules.inference.attrs import attr_text
-from hlo_lsp.core.hlo.rules.summary import Summary, call_ok, fp_type, root_ok, summarize
+from hlo_lsp.core.hlo.rules.summary import Summary, fp_type
 from hlo_lsp.core.hlo.text import INSTR, find_close_paren
 from hlo_lsp.core.shapes import Shape, parse_shape, shape_text
 
@@ -27,8 +28,8 @@ NEEDS_ROOTS = frozenset(("fusion", "call", "while", "conditional", "map", "async
 
 
 class ModuleFacts:
-    """The module with lazy per-computation name lookup, the candidates of each rule taken from the computations'
-    summaries (`summarize`), and cached line details and shapes: a rule reads per line only the instructions
+    """The module with lazy per-computation name lookup, the candidates of each rule (`candidates`, from the
+    computations' summaries), and cached line details and shapes: a rule reads per line only the instructions
     the summaries could not clear, and those of computations the rows could not read."""
 
     def __init__(self, mod: HloModule, summaries: list[Summary | None] | None = None) -> None:
@@ -43,9 +44,8 @@ class ModuleFacts:
         self.names: list[str] = getattr(table, "names", None) or [i.name for i in table]
         self._line_of: list[int] = getattr(table, "line_of", None) or [i.line for i in table]
         self._ins: dict[int, Instruction] = {}
-        self._candidates: dict[str, list[int]] | None = None
         self._verdicts: dict[tuple, tuple[str, str] | None] = {}
-        self._slow: list[Computation] = []  # computations the rows could not read: every rule reads them per line
+        self.candidates = Candidates(mod, summaries)
 
     def ins(self, i: int) -> Instruction:
         """Instruction ``i``, made for this run only (the module's table keeps no object for it)."""
@@ -53,35 +53,6 @@ class ModuleFacts:
         if x is None:
             x = self._ins[i] = self.mod.make_instruction(i)
         return x
-
-    # -- the rows pass: which instructions a rule must look at ---------------------------------------------
-    def _scan(self) -> dict[str, list[int]]:
-        """Every computation's `Summary` (kept by the structural checker, else made here), joined: the
-        candidates of each opcode, and the calling instructions whose callee's parameters do not plainly agree
-        with their operands. Computations without a summary are left to the per-line path whole."""
-        mod = self.mod
-        cand: dict[str, list[int]] = {}
-        sigs: dict[str, tuple[str, ...] | None] = {}
-        roots: dict[str, str | None] = {}
-        calls: list = []
-        for k, c in enumerate(mod.computations):
-            sm = self.summaries[k] if self.summaries is not None else summarize(mod, c)
-            if sm is None or c.name in sigs:
-                self._slow.append(c)
-                sigs[c.name] = None  # unknown, or a repeated computation name: callers are read per line
-                continue
-            sigs[c.name] = sm.sig
-            roots[c.name] = sm.root
-            for op, i in sm.cand:
-                cand.setdefault(op, []).append(i)
-            calls.extend(sm.calls)
-        for i, op, callees, shapes, result in calls:
-            if not all(call_ok(op, sigs, callee, shapes) for callee in callees) or not root_ok(
-                op, roots, callees, result
-            ):
-                cand.setdefault(op, []).append(i)
-        self._candidates = cand
-        return cand
 
     # -- the instructions a rule reads per line ---------------------------------------------------------
     def at_line(self, line: int) -> Instruction | None:
@@ -91,19 +62,15 @@ class ModuleFacts:
     def of_opcodes(self, opcodes) -> list[Instruction]:
         """The instructions with one of ``opcodes`` a rule must look at, in document order: those the rows pass
         could not clear, and every one of those opcodes in a computation it could not read."""
-        cand = self._candidates if self._candidates is not None else self._scan()
-        idx = {i for op in opcodes for i in cand.get(op, ())}
-        idx.update(i for c in self._slow for i in c.instructions if self.ins(i).opcode in opcodes)
+        idx = self.candidates.indices(opcodes, lambda i: self.ins(i).opcode)
         return [self.ins(i) for i in sorted(idx)]
 
     def slow_lines_matching(self, pattern: re.Pattern) -> list[int]:
         """The instruction lines of computations the rows pass could not read that hold a match of
         ``pattern`` (a line the rows read has a plain operand list, so per-line patterns about operands only
         matter on the others)."""
-        if self._candidates is None:
-            self._scan()
         lines, line_of = self.mod.lines, self._line_of
-        return [line_of[i] for c in self._slow for i in c.instructions if pattern.search(lines[line_of[i]])]
+        return [line_of[i] for i in self.candidates.slow_instructions() if pattern.search(lines[line_of[i]])]
 
     def scope(self, comp: Computation) -> dict[str, int]:
         """Name -> instruction index within ``comp`` (the first of a repeated name)."""

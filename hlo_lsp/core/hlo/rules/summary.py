@@ -116,26 +116,15 @@ def summarize(
                             cand.append((op, a + k))
                             break
         elif op == "parameter":
-            p = r[PARAM]
-            if not p or len(p) >= 10 or not r[SHAPE] or (ip := int(p)) in params:
-                sig_ok = False
-            else:
-                params[ip] = intern(r[SHAPE])  # kept: one copy of each parameter shape text
+            sig_ok = _parameter(r, params) and sig_ok
         elif op in ELEMENTWISE:
             if not _elementwise_ok(op, r[SHAPE], [get(n) for n in operand_names(r[OPERANDS])]):
                 cand.append((op, a + k))
         elif op in CALLING:
             callees = calls.get(k)
             if callees:
-                calling.append(
-                    (
-                        a + k,
-                        op,
-                        tuple(callees),
-                        tuple([intern(t) if t else t for t in map(get, operand_names(r[OPERANDS]))]),
-                        intern(r[SHAPE]),
-                    )
-                )
+                operands = tuple([intern(t) if t else t for t in map(get, operand_names(r[OPERANDS]))])
+                calling.append((a + k, op, tuple(callees), operands, intern(r[SHAPE])))
             if op in INFERRED and not _row_ok(op, r, get):
                 cand.append((op, a + k))  # reduce, map
         elif op in INFERRED:  # `_row_ok` inlined (the hot path of a large module: its broadcasts)
@@ -154,33 +143,54 @@ def summarize(
             if not ok:
                 cand.append((op, a + k))
         elif op == "reshape" or op == "bitcast":
-            names = operand_names(r[OPERANDS])
-            n_out = _count(r[SHAPE])
-            if (
-                n_out is None
-                or len(names) != 1
-                or _count(get(names[0])) != n_out
-                or (op == "reshape" and not _same_type(r[SHAPE], get(names[0])))
-            ):
-                cand.append((op, a + k))  # equal counts and types: neither rule has anything to say
+            if not _reshape_ok(op, r, get):
+                cand.append((op, a + k))
         elif op in PER_LINE:
             cand.append((op, a + k))
-    sig = None
-    if sig_ok and sorted(params) == list(range(len(params))):
-        sig = tuple(params[j] for j in range(len(params)))
-        if len(_SIGS) > 100_000:
-            _SIGS.clear()
-        sig = _SIGS.setdefault(sig, sig)
-    root = None
-    if rows:  # `Computation.root`: the last ROOT, else the last instruction
-        flags = cols[ROOT]
-        last = (
-            len(flags) - 1
-            if flags[-1]
-            else next((k for k in range(len(flags) - 1, -1, -1) if flags[k]), len(flags) - 1)
-        )
-        root = intern(cols[SHAPE][last])
+    sig = _signature(params) if sig_ok else None
+    root = _root_text(cols) if rows else None
     return Summary(tuple(cand), sig, tuple(calling), root)
+
+
+def _parameter(r: tuple[str, ...], params: dict[int, str]) -> bool:
+    """Note a parameter row's shape text under its number; False when the number is missing, too long or
+    given twice, or the shape is missing (the signature is then not plainly numbered)."""
+    p = r[PARAM]
+    if not p or len(p) >= 10 or not r[SHAPE] or (ip := int(p)) in params:
+        return False
+    params[ip] = sys.intern(r[SHAPE])  # kept: one copy of each parameter shape text
+    return True
+
+
+def _signature(params: dict[int, str]) -> tuple[str, ...] | None:
+    """The parameter shape texts by number when they are numbered 0..n-1, shared with every equal signature;
+    None otherwise."""
+    if sorted(params) != list(range(len(params))):
+        return None
+    sig = tuple(params[j] for j in range(len(params)))
+    if len(_SIGS) > 100_000:
+        _SIGS.clear()
+    return _SIGS.setdefault(sig, sig)
+
+
+def _root_text(cols: list[tuple[str, ...]]) -> str:
+    """The root's shape text (`Computation.root`: the last ROOT, else the last instruction)."""
+    flags = cols[ROOT]
+    last = len(flags) - 1 if flags[-1] else next((k for k in range(len(flags) - 1, -1, -1) if flags[k]), len(flags) - 1)
+    return sys.intern(cols[SHAPE][last])
+
+
+def _reshape_ok(op: str, r: tuple[str, ...], get) -> bool:
+    """A reshape or bitcast row with one operand of the same element count (and, for a reshape, type): neither
+    rule has anything to say about it."""
+    names = operand_names(r[OPERANDS])
+    n_out = _count(r[SHAPE])
+    return not (
+        n_out is None
+        or len(names) != 1
+        or _count(get(names[0])) != n_out
+        or (op == "reshape" and not _same_type(r[SHAPE], get(names[0])))
+    )
 
 
 def _same_type(a: str | None, b: str | None) -> bool:

@@ -1,0 +1,63 @@
+"""Which instructions each verifier rule must read per line: the computations' summaries (`rules.summary`) joined
+once for the module. An instruction a summary cleared is no candidate; a calling one whose callee's parameters or
+root do not plainly agree with it is; a computation the rows could not read is read whole ("slow")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from hlo_lsp.core.hlo.model import Computation, HloModule
+from hlo_lsp.core.hlo.rules.summary import Summary, call_ok, root_ok, summarize
+
+
+class Candidates:
+    """The candidates of each opcode and the slow computations, joined on first use."""
+
+    def __init__(self, mod: HloModule, summaries: list[Summary | None] | None) -> None:
+        self.mod = mod
+        self.summaries = summaries  # each computation's, kept by the structural checker; else made here
+        self._by_opcode: dict[str, list[int]] | None = None
+        self._slow: list[Computation] = []  # computations the rows could not read: every rule reads them per line
+
+    def indices(self, opcodes: Iterable[str], opcode_of: Callable[[int], str]) -> set[int]:
+        """The instructions of ``opcodes`` a rule must read: the candidates, and every instruction of those
+        opcodes (``opcode_of`` an index) in a slow computation."""
+        by_opcode = self._join()
+        idx = {i for op in opcodes for i in by_opcode.get(op, ())}
+        idx.update(i for i in self.slow_instructions() if opcode_of(i) in opcodes)
+        return idx
+
+    def slow_instructions(self) -> Iterator[int]:
+        """The instructions of the computations the rows could not read, in document order."""
+        self._join()
+        return (i for c in self._slow for i in c.instructions)
+
+    def _join(self) -> dict[str, list[int]]:
+        """Every computation's `Summary` joined: the candidates of each opcode, and the calling instructions
+        whose callee's parameters do not plainly agree with their operands. Computations without a summary are
+        left to the per-line path whole."""
+        if self._by_opcode is not None:
+            return self._by_opcode
+        mod = self.mod
+        cand: dict[str, list[int]] = {}
+        sigs: dict[str, tuple[str, ...] | None] = {}
+        roots: dict[str, str | None] = {}
+        calls: list = []
+        for k, c in enumerate(mod.computations):
+            sm = self.summaries[k] if self.summaries is not None else summarize(mod, c)
+            if sm is None or c.name in sigs:
+                self._slow.append(c)
+                sigs[c.name] = None  # unknown, or a repeated computation name: callers are read per line
+                continue
+            sigs[c.name] = sm.sig
+            roots[c.name] = sm.root
+            for op, i in sm.cand:
+                cand.setdefault(op, []).append(i)
+            calls.extend(sm.calls)
+        for i, op, callees, shapes, result in calls:
+            if not all(call_ok(op, sigs, callee, shapes) for callee in callees) or not root_ok(
+                op, roots, callees, result
+            ):
+                cand.setdefault(op, []).append(i)
+        self._by_opcode = cand
+        return cand
