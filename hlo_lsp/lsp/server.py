@@ -1,8 +1,12 @@
-"""The language server: unpack params, call the IDE layer, convert the answer (a few lines per handler).
+"""The language server's lifecycle and document sync: initialize, shutdown and exit; didOpen, didChange,
+didSave and didClose update the `Workspace`, and the background work they start reads the document (in a worker
+thread, with progress for large ones), publishes its diagnostics (at once on open and save, after a short
+debounce on change, never for a stale version), then reads its module's other files and gives memory back.
 
-Notifications update the `Workspace`; requests read it. Diagnostics are published on open and save at once and
-after a short debounce on change, never for a stale version. A handler that fails logs the error and answers
-null, so one bad request never takes the server down.
+The requests are answered by the handler modules this one imports at its end (each registers its features on
+`lsp.app.server`): `handlers_navigation` (hover, definition, references, symbols, call hierarchy),
+`handlers_diagnostics` (pulled diagnostics, code actions), `handlers_document` (outline, folding, tokens, lenses,
+links), `handlers_insight` (inlay hints, token ranges, commands) and `handlers_passes`.
 """
 
 from __future__ import annotations
@@ -17,17 +21,12 @@ import time
 from lsprotocol import types as lsp
 
 from hlo_lsp.core import memos
-from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity
-from hlo_lsp.core.folder_index import FolderIndex
+from hlo_lsp.core.diagnostics import Diagnostic
 from hlo_lsp.core.process.heap import release_free_memory
 from hlo_lsp.core.workspace import NotReady, ReadError, Workspace
-from hlo_lsp.ide import calls, code_actions, hover, navigation, oom, symbols
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
-from hlo_lsp.ide.types import CallItem
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, log, safe, server  # noqa: F401 - the public names
-from hlo_lsp.lsp.convert import Converter, path_to_uri, uri_to_path
-from hlo_lsp.lsp.doc_answers import Provisional
-from hlo_lsp.lsp.protocol import RawResult
+from hlo_lsp.lsp.convert import uri_to_path
 
 _TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # stage timings of reading and checking on stderr
 DEBOUNCE_S = 0.05  # a burst of changes that need a full re-read waits this long for the next one
@@ -176,14 +175,8 @@ async def _joined(ls: HloLanguageServer, path: str, version: int | None) -> None
         await _publish_from_thread(ls, path, version, complete=True)
     if "codeLens" in waited and handlers_document.lens_refresh(ls):
         ls.workspace_code_lens_refresh(None)
-    if "diagnostic" in waited and _diagnostic_refresh(ls):
+    if "diagnostic" in waited and handlers_diagnostics.diagnostic_refresh(ls):
         ls.workspace_diagnostic_refresh(None)
-
-
-def _diagnostic_refresh(ls: HloLanguageServer) -> bool:
-    """The client can be asked to pull diagnostics again (``workspace/diagnostic/refresh``)."""
-    ws_caps = ls.client_capabilities.workspace if ls.client_capabilities else None
-    return bool(ws_caps and ws_caps.diagnostics and ws_caps.diagnostics.refresh_support)
 
 
 async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | None, complete: bool = False) -> None:
@@ -373,253 +366,10 @@ def _trim_soon(ls: HloLanguageServer, delay: float = 1.0) -> None:
     ls._pending[""] = asyncio.ensure_future(later())
 
 
-# -- requests --------------------------------------------------------------------------------------------------
-
-
-@server.feature(lsp.TEXT_DOCUMENT_HOVER)
-@safe
-def on_hover(ls: HloLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    path, line, col = ls.at(params)
-    h = oom.oom_hover(ls.ws, path, line, col) or hover.hover(ls.ws, path, line, col)
-    if h is None:
-        return None
-    kind, value = (lsp.MarkupKind.PlainText, h.plain) if ls.plain_hover else (lsp.MarkupKind.Markdown, h.markdown)
-    return lsp.Hover(contents=lsp.MarkupContent(kind=kind, value=value), range=ls.conv.range_in(path, h.range))
-
-
-@server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-@safe
-def on_definition(ls: HloLanguageServer, params: lsp.DefinitionParams):
-    at = ls.at(params)
-    return ls.locations(oom.oom_definition(ls.ws, *at) or navigation.definition(ls.ws, *at))
-
-
-@server.feature(lsp.TEXT_DOCUMENT_DECLARATION)
-@safe
-def on_declaration(ls: HloLanguageServer, params: lsp.DeclarationParams):
-    return ls.locations(navigation.definition(ls.ws, *ls.at(params)))
-
-
-@server.feature(lsp.TEXT_DOCUMENT_TYPE_DEFINITION)
-@safe
-def on_type_definition(ls: HloLanguageServer, params: lsp.TypeDefinitionParams):
-    return ls.locations(navigation.type_definition(ls.ws, *ls.at(params)))
-
-
-@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
-@safe
-def on_references(ls: HloLanguageServer, params: lsp.ReferenceParams):
-    groups = navigation.reference_spans(ls.ws, *ls.at(params), params.context.include_declaration)
-    return RawResult(ls.conv.spans_json(groups)) if groups else None  # thousands of locations for a busy name
-
-
-@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
-@safe
-def on_highlight(ls: HloLanguageServer, params: lsp.DocumentHighlightParams):
-    path = uri_to_path(params.text_document.uri)
-    conv = ls.conv
-    lines = ls.lines_of(path)
-    kinds = {"write": lsp.DocumentHighlightKind.Write, "read": lsp.DocumentHighlightKind.Read}
-    return [
-        lsp.DocumentHighlight(range=conv.range(lines, h.range), kind=kinds[h.kind])
-        for h in navigation.highlights(ls.ws, *ls.at(params))
-    ] or None
-
-
-def _folder_indexes(ls: HloLanguageServer) -> list[FolderIndex]:
-    """One background index per workspace folder, started on the first workspace-symbol query."""
-    roots = [uri_to_path(f.uri) for f in ls.workspace.folders.values()] or (
-        [ls.workspace.root_path] if ls.workspace.root_path else []
-    )
-    for root in roots:
-        if root not in ls.folder_indexes and os.path.isdir(root):
-            ls.folder_indexes[root] = FolderIndex(root)
-            ls.folder_indexes[root].start()
-    return list(ls.folder_indexes.values())
-
-
-@server.feature(lsp.WORKSPACE_SYMBOL)
-@safe
-def on_workspace_symbol(ls: HloLanguageServer, params: lsp.WorkspaceSymbolParams):
-    conv = ls.conv
-    out = []
-    seen = set()
-    for s in symbols.workspace_symbols(ls.ws, params.query, ls.ws.open_paths()):
-        loc = conv.location(s.location)
-        out.append(
-            lsp.WorkspaceSymbol(name=s.name, kind=SYMBOL_KIND[s.kind], location=loc, container_name=s.container or None)
-        )
-        seen.add((loc.uri, loc.range.start.line, s.name))
-    for index in _folder_indexes(ls):
-        for fs in index.query(params.query):
-            uri = path_to_uri(fs.path)
-            if (uri, fs.line, fs.name) in seen:
-                continue
-            seen.add((uri, fs.line, fs.name))
-            # folder files are not read for this answer: their names are ASCII in XLA dumps, so columns agree
-            rng = lsp.Range(
-                start=lsp.Position(line=fs.line, character=fs.col),
-                end=lsp.Position(line=fs.line, character=fs.col + len(fs.name)),
-            )
-            out.append(
-                lsp.WorkspaceSymbol(
-                    name=fs.name,
-                    kind=SYMBOL_KIND[fs.kind],
-                    location=lsp.Location(uri=uri, range=rng),
-                    container_name=fs.container or None,
-                )
-            )
-    return out[: symbols.MAX_WORKSPACE_SYMBOLS]
-
-
-def _call_item(conv: Converter, item: CallItem) -> lsp.CallHierarchyItem:
-    return lsp.CallHierarchyItem(
-        name=item.name,
-        kind=lsp.SymbolKind.Function,
-        uri=path_to_uri(item.location.path),
-        detail=item.detail,
-        range=conv.range_in(item.location.path, item.location.range),
-        selection_range=conv.range_in(item.location.path, item.selection),
-        data={"path": item.location.path, "line": item.location.range.start_line},
-    )
-
-
-def _from_call_item(ls: HloLanguageServer, it: lsp.CallHierarchyItem) -> CallItem | None:
-    path = uri_to_path(it.uri)
-    items = calls.prepare(
-        ls.ws,
-        path,
-        it.selection_range.start.line,
-        ls.conv.from_position(ls.lines_of(path), it.selection_range.start)[1],
-    )
-    return items[0] if items else None
-
-
-@server.feature(lsp.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY)
-@safe
-def on_prepare_calls(ls: HloLanguageServer, params: lsp.CallHierarchyPrepareParams):
-    conv = ls.conv
-    return [_call_item(conv, i) for i in calls.prepare(ls.ws, *ls.at(params))] or None
-
-
-@server.feature(lsp.CALL_HIERARCHY_INCOMING_CALLS)
-@safe
-def on_incoming(ls: HloLanguageServer, params: lsp.CallHierarchyIncomingCallsParams):
-    item = _from_call_item(ls, params.item)
-    if item is None:
-        return None
-    conv = ls.conv
-    return [
-        lsp.CallHierarchyIncomingCall(
-            from_=_call_item(conv, c.item), from_ranges=[conv.range_in(c.item.location.path, r) for r in c.ranges]
-        )
-        for c in calls.incoming(ls.ws, item)
-    ]
-
-
-@server.feature(lsp.CALL_HIERARCHY_OUTGOING_CALLS)
-@safe
-def on_outgoing(ls: HloLanguageServer, params: lsp.CallHierarchyOutgoingCallsParams):
-    item = _from_call_item(ls, params.item)
-    if item is None:
-        return None
-    conv = ls.conv
-    return [
-        lsp.CallHierarchyOutgoingCall(
-            to=_call_item(conv, c.item), from_ranges=[conv.range_in(item.location.path, r) for r in c.ranges]
-        )
-        for c in calls.outgoing(ls.ws, item)
-    ]
-
-
-@server.feature(
-    lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(inter_file_dependencies=True, workspace_diagnostics=False)
+from hlo_lsp.lsp import (  # noqa: E402,F401  register their features
+    handlers_diagnostics,
+    handlers_document,
+    handlers_insight,
+    handlers_navigation,
+    handlers_passes,
 )
-async def on_pull_diagnostics(ls: HloLanguageServer, params: lsp.DocumentDiagnosticParams):
-    path = uri_to_path(params.text_document.uri)
-    while (
-        (pending := ls._pending.get(path)) is not None
-        and not pending.done()
-        and not _checked(ls, path)
-        and not _joining(ls, path)
-    ):
-        await asyncio.sleep(0.05)  # being read or checked: answer once the complete set can be made
-    # the complete set may run the verifier (seconds on a large module): in a worker thread, kept per version
-    return await ls.answers.answer(path, "diagnostic", lambda: _pull_report(ls, path))
-
-
-def _joining(ls: HloLanguageServer, path: str) -> bool:
-    """A buffer file read at its current text whose large siblings are read in the background, for a client
-    that can be asked to pull again: its own diagnostics are answered now (not kept), the client asked again
-    once the join is done (`_joined`)."""
-    if not _diagnostic_refresh(ls) or not ls.ws.has_analysis(path) or not ls.ws.defers_siblings(path):
-        return False
-    a = ls.ws.try_analysis(path)
-    return a is not None and a.buffers is not None
-
-
-def _checked(ls: HloLanguageServer, path: str) -> bool:
-    """An HLO module read at its current text and verified (or small enough to verify at once): its complete
-    diagnostics need nothing the background work (users maps, buffer files) still reads. Buffer files wait for
-    that work: their checks join the module's files."""
-    if not ls.ws.has_analysis(path):
-        return False
-    a = ls.ws.try_analysis(path)
-    return a is not None and a.hlo is not None and (a.size <= GRAMMAR_LIMIT or a.verified is not None)
-
-
-@safe
-def _pull_report(ls: HloLanguageServer, path: str):
-    joining = _joining(ls, path)
-    if joining:
-        ls.answers.wait_for_join(path, "diagnostic")  # before the bundle is made (see DocumentAnswers.joined)
-    try:
-        partial = joining and ls.ws.bundle(path).partial
-    except ReadError:
-        partial = False
-    conv, lines = ls.conv, ls.lines_of(path)
-    items = [conv.diagnostic(path, lines, d) for d in document_diagnostics(ls.ws, path)]
-    report = lsp.RelatedFullDocumentDiagnosticReport(items=items)
-    if partial:
-        return Provisional(report)
-    ls.answers.not_waiting(path, "diagnostic")
-    return report
-
-
-def _core_range(conv: Converter, lines, r: lsp.Range) -> Range:
-    sl, sc = conv.from_position(lines, r.start)
-    el, ec = conv.from_position(lines, r.end)
-    return Range(sl, sc, el, ec)
-
-
-@server.feature(
-    lsp.TEXT_DOCUMENT_CODE_ACTION,
-    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix], resolve_provider=False),
-)
-@safe
-def on_code_action(ls: HloLanguageServer, params: lsp.CodeActionParams):
-    path = uri_to_path(params.text_document.uri)
-    conv, lines = ls.conv, ls.lines_of(path)
-    sent = [
-        Diagnostic(_core_range(conv, lines, d.range), Severity.ERROR, str(d.code or ""), d.message)
-        for d in params.context.diagnostics
-    ]
-    out = []
-    for a in code_actions.code_actions(ls.ws, path, _core_range(conv, lines, params.range), sent):
-        changes = {
-            path_to_uri(p): [lsp.TextEdit(range=conv.range_in(p, e.range), new_text=e.new_text) for e in edits]
-            for p, edits in a.edits.items()
-        }
-        out.append(
-            lsp.CodeAction(
-                title=a.title,
-                kind=lsp.CodeActionKind.QuickFix,
-                is_preferred=a.preferred,
-                diagnostics=[conv.diagnostic(path, lines, a.diagnostic)],
-                edit=lsp.WorkspaceEdit(changes=changes),
-            )
-        )
-    return out or None
-
-
-from hlo_lsp.lsp import handlers_document, handlers_insight, handlers_passes  # noqa: E402,F401  register their features
