@@ -1,18 +1,22 @@
 """A module's pass history: every instruction's versions through the files of a pass-by-pass dump.
 
-Algorithm: consecutive pass files are mostly the same text. Each file is cut at its blank lines into blocks (the
-header, each metadata table, each computation: XLA prints them separated by one empty line); a block is keyed by
-its content, and a distinct block is indexed once (its instruction names, each with its line in the block and the
-hash of its line text). A file is then the list of its blocks with their first lines, so a file that repeats most
-of the previous one costs one split and one hash per block. Between two files only the blocks that differ are
-compared name by name: added, removed and changed (same name, another line) instructions. Where a name is removed,
-the instructions added by the same pass with the same ``op_name`` (and stack frame) are its successors: that is how
-a trace follows an instruction that a pass renamed or rebuilt. Instruction lines of a machine-written module are
-indented and one line each; names are unique in a module (XLA uniquifies them).
+Algorithm: consecutive pass files are mostly the same text, and many are byte for byte the file before (a
+pipeline's start file; those cost one read and one comparison). Each other file is cut at its blank lines into
+blocks (the header, each metadata table, each computation: XLA prints them separated by one empty line); a block is
+keyed by its content, and a distinct block is indexed once: each instruction name with its line in the block, and
+each line's hash with its name. A long computation is indexed against its previous version (only the lines whose
+hash that version lacks are matched by the regex). A file is then the list of its blocks with their first lines.
+Between two files only the blocks they do not share are compared, and in those only the lines whose hash is in one
+file and not in the other (set operations in C): their names are the instructions added, removed and changed (same
+name, another line). Where a name is removed, the instructions added by the same pass with the same ``op_name``
+(and stack frame) are its successors: that is how a trace follows an instruction that a pass renamed or rebuilt.
+Instruction lines of a machine-written module are indented and one line each; names are unique in a module (XLA
+uniquifies them). Building holds the cyclic garbage collector off: nothing made here is in a cycle.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -23,11 +27,10 @@ from hlo_lsp.core.passes.names import PassFile
 MADE, CHANGED, UNCHANGED, REMOVED = "made", "changed", "unchanged", "removed"
 
 _NAME = re.compile(r"^[ \t]+(?:ROOT[ \t]+)?%?([^\s=%]+)[ \t]*=[ \t]", re.M)
+_ROW = re.compile(r"^([ \t]+(?:ROOT[ \t]+)?%?([^\s=%]+)[ \t]*=[ \t][^\n]*)", re.M)  # (line, name)
 _COMPUTATION = re.compile(r"(ENTRY[ \t]+)?%?([^\s(]+)")  # on a block's first line, which must end in '{'
-
 _OP_NAME = re.compile(r'\bop_name="((?:[^"\\]|\\.)*)"')
-_FRAME = re.compile(r"\bstack_frame_id=(\d+)")
-_FUSION = re.compile(r"[ \t]fusion\(")
+_DIGITS = re.compile(r"\d*")
 
 
 @dataclass(slots=True)
@@ -37,29 +40,65 @@ class Block:
     computation: str | None  # None for the header and the tables
     is_entry: bool
     lines: int  # how many lines it spans
-    names: dict[str, tuple[int, int]]  # instruction name -> (line in the block, hash of its line text)
+    names: dict[str, int]  # instruction name -> its line in the block
+    by_hash: dict[int, str]  # the hash of an instruction line's text -> its name
     fusions: int  # instructions whose opcode is fusion
 
 
-def _index_block(text: str) -> Block:
-    first = text.split("\n", 1)[0] if text else ""
+def _index_block(text: str, like: Callable[[str], Block | None]) -> Block:
+    """The block's index; ``like(computation)`` is the last indexed version of the same computation, if any
+    (the lines the two share need no regex)."""
+    end = text.find("\n")
+    first = text[:end] if end >= 0 else text
     m = _COMPUTATION.match(first) if first.rstrip(" \t").endswith("{") else None
-    names: dict[str, tuple[int, int]] = {}
+    count = text.count("\n") + 1
+    names: dict[str, int] = {}
+    by_hash: dict[int, str] = {}
     if m is not None:
-        line, last = 0, 0
-        for n in _NAME.finditer(text):
-            start = n.start()
-            line += text.count("\n", last, start)
-            last = start
-            end = text.find("\n", start)
-            names.setdefault(n.group(1), (line, hash(text[start : end if end >= 0 else len(text)])))
-    return Block(
-        m.group(2) if m else None,
-        bool(m and m.group(1)),
-        text.count("\n") + 1,
-        names,
-        len(_FUSION.findall(text)) if m else 0,
-    )
+        earlier = like(m.group(2)) if count > _INCREMENTAL_LINES else None
+        rows = _rows(text, count, earlier.by_hash if earlier is not None else None)
+        if rows is not None:
+            found, hashes = rows
+            names = dict(zip(reversed(found), range(len(found), 0, -1)))  # reversed: the first of a repeated name
+            by_hash = dict(zip(hashes, found))
+        if rows is None or len(names) != len(found):  # by hand (blank or wrapped lines), or a repeated name
+            names, by_hash = {}, {}
+            line, last = 0, 0
+            for n in _NAME.finditer(text):
+                start = n.start()
+                line += text.count("\n", last, start)
+                last = start
+                if n.group(1) not in names:
+                    end = text.find("\n", start)
+                    names[n.group(1)] = line
+                    by_hash[hash(text[start : end if end >= 0 else len(text)])] = n.group(1)
+    fusions = text.count(" fusion(") + text.count("\tfusion(") if m is not None else 0
+    return Block(m.group(2) if m else None, bool(m and m.group(1)), count, names, by_hash, fusions)
+
+
+_INCREMENTAL_LINES = 100  # a computation this long is indexed against its earlier version
+
+
+def _rows(text: str, count: int, known: dict[int, str] | None) -> tuple[list[str], list[int]] | None:
+    """(names, line hashes) of lines 1 to count - 2 of a computation block when each is an instruction line and the
+    last line is its '}' (machine-written), else None. With ``known`` (line hash -> name of an earlier version),
+    only the lines not in it are matched."""
+    if not text.endswith("}") or count < 3:
+        return None
+    if known is None:
+        rows = _ROW.findall(text)
+        if len(rows) != count - 2:
+            return None
+        return [n for _, n in rows], [hash(line) for line, _ in rows]
+    lines = text.split("\n")[1:-1]
+    hashes = list(map(hash, lines))
+    found: list[str | None] = list(map(known.get, hashes))
+    for k in [k for k, n in enumerate(found) if n is None]:
+        m = _ROW.match(lines[k])
+        if m is None:
+            return None
+        found[k] = m.group(2)
+    return found, hashes  # type: ignore[return-value]  # no None left
 
 
 @dataclass(slots=True)
@@ -69,13 +108,16 @@ class Step:
     file: PassFile
     blocks: list[int]  # block ids in file order
     starts: list[int]  # the 0-based line of each block
-    at: dict[int, int] = field(default_factory=dict)  # block id -> its position in `blocks`
+    at: dict[str | None, int] = field(default_factory=dict)  # computation -> its block's position in `blocks`
     instructions: int = 0
     fusions: int = 0
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
+    changed_set: set[str] = field(default_factory=set)  # `changed`, to ask
     successors: dict[str, list[str]] = field(default_factory=dict)  # removed name -> added names of its op_name
+    made_from: dict[str, list[str]] = field(default_factory=dict)  # added name -> the removed names of its op_name
+    # (and stack frame), only those of its shape and opcode when there are such
     error: str | None = None  # why the file could not be read (it then counts as empty)
 
     @property
@@ -110,71 +152,105 @@ class Version:
 
 
 def _tags(line: str) -> tuple[str, str | None] | None:
-    """(op_name, stack frame) of an instruction line's metadata, None without an op_name."""
-    m = _OP_NAME.search(line)
-    if m is None:
+    """(op_name, stack frame) of an instruction line's metadata, None without an op_name (the metadata's
+    ``op_name="..."``, backslash escapes kept; ``stack_frame_id=N``)."""
+    i = line.find('op_name="')
+    if i < 0:
         return None
-    f = _FRAME.search(line)
-    return m.group(1), f.group(1) if f else None
+    j = line.find('"', i + 9)
+    if (i and (line[i - 1].isalnum() or line[i - 1] == "_")) or j < 0 or line[j - 1] == "\\":
+        m = _OP_NAME.search(line)  # another attribute ending in op_name first, an escaped quote: the regex
+        if m is None:
+            return None
+        i, j = m.start(1) - 9, m.end(1)
+    k = line.find("stack_frame_id=", j)
+    frame = line[k + 15 : _DIGITS.match(line, k + 15).end()] if k >= 0 else ""  # type: ignore[union-attr]
+    return line[i + 9 : j], frame or None
 
 
-def _line_of(text: str, start: int, line: int, starts_at: list[int]) -> str:
-    """Line ``line`` of ``text`` (offsets of line starts cached in ``starts_at`` on first use)."""
-    if not starts_at:
-        pos = 0
-        starts_at.append(0)
-        while True:
-            pos = text.find("\n", pos)
-            if pos < 0:
-                break
-            pos += 1
-            starts_at.append(pos)
-    a = starts_at[line]
-    b = starts_at[line + 1] - 1 if line + 1 < len(starts_at) else len(text)
-    return text[a:b]
+def _kind(line: str) -> str:
+    """An instruction line's shape and opcode (``f32[128,10]{1,0} subtract``): what a rebuilt instruction keeps."""
+    i = line.find(" = ")
+    return line[i + 3 : line.find("(", i + 4)]
 
 
 class PassHistory:
     """The history of one module: its files in pass order and every instruction's versions."""
 
-    def __init__(self, files: list[PassFile], read: Callable[[str], str] | None = None):
+    def __init__(self, files: list[PassFile], read: Callable[[str], bytes] | None = None):
         self.files = files
         self.steps: list[Step] = []
         self.blocks: list[Block] = []
         self._block_ids: dict[tuple[int, int, str], int] = {}
-        self._where: dict[str, list[int]] = {}  # name -> ids of the blocks holding it
+        self._where: dict[str, list[str]] = {}  # name -> the computations it was ever in, each once
+        self._known: dict[str, set[str]] = {}  # computation -> every name it ever held
+        self._last: dict[str, int] = {}  # computation -> its last indexed block
         self._read = read or _read_file
         self.made_at: dict[str, int] = {}  # name -> index of the file it first appears in
         self.changed_by: dict[str, list[str]] = {}  # name -> the passes that changed its line, each once, in order
         self.removed_at: dict[str, int] = {}  # name -> index of the file it was last removed in
-        prev_text: str | None = None
-        prev_lines: list[int] = []
+        enabled = gc.isenabled()
+        gc.disable()  # ~10^6 small objects, none in a cycle: generational collections would cost a third of the time
+        try:
+            self._build(files)
+        finally:
+            if enabled:
+                gc.enable()
+
+    # building ----------------------------------------------------------------------------------------------
+    def _build(self, files: list[PassFile]) -> None:
+        prev_data: bytes | None = None
+        prev_parts: dict[int, str] = {}
         for f in files:
             try:
-                text = self._read(f.path)
+                data = self._read(f.path)
+                if data == prev_data:  # byte for byte the file before (a pipeline's start file, most often)
+                    self.steps.append(self._same_as_before(f))
+                    continue
+                text = data.decode("utf-8")
                 if "\r" in text:
                     text = text.replace("\r\n", "\n")
                 error = None
             except (OSError, UnicodeDecodeError) as e:
-                text, error = "", f"{type(e).__name__}: {e}"
-            lines_at: list[int] = []
-            self._add(f, text, error, prev_text, prev_lines, lines_at)
-            prev_text, prev_lines = text, lines_at
+                data, text, error = None, "", f"{type(e).__name__}: {e}"
+            parts: dict[int, str] = {}
+            self._add(f, text, error, prev_parts, parts)
+            prev_data, prev_parts = data, parts
 
-    # building ----------------------------------------------------------------------------------------------
     def _block_id(self, text: str) -> int:
         key = (len(text), hash(text), text[:200])
         bid = self._block_ids.get(key)
         if bid is None:
             bid = len(self.blocks)
-            block = _index_block(text)
+            block = _index_block(text, self._latest)
             self.blocks.append(block)
             self._block_ids[key] = bid
-            for name in block.names:
-                self._where.setdefault(name, []).append(bid)
+            c = block.computation
+            if c is not None:
+                self._last[c] = bid
+            if c is not None and block.names:  # where its names can be found: in some version of c
+                known = self._known.setdefault(c, set())
+                fresh = block.names.keys() - known
+                known |= fresh
+                for name in fresh:
+                    got = self._where.get(name)
+                    if got is None:
+                        self._where[name] = [c]
+                    else:
+                        got.append(c)
         return bid
 
-    def _add(self, f: PassFile, text: str, error: str | None, prev_text, prev_lines, lines_at) -> None:
+    def _latest(self, computation: str) -> Block | None:
+        bid = self._last.get(computation)
+        return None if bid is None else self.blocks[bid]
+
+    def _same_as_before(self, f: PassFile) -> Step:
+        prev = self.steps[-1]
+        return Step(f, prev.blocks, prev.starts, prev.at, prev.instructions, prev.fusions, error=prev.error)
+
+    def _add(self, f: PassFile, text: str, error: str | None, prev_parts: dict[int, str], parts: dict[int, str]):
+        """Append the step of file ``f``; ``parts`` gets each of its blocks' text by id (the next file's
+        comparison reads the lines of the blocks that differ from it)."""
         blocks, starts, line = [], [], 0
         for part in text.split("\n\n") if text else ():
             lead = len(part) - len(part.lstrip("\n"))  # a third blank line (XLA writes two before a computation)
@@ -182,14 +258,20 @@ class PassHistory:
                 part = part[lead:]
                 line += lead
             if part:
-                blocks.append(self._block_id(part))
+                bid = self._block_id(part)
+                blocks.append(bid)
                 starts.append(line)
-            line += part.count("\n") + 2
-        step = Step(f, blocks, starts, {b: k for k, b in reversed(list(enumerate(blocks)))}, error=error)
+                parts[bid] = part
+                line += self.blocks[bid].lines + 1
+            else:
+                line += 2
+        comps = [self.blocks[b].computation for b in blocks]
+        at = dict(zip(reversed(comps), range(len(comps) - 1, -1, -1)))  # reversed: the first of a repeated name
+        step = Step(f, blocks, starts, at, error=error)
         step.instructions = sum(len(self.blocks[b].names) for b in blocks)
         step.fusions = sum(self.blocks[b].fusions for b in blocks)
         if self.steps:
-            self._compare(self.steps[-1], step, prev_text or "", text, prev_lines, lines_at)
+            self._compare(self.steps[-1], step, prev_parts, parts)
             here = len(self.steps)
             for n in step.added:
                 self.made_at.setdefault(n, here)
@@ -205,31 +287,72 @@ class PassHistory:
                 self.made_at.update(dict.fromkeys(self.blocks[b].names, 0))
         self.steps.append(step)
 
-    def _names_outside(self, step: Step, shared: set[int]) -> dict[str, tuple[int, int, int]]:
-        """name -> (line in the file, line hash, block id) of the step's blocks not in ``shared``."""
-        out: dict[str, tuple[int, int, int]] = {}
-        for b, start in zip(step.blocks, step.starts):
-            if b not in shared:
-                for name, (rel, h) in self.blocks[b].names.items():
-                    out.setdefault(name, (start + rel, h, b))
-        return out
-
-    def _compare(self, prev: Step, cur: Step, prev_text: str, text: str, prev_lines, lines_at) -> None:
+    def _compare(self, prev: Step, cur: Step, prev_parts: dict[int, str], parts: dict[int, str]) -> None:
+        """The names ``cur`` added, removed and changed against ``prev``, in file order, from the blocks the two
+        do not share: only their lines whose text (hash) is in one file and not in the other are looked at, found
+        by set operations on the blocks' line-hash maps; then the successors of each removed name."""
         shared = set(prev.blocks) & set(cur.blocks)
-        old, new = self._names_outside(prev, shared), self._names_outside(cur, shared)
-        cur.added = [n for n in new if n not in old]
-        cur.removed = [n for n in old if n not in new]
-        cur.changed = [n for n, v in new.items() if n in old and old[n][1] != v[1]]
+        olds = [b for b in prev.blocks if b not in shared]
+        news = [b for b in cur.blocks if b not in shared]
+        old_lines, new_lines, old_names, new_names = {}, {}, {}, {}
+        for b in olds:
+            old_lines.update(self.blocks[b].by_hash)
+            old_names.update(self.blocks[b].names)
+        for b in news:
+            new_lines.update(self.blocks[b].by_hash)
+            new_names.update(self.blocks[b].names)
+        gone = self._touched(olds, old_lines.keys() - new_lines.keys())  # lines only the file before has
+        came = self._touched(news, new_lines.keys() - old_lines.keys())  # lines only this file has
+        cur.added = [n for n in came if n not in old_names]
+        cur.changed = [n for n in came if n in old_names]
+        cur.changed_set = set(cur.changed)
+        cur.removed = [n for n in gone if n not in new_names]
         if cur.removed and cur.added:
-            made: dict[tuple[str, str | None], list[str]] = {}
-            for n in cur.added:
-                tags = _tags(_line_of(text, 0, new[n][0], lines_at))
+            gone_with: dict[tuple[str, str | None], list[str]] = {}  # (op_name, frame) -> the removed names
+            alike: dict[tuple[tuple[str, str | None], str], list[str]] = {}  # ... and the same shape and opcode
+            for n, line in self._lines(olds, cur.removed, prev_parts):
+                tags = _tags(line)
                 if tags is not None:
-                    made.setdefault(tags, []).append(n)
-            for n in cur.removed:
-                tags = _tags(_line_of(prev_text, 0, old[n][0], prev_lines))
-                if tags is not None and tags in made:
-                    cur.successors[n] = made[tags]
+                    gone_with.setdefault(tags, []).append(n)
+                    alike.setdefault((tags, _kind(line)), []).append(n)
+            made: dict[tuple[str, str | None], list[str]] = {}
+            if gone_with:
+                for n, line in self._lines(news, cur.added, parts):
+                    tags = _tags(line)
+                    if tags in gone_with:
+                        made.setdefault(tags, []).append(n)
+                        cur.made_from[n] = alike.get((tags, _kind(line))) or gone_with[tags]
+            for tags, successors in made.items():
+                for n in gone_with[tags]:
+                    cur.successors[n] = successors
+
+    def _touched(self, blocks: list[int], hashes: set[int]) -> list[str]:
+        """The names of the lines of ``blocks`` with these hashes, in file order (each once)."""
+        out: dict[str, None] = {}
+        for b in blocks:
+            if not hashes:
+                break
+            block = self.blocks[b]
+            mine = hashes.intersection(block.by_hash)
+            if mine:
+                hashes -= mine
+                names = block.names
+                out.update(dict.fromkeys(sorted((block.by_hash[h] for h in mine), key=names.__getitem__)))
+        return list(out)
+
+    def _lines(self, blocks: list[int], names: list[str], texts: dict[int, str]) -> Iterable[tuple[str, str]]:
+        """(name, its line's text) of ``names`` in ``blocks``, in file order."""
+        want = set(names)
+        for b in blocks:
+            if not want:
+                break
+            at = self.blocks[b].names
+            mine = want.intersection(at)
+            if mine:
+                want -= mine
+                lines = texts[b].split("\n")
+                for n in sorted(mine, key=at.__getitem__):
+                    yield n, lines[at[n]]
 
     # questions ---------------------------------------------------------------------------------------------
     def pass_at(self, index: int, step: Step | None = None) -> str | None:
@@ -251,20 +374,22 @@ class PassHistory:
         p = os.path.abspath(path)
         return next((i for i, s in enumerate(self.steps) if os.path.abspath(s.file.path) == p), None)
 
-    def locate(self, index: int, name: str) -> tuple[int, int, str | None] | None:
-        """(0-based line, line hash, computation) of ``name`` in the history's file ``index``, None if absent."""
+    def locate(self, index: int, name: str) -> tuple[int, str] | None:
+        """(0-based line, computation) of ``name`` in the history's file ``index``, None if absent."""
         step = self.steps[index]
-        for b in self._where.get(name, ()):
-            k = step.at.get(b)
+        for c in self._where.get(name, ()):
+            k = step.at.get(c)
             if k is not None:
-                rel, h = self.blocks[b].names[name]
-                return step.starts[k] + rel, h, self.blocks[b].computation
+                block = self.blocks[step.blocks[k]]
+                rel = block.names.get(name)
+                if rel is not None:
+                    return step.starts[k] + rel, c
         return None
 
     def trace(self, name: str) -> list[Version]:
         """Each file in which ``name`` is present or was just removed, in pass order."""
         out: list[Version] = []
-        before: tuple[int, int, str | None] | None = None
+        before: tuple[int, str] | None = None
         for i, step in enumerate(self.steps):
             here = self.locate(i, name)
             if here is None:
@@ -272,10 +397,10 @@ class PassHistory:
                     successors = tuple(step.successors.get(name, ()))
                     out.append(Version(i, step.file, REMOVED, None, None, successors, self.pass_at(i)))
             elif before is None:
-                out.append(Version(i, step.file, MADE, here[0], here[2], by=self.pass_at(i)))
+                out.append(Version(i, step.file, MADE, here[0], here[1], by=self.pass_at(i)))
             else:
-                change = CHANGED if here[1] != before[1] or here[2] != before[2] else UNCHANGED
-                out.append(Version(i, step.file, change, here[0], here[2], by=self.pass_at(i)))
+                change = CHANGED if name in step.changed_set or here[1] != before[1] else UNCHANGED
+                out.append(Version(i, step.file, change, here[0], here[1], by=self.pass_at(i)))
             before = here
         return out
 
@@ -296,12 +421,18 @@ class PassHistory:
         if versions[k].change == CHANGED and k > 0:
             return versions[k - 1]
         made = versions[k]
-        for old in self.steps[made.index].removed:  # renamed: the removed name this one succeeds
-            if name in self.steps[made.index].successors.get(old, ()):
-                at = self.locate(made.index - 1, old)
-                if at is not None:
-                    return Version(made.index - 1, self.steps[made.index - 1].file, UNCHANGED, at[0], at[2])
-        return None
+        old = self.predecessor(made.index, name)  # renamed or rebuilt: the removed name this one succeeds
+        at = self.locate(made.index - 1, old) if old is not None else None
+        if at is None:
+            return None
+        return Version(made.index - 1, self.steps[made.index - 1].file, UNCHANGED, at[0], at[1])
+
+    def predecessor(self, index: int, name: str) -> str | None:
+        """The one name file ``index`` removed whose op_name and stack frame the name it added has (of those,
+        the one of its shape and opcode); None when it removed none, or several alike (a program that runs one
+        line for each of many tensors of one shape tags them all alike: no way to tell which)."""
+        olds = self.steps[index].made_from.get(name, ())
+        return olds[0] if len(olds) == 1 else None
 
     def next_version(self, index: int, name: str) -> Version | None:
         """The next file that changes or removes the instruction (for a removal, the file with no line)."""
@@ -316,34 +447,34 @@ class PassHistory:
     def absorbed(self, index: int, fusion_computation: str) -> tuple[int, list[tuple[str, int]]] | None:
         """(k, instructions): the instructions of the fused computation ``fusion_computation`` (as in file
         ``index``) as they stood, with these lines, in file k, the last file before the one that first held that
-        computation: by name, else the instructions that pass removed with the same op_name and stack frame (their
-        `successors`); None when the computation was there from the start or is not in file ``index``."""
+        computation: by name, else the instruction that pass removed with the same op_name and stack frame
+        (`predecessor`); None when the computation was there from the start or is not in file ``index``."""
         first = next((i for i in range(index + 1) if self.computation_block(i, fusion_computation) is not None), None)
         block = self.computation_block(index, fusion_computation)
         if not first or block is None:
             return None
         out: dict[str, int] = {}
-        made = self.steps[first]
         for name in self.blocks[block].names:
             where = self.locate(first - 1, name)
             if where is not None:  # moved in under its own name
                 out.setdefault(name, where[0])
                 continue
-            for old in made.removed:  # rebuilt: the removed instructions of its op_name and stack frame
-                if name in made.successors.get(old, ()):
-                    at = self.locate(first - 1, old)
-                    if at is not None:
-                        out.setdefault(old, at[0])
+            old = self.predecessor(first, name)  # rebuilt: the removed instruction of its op_name and frame
+            at = self.locate(first - 1, old) if old is not None else None
+            if old is not None and at is not None:
+                out.setdefault(old, at[0])
         return first - 1, sorted(out.items(), key=lambda t: t[1])
 
     def computation_block(self, index: int, computation: str) -> int | None:
         """The id of the block holding ``computation`` in file ``index``."""
-        return next((b for b in self.steps[index].blocks if self.blocks[b].computation == computation), None)
+        step = self.steps[index]
+        k = step.at.get(computation)
+        return None if k is None else step.blocks[k]
 
     def pass_of(self, index: int) -> PassFile:
         return self.steps[index].file
 
 
-def _read_file(path: str) -> str:
-    with open(path, encoding="utf-8", newline="") as fh:
+def _read_file(path: str) -> bytes:
+    with open(path, "rb") as fh:
         return fh.read()

@@ -71,15 +71,15 @@ def pass_diff(h: PassHistory, index: int) -> PassDiff:
     for n in step.added:
         at = h.locate(index, n)
         if at is not None:
-            of(at[2]).added.append((n, at[0]))
+            of(at[1]).added.append((n, at[0]))
     for n in step.removed:
         at = h.locate(index - 1, n)
         if at is not None:
-            of(at[2]).removed.append((n, at[0]))
+            of(at[1]).removed.append((n, at[0]))
     for n in step.changed:
         old, new = h.locate(index - 1, n), h.locate(index, n)
         if old is not None and new is not None:
-            of(new[2]).changed.append((n, old[0], new[0]))
+            of(new[1]).changed.append((n, old[0], new[0]))
     before, after = set(_computations(h, index - 1)), _computations(h, index)
     for c in after:
         if c not in before:
