@@ -2,103 +2,32 @@
 
 Algorithm: consecutive pass files are mostly the same text, and many are byte for byte the file before (a
 pipeline's start file; those cost one read and one comparison). Each other file is cut at its blank lines into
-blocks (the header, each metadata table, each computation: XLA prints them separated by one empty line); a block is
-keyed by its content, and a distinct block is indexed once: each instruction name with its line in the block, and
-each line's hash with its name. A long computation is indexed against its previous version (only the lines whose
-hash that version lacks are matched by the regex). A file is then the list of its blocks with their first lines.
-Between two files only the blocks they do not share are compared, and in those only the lines whose hash is in one
-file and not in the other (set operations in C): their names are the instructions added, removed and changed (same
-name, another line). Where a name is removed, the instructions added by the same pass with the same ``op_name``
-(and stack frame) are its successors: that is how a trace follows an instruction that a pass renamed or rebuilt.
-Instruction lines of a machine-written module are indented and one line each; names are unique in a module (XLA
-uniquifies them). Building holds the cyclic garbage collector off: nothing made here is in a cycle.
+blocks (the header, each metadata table, each computation: XLA prints them separated by one empty line; only the
+text between the common beginning and end of the file before is cut again, `blocks.split_file`); a block is keyed
+by its content (length and hash) and a distinct block is indexed once (`blocks.index_block`: each instruction name
+with its line, each line's hash with its name; a long computation against its previous version). A file is then
+the list of its blocks with their first lines, made by C-level maps over the keys. Between two files only the blocks
+they do not share are compared, and in those only the lines whose hash is in one file and not in the other (set
+operations in C; for one computation indexed against the other, the lines between their common ends): their names
+are the instructions added, removed and changed (same name, another line). Where a name is removed, the
+instructions added by the same pass with the same ``op_name`` (and stack frame) are its successors: that is how a
+trace follows an instruction that a pass renamed or rebuilt. Instruction lines of a machine-written module are
+indented and one line each; names are unique in a module (XLA uniquifies them). Building holds the cyclic garbage
+collector off: nothing made here is in a cycle.
 """
 
 from __future__ import annotations
 
 import gc
 import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import accumulate
 
+from hlo_lsp.core.passes.blocks import Block, Layout, index_block, kind, line_defining, split_file, tags
 from hlo_lsp.core.passes.names import PassFile
 
 MADE, CHANGED, UNCHANGED, REMOVED = "made", "changed", "unchanged", "removed"
-
-_NAME = re.compile(r"^[ \t]+(?:ROOT[ \t]+)?%?([^\s=%]+)[ \t]*=[ \t]", re.M)
-_ROW = re.compile(r"^([ \t]+(?:ROOT[ \t]+)?%?([^\s=%]+)[ \t]*=[ \t][^\n]*)", re.M)  # (line, name)
-_COMPUTATION = re.compile(r"(ENTRY[ \t]+)?%?([^\s(]+)")  # on a block's first line, which must end in '{'
-_OP_NAME = re.compile(r'\bop_name="((?:[^"\\]|\\.)*)"')
-_DIGITS = re.compile(r"\d*")
-
-
-@dataclass(slots=True)
-class Block:
-    """One distinct block of text: a computation (or the header, a table), indexed once."""
-
-    computation: str | None  # None for the header and the tables
-    is_entry: bool
-    lines: int  # how many lines it spans
-    names: dict[str, int]  # instruction name -> its line in the block
-    by_hash: dict[int, str]  # the hash of an instruction line's text -> its name
-    fusions: int  # instructions whose opcode is fusion
-
-
-def _index_block(text: str, like: Callable[[str], Block | None]) -> Block:
-    """The block's index; ``like(computation)`` is the last indexed version of the same computation, if any
-    (the lines the two share need no regex)."""
-    end = text.find("\n")
-    first = text[:end] if end >= 0 else text
-    m = _COMPUTATION.match(first) if first.rstrip(" \t").endswith("{") else None
-    count = text.count("\n") + 1
-    names: dict[str, int] = {}
-    by_hash: dict[int, str] = {}
-    if m is not None:
-        earlier = like(m.group(2)) if count > _INCREMENTAL_LINES else None
-        rows = _rows(text, count, earlier.by_hash if earlier is not None else None)
-        if rows is not None:
-            found, hashes = rows
-            names = dict(zip(reversed(found), range(len(found), 0, -1)))  # reversed: the first of a repeated name
-            by_hash = dict(zip(hashes, found))
-        if rows is None or len(names) != len(found):  # by hand (blank or wrapped lines), or a repeated name
-            names, by_hash = {}, {}
-            line, last = 0, 0
-            for n in _NAME.finditer(text):
-                start = n.start()
-                line += text.count("\n", last, start)
-                last = start
-                if n.group(1) not in names:
-                    end = text.find("\n", start)
-                    names[n.group(1)] = line
-                    by_hash[hash(text[start : end if end >= 0 else len(text)])] = n.group(1)
-    fusions = text.count(" fusion(") + text.count("\tfusion(") if m is not None else 0
-    return Block(m.group(2) if m else None, bool(m and m.group(1)), count, names, by_hash, fusions)
-
-
-_INCREMENTAL_LINES = 100  # a computation this long is indexed against its earlier version
-
-
-def _rows(text: str, count: int, known: dict[int, str] | None) -> tuple[list[str], list[int]] | None:
-    """(names, line hashes) of lines 1 to count - 2 of a computation block when each is an instruction line and the
-    last line is its '}' (machine-written), else None. With ``known`` (line hash -> name of an earlier version),
-    only the lines not in it are matched."""
-    if not text.endswith("}") or count < 3:
-        return None
-    if known is None:
-        rows = _ROW.findall(text)
-        if len(rows) != count - 2:
-            return None
-        return [n for _, n in rows], [hash(line) for line, _ in rows]
-    lines = text.split("\n")[1:-1]
-    hashes = list(map(hash, lines))
-    found: list[str | None] = list(map(known.get, hashes))
-    for k in [k for k, n in enumerate(found) if n is None]:
-        m = _ROW.match(lines[k])
-        if m is None:
-            return None
-        found[k] = m.group(2)
-    return found, hashes  # type: ignore[return-value]  # no None left
 
 
 @dataclass(slots=True)
@@ -151,29 +80,6 @@ class Version:
         }
 
 
-def _tags(line: str) -> tuple[str, str | None] | None:
-    """(op_name, stack frame) of an instruction line's metadata, None without an op_name (the metadata's
-    ``op_name="..."``, backslash escapes kept; ``stack_frame_id=N``)."""
-    i = line.find('op_name="')
-    if i < 0:
-        return None
-    j = line.find('"', i + 9)
-    if (i and (line[i - 1].isalnum() or line[i - 1] == "_")) or j < 0 or line[j - 1] == "\\":
-        m = _OP_NAME.search(line)  # another attribute ending in op_name first, an escaped quote: the regex
-        if m is None:
-            return None
-        i, j = m.start(1) - 9, m.end(1)
-    k = line.find("stack_frame_id=", j)
-    frame = line[k + 15 : _DIGITS.match(line, k + 15).end()] if k >= 0 else ""  # type: ignore[union-attr]
-    return line[i + 9 : j], frame or None
-
-
-def _kind(line: str) -> str:
-    """An instruction line's shape and opcode (``f32[128,10]{1,0} subtract``): what a rebuilt instruction keeps."""
-    i = line.find(" = ")
-    return line[i + 3 : line.find("(", i + 4)]
-
-
 class PassHistory:
     """The history of one module: its files in pass order and every instruction's versions."""
 
@@ -181,10 +87,16 @@ class PassHistory:
         self.files = files
         self.steps: list[Step] = []
         self.blocks: list[Block] = []
-        self._block_ids: dict[tuple[int, int, str], int] = {}
+        self._block_ids: dict[tuple[int, int], int] = {}  # (length, hash) of a block's text -> its id
+        # per block id, for the files' C-level loops: lines + 1 (its span with the blank line after it), its
+        # computation, its instruction and fusion counts
+        self._span: list[int] = []
+        self._comp: list[str | None] = []
+        self._counts: list[int] = []
+        self._fusions: list[int] = []
         self._where: dict[str, list[str]] = {}  # name -> the computations it was ever in, each once
         self._known: dict[str, set[str]] = {}  # computation -> every name it ever held
-        self._last: dict[str, int] = {}  # computation -> its last indexed block
+        self._last: dict[str, tuple[int, str]] = {}  # computation -> its last indexed block and text (building)
         self._read = read or _read_file
         self.made_at: dict[str, int] = {}  # name -> index of the file it first appears in
         self.changed_by: dict[str, list[str]] = {}  # name -> the passes that changed its line, each once, in order
@@ -201,6 +113,7 @@ class PassHistory:
     def _build(self, files: list[PassFile]) -> None:
         prev_data: bytes | None = None
         prev_parts: dict[int, str] = {}
+        layout: Layout | None = None
         for f in files:
             try:
                 data = self._read(f.path)
@@ -214,62 +127,60 @@ class PassHistory:
             except (OSError, UnicodeDecodeError) as e:
                 data, text, error = None, "", f"{type(e).__name__}: {e}"
             parts: dict[int, str] = {}
-            self._add(f, text, error, prev_parts, parts)
+            layout = split_file(text, layout)
+            self._add(f, layout, error, prev_parts, parts)
             prev_data, prev_parts = data, parts
+        self._last.clear()  # (texts, for building only)
 
-    def _block_id(self, text: str) -> int:
-        key = (len(text), hash(text), text[:200])
-        bid = self._block_ids.get(key)
-        if bid is None:
-            bid = len(self.blocks)
-            block = _index_block(text, self._latest)
-            self.blocks.append(block)
-            self._block_ids[key] = bid
-            c = block.computation
-            if c is not None:
-                self._last[c] = bid
-            if c is not None and block.names:  # where its names can be found: in some version of c
-                known = self._known.setdefault(c, set())
-                fresh = block.names.keys() - known
-                known |= fresh
-                for name in fresh:
-                    got = self._where.get(name)
-                    if got is None:
-                        self._where[name] = [c]
-                    else:
-                        got.append(c)
+    def _new_block(self, text: str, key: tuple[int, int]) -> int:
+        bid = len(self.blocks)
+        block = index_block(text, self._latest)
+        self.blocks.append(block)
+        self._block_ids[key] = bid
+        self._span.append(block.lines + 1)
+        self._comp.append(block.computation)
+        self._counts.append(len(block.names))
+        self._fusions.append(block.fusions)
+        c = block.computation
+        if c is not None and block.rows:
+            self._last[c] = bid, text.lstrip("\n")
+        if c is not None and block.names:  # where its names can be found: in some version of c
+            known = self._known.setdefault(c, set())
+            fresh = block.names.keys() - known
+            known |= fresh
+            for name in fresh:
+                got = self._where.get(name)
+                if got is None:
+                    self._where[name] = [c]
+                else:
+                    got.append(c)
         return bid
 
-    def _latest(self, computation: str) -> Block | None:
-        bid = self._last.get(computation)
-        return None if bid is None else self.blocks[bid]
+    def _latest(self, computation: str) -> tuple[int, Block, str] | None:
+        got = self._last.get(computation)
+        return None if got is None else (got[0], self.blocks[got[0]], got[1])
 
     def _same_as_before(self, f: PassFile) -> Step:
         prev = self.steps[-1]
         return Step(f, prev.blocks, prev.starts, prev.at, prev.instructions, prev.fusions, error=prev.error)
 
-    def _add(self, f: PassFile, text: str, error: str | None, prev_parts: dict[int, str], parts: dict[int, str]):
-        """Append the step of file ``f``; ``parts`` gets each of its blocks' text by id (the next file's
-        comparison reads the lines of the blocks that differ from it)."""
-        blocks, starts, line = [], [], 0
-        for part in text.split("\n\n") if text else ():
-            lead = len(part) - len(part.lstrip("\n"))  # a third blank line (XLA writes two before a computation)
-            if lead:
-                part = part[lead:]
-                line += lead
-            if part:
-                bid = self._block_id(part)
-                blocks.append(bid)
-                starts.append(line)
-                parts[bid] = part
-                line += self.blocks[bid].lines + 1
-            else:
-                line += 2
-        comps = [self.blocks[b].computation for b in blocks]
+    def _add(self, f: PassFile, layout: Layout, error: str | None, prev_parts: dict[int, str], parts: dict[int, str]):
+        """Append the step of file ``f`` (its text cut into blocks: ``layout``); ``parts`` gets each of its
+        blocks' text by id (the next file's comparison reads the lines of the blocks that differ from it)."""
+        texts, keys = layout.texts, layout.keys
+        known: list[int | None] = list(map(self._block_ids.get, keys))
+        for k in [k for k, b in enumerate(known) if b is None]:  # the file's new blocks (the rest: in C)
+            b = self._block_ids.get(keys[k])  # (or a block that repeats in the file)
+            known[k] = b if b is not None else self._new_block(texts[k], keys[k])
+        blocks: list[int] = known  # type: ignore[assignment]  # no None left
+        parts.update(zip(blocks, texts))
+        starts = list(accumulate(map(self._span.__getitem__, blocks), initial=0))
+        starts.pop()
+        comps = list(map(self._comp.__getitem__, blocks))
         at = dict(zip(reversed(comps), range(len(comps) - 1, -1, -1)))  # reversed: the first of a repeated name
         step = Step(f, blocks, starts, at, error=error)
-        step.instructions = sum(len(self.blocks[b].names) for b in blocks)
-        step.fusions = sum(self.blocks[b].fusions for b in blocks)
+        step.instructions = sum(map(self._counts.__getitem__, blocks))
+        step.fusions = sum(map(self._fusions.__getitem__, blocks))
         if self.steps:
             self._compare(self.steps[-1], step, prev_parts, parts)
             here = len(self.steps)
@@ -294,15 +205,18 @@ class PassHistory:
         shared = set(prev.blocks) & set(cur.blocks)
         olds = [b for b in prev.blocks if b not in shared]
         news = [b for b in cur.blocks if b not in shared]
-        old_lines, new_lines, old_names, new_names = {}, {}, {}, {}
-        for b in olds:
-            old_lines.update(self.blocks[b].by_hash)
-            old_names.update(self.blocks[b].names)
+        old_lines, old_names = self._merged(olds)
+        new_lines, new_names = self._merged(news)
+        delta = self.blocks[news[0]].delta if len(olds) == len(news) == 1 else None
+        if delta is not None and self.blocks[news[0]].parent == olds[0]:  # the lines between their common ends
+            only_old, only_new = set(delta[0]), set(delta[1])
+            gone_lines, came_lines = only_old - only_new, only_new - only_old
+        else:
+            gone_lines, came_lines = old_lines.keys() - new_lines.keys(), new_lines.keys() - old_lines.keys()
         for b in news:
-            new_lines.update(self.blocks[b].by_hash)
-            new_names.update(self.blocks[b].names)
-        gone = self._touched(olds, old_lines.keys() - new_lines.keys())  # lines only the file before has
-        came = self._touched(news, new_lines.keys() - old_lines.keys())  # lines only this file has
+            self.blocks[b].delta = None  # its parent was the file before's: of no use later
+        gone = self._touched(olds, gone_lines)  # the names of lines only the file before has
+        came = self._touched(news, came_lines)  # ... only this file has
         cur.added = [n for n in came if n not in old_names]
         cur.changed = [n for n in came if n in old_names]
         cur.changed_set = set(cur.changed)
@@ -311,20 +225,33 @@ class PassHistory:
             gone_with: dict[tuple[str, str | None], list[str]] = {}  # (op_name, frame) -> the removed names
             alike: dict[tuple[tuple[str, str | None], str], list[str]] = {}  # ... and the same shape and opcode
             for n, line in self._lines(olds, cur.removed, prev_parts):
-                tags = _tags(line)
-                if tags is not None:
-                    gone_with.setdefault(tags, []).append(n)
-                    alike.setdefault((tags, _kind(line)), []).append(n)
+                found = tags(line)
+                if found is not None:
+                    gone_with.setdefault(found, []).append(n)
+                    alike.setdefault((found, kind(line)), []).append(n)
             made: dict[tuple[str, str | None], list[str]] = {}
             if gone_with:
                 for n, line in self._lines(news, cur.added, parts):
-                    tags = _tags(line)
-                    if tags in gone_with:
-                        made.setdefault(tags, []).append(n)
-                        cur.made_from[n] = alike.get((tags, _kind(line))) or gone_with[tags]
-            for tags, successors in made.items():
-                for n in gone_with[tags]:
+                    found = tags(line)
+                    if found in gone_with:
+                        made.setdefault(found, []).append(n)
+                        cur.made_from[n] = alike.get((found, kind(line))) or gone_with[found]
+            for key, successors in made.items():
+                for n in gone_with[key]:
                     cur.successors[n] = successors
+
+    def _merged(self, blocks: list[int]) -> tuple[dict[int, str], dict[str, int]]:
+        """The line-hash and name maps of ``blocks`` together (a single block's own: most often only the entry
+        computation differs)."""
+        if len(blocks) == 1:
+            block = self.blocks[blocks[0]]
+            return block.by_hash, block.names
+        lines: dict[int, str] = {}
+        names: dict[str, int] = {}
+        for b in blocks:
+            lines.update(self.blocks[b].by_hash)
+            names.update(self.blocks[b].names)
+        return lines, names
 
     def _touched(self, blocks: list[int], hashes: set[int]) -> list[str]:
         """The names of the lines of ``blocks`` with these hashes, in file order (each once)."""
@@ -333,9 +260,12 @@ class PassHistory:
             if not hashes:
                 break
             block = self.blocks[b]
-            mine = hashes.intersection(block.by_hash)
+            if len(blocks) == 1:
+                mine, hashes = hashes, set()
+            else:
+                mine = hashes.intersection(block.by_hash)
+                hashes -= mine  # (a set of its own: the caller's difference)
             if mine:
-                hashes -= mine
                 names = block.names
                 out.update(dict.fromkeys(sorted((block.by_hash[h] for h in mine), key=names.__getitem__)))
         return list(out)
@@ -350,7 +280,12 @@ class PassHistory:
             mine = want.intersection(at)
             if mine:
                 want -= mine
-                lines = texts[b].split("\n")
+                text = texts[b]
+                if len(mine) * 50 < self.blocks[b].lines:  # a few lines of a long block: found, not split
+                    for n in sorted(mine, key=at.__getitem__):
+                        yield n, line_defining(text, n, at[n])
+                    continue
+                lines = text.split("\n")
                 for n in sorted(mine, key=at.__getitem__):
                     yield n, lines[at[n]]
 
