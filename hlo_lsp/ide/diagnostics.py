@@ -1,13 +1,13 @@
 """All diagnostics of one document, from one implementation shared by the server and `hlo-lsp check`.
 
 HLO text: the grammar's syntax and structural errors (it reads hand-written forms the fast reader does not);
-above `GRAMMAR_LIMIT` bytes the fast reader's own syntax errors plus its structural checks stand in until the
-incremental validator covers the file; then the verifier-level rules (`hlo_lsp.core.hlo.rules.verifier`; for large
-modules their last run, see `run_verifier`) and the donation hints (`hlo_lsp.core.hlo.rules.donation`), minus any
-on a line that already has an error. Buffer files: the
-reader's errors, the join's problems for this file, and the buffer-assignment rules (`hlo_lsp.core.buffers.rules`)
-run once per module on its joined files,
-each finding reported on the document holding its line, related locations in sibling files given their path.
+above `GRAMMAR_LIMIT` bytes, and in the files of a pass-by-pass dump that read as machine-written (`_by_grammar`),
+the fast reader's own syntax errors plus its structural checks stand in until the incremental validator covers the
+file; then the verifier-level rules (`hlo_lsp.core.hlo.rules.verifier`; for large modules their last run, see
+`run_verifier`) and the donation hints (`hlo_lsp.core.hlo.rules.donation`), minus any on a line that already has
+an error. Buffer files: the reader's errors, the join's problems for this file, and the buffer-assignment rules
+(`hlo_lsp.core.buffers.rules`) run once per module on its joined files, each finding reported on the document
+holding its line, related locations in sibling files given their path.
 """
 
 from __future__ import annotations
@@ -38,6 +38,15 @@ def run_verifier(a: Analysis, version: int | None = None) -> bool:
     return True
 
 
+def _by_grammar(ws: Workspace, a: Analysis) -> bool:
+    """A small module is checked by the grammar, except a file of a pass-by-pass dump (its module's numbered
+    pass files beside it, `PassHistories.is_history_file`) that the fast reader read as machine-written (every
+    line a row): XLA wrote it, and such a dump holds one module per pass that changed it (thousands of files;
+    `hlo-lsp check` over the folder then reads at XLA's pace), so the reader's own checks stand in, as they do
+    for large modules."""
+    return not (a.hlo is not None and a.hlo.rows_read and ws.passes.is_history_file(a.path))
+
+
 def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> list[Diagnostic]:
     """Diagnostics of an analysed document, sorted by position.
 
@@ -48,9 +57,14 @@ def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> l
     out: list[Diagnostic] = []
     if a.hlo is not None:
         if a.size <= GRAMMAR_LIMIT:
-            from hlo_lsp.core.hlo.grammar import validate_module
+            if _by_grammar(ws, a):
+                from hlo_lsp.core.hlo.grammar import validate_module
 
-            out.extend(validate_module(a.source.text).diagnostics)
+                out.extend(validate_module(a.source.text).diagnostics)
+            else:
+                out.extend(a.read_diagnostics)
+                if a.checker is not None:
+                    out.extend(a.checker.diagnostics())
             verified = verify(a.hlo)
         else:
             out.extend(a.read_diagnostics)
