@@ -82,6 +82,18 @@ def _definitions(path: Path) -> dict[str, tuple[int, str, str]]:
     return out
 
 
+def _ran(path: Path) -> str | None:
+    """The pass a numbered file's name says just ran: ``after_<A>`` (not pipeline-start), or the during-pass file's
+    pass; None for others."""
+    m = re.search(r"\.\d{4}\.([^.]+)\.(.*)\.txt$", path.name)
+    if m is None:
+        return None
+    if ".before_" not in m.group(2):
+        return m.group(1)
+    ran = m.group(2)[len("after_") :].split(".before_")[0]
+    return None if ran == "pipeline-start" else ran
+
+
 def _first_with(files: list[Path], name: str) -> Path:
     pattern = re.compile(rf"%{re.escape(name)}([^A-Za-z0-9_.-]|$)", re.M)
     return next(p for p in files if pattern.search(p.read_text()))
@@ -184,11 +196,11 @@ def test_every_version_of_every_final_instruction(module):
                 assert v.change == (UNCHANGED if (before[1], before[2]) == (here[1], here[2]) else CHANGED), (name, k)
 
 
-def test_previous_and_next_versions():
-    folder = MLP
-    files = _pass_order(folder)
+@pytest.mark.parametrize("module", ["mlp_sgd", "scan_rnn"])
+def test_previous_and_next_versions(module):
+    files = _pass_order(_folder(module))
     defs = [_definitions(p) for p in files]
-    h = _history("mlp_sgd")
+    h = _history(module)
     checked = 0
     for name in defs[-1]:
         lines = [d.get(name) for d in defs]
@@ -241,10 +253,20 @@ def test_a_renamed_instruction_leads_to_what_replaced_it():
 # -- what a pass did ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seq", ["0005", "0006", "0008", "0026", "0027", "0035", "0038", "0041"])
-def test_pass_diff_against_a_line_comparison(seq):
-    files = _pass_order(MLP)
-    h = _history("mlp_sgd")
+# chosen pass pairs: each file against the one before it (the pass named is the one that ran)
+DIFFS = [
+    ("mlp_sgd", seq)
+    for seq in ["0005", "0006", "0008", "0026", "0027", "0032", "0035", "0036", "0038", "0039", "0041", "0042"]
+] + [
+    ("scan_rnn", seq)  # flatten-call-graph, while-loop-invariant-code-motion, simplify-while-loops, cse, ...
+    for seq in ["0003", "0011", "0014", "0024", "0030", "0031", "0032", "0037", "0040", "0041", "0043", "0046"]
+]
+
+
+@pytest.mark.parametrize("module,seq", DIFFS)
+def test_pass_diff_against_a_line_comparison(module, seq):
+    files = _pass_order(_folder(module))
+    h = _history(module)
     k = next(i for i, s in enumerate(h.steps) if s.file.seq_text == seq)
     old, new = _definitions(files[k - 1]), _definitions(files[k])
     d = pass_diff(h, k)
@@ -256,7 +278,11 @@ def test_pass_diff_against_a_line_comparison(seq):
     # changed: the same name with another line text (a move between computations with the same text is no change
     # of the line, the trace reports it)
     assert changed == {(new[n][2], n, old[n][0], new[n][0]) for n in new if n in old and old[n][1] != new[n][1]}
-    assert added or removed or changed
+    assert added or removed or changed or files[k - 1].read_text() != files[k].read_text()
+    # the file list says the same, and names the pass of the file's name
+    step = h.steps[k]
+    assert (len(step.added), len(step.removed), len(step.changed)) == (len(added), len(removed), len(changed))
+    assert d.by == (_ran(files[k]) or d.by)
 
 
 def test_fusion_absorbed_what_stood_before_the_fusion_pass():
