@@ -113,11 +113,8 @@ def lenses(ws: Workspace, path: str) -> list[PassLens]:
     out = [PassLens(top, f"pass file {i + 1} of {len(h.steps)}: {step.file.label()}")]
     if i > 0:
         prev = h.steps[i - 1].file
-        what = (
-            "same as the file before"
-            if step.identical
-            else (f"+{len(step.added)} -{len(step.removed)} ~{len(step.changed)} instructions")
-        )
+        what = step.change_text() + ("" if step.identical else " instructions")
+        what = "same as the file before" if what == "same as before" else what
         out.append(PassLens(top, what, PASS_DIFF, (path,)))
         out.append(PassLens(top, f"◀ {_short(prev)}", SHOW_PASS_FILE, (prev.path, 0)))
     if i + 1 < len(h.steps):

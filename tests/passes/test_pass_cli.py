@@ -135,3 +135,53 @@ def test_check_of_a_pass_dump(tmp_path):
     assert any(ln.startswith(f"{layout}:{row}:") and "[undefined-operand]" in ln for ln in found), r.stdout
     assert any(ln.startswith(f"{cse}:{bad + 1}:") for ln in found), r.stdout
     assert {ln.split(":")[0] for ln in found} == {str(layout), str(cse)}
+
+
+def _order() -> list[Path]:
+    files = sorted(MLP.glob("module_*.txt"))
+    return (
+        [p for p in files if p.name.endswith("before_optimizations.txt")]
+        + [p for p in files if re.search(r"\.\d{4}\.", p.name)]
+        + [p for p in files if p.name.endswith("after_optimizations.txt")]
+    )
+
+
+def _ran(path: Path) -> str | None:
+    """The pass a numbered file's name says just ran (None for a pipeline's start and the unnumbered files)."""
+    m = re.search(r"\.\d{4}\.([^.]+)\.(.*)\.txt$", path.name)
+    if m is None:
+        return None
+    if ".before_" not in m.group(2):
+        return m.group(1)
+    ran = m.group(2)[len("after_") :].split(".before_")[0]
+    return None if ran == "pipeline-start" else ran
+
+
+def test_trace_summary_in_the_issues_words():
+    """The first line of a trace: "made by `P` (file NNNN), changed by `Q`, `R`; gone after `S`" for an
+    instruction a pass made, others changed and one removed, each pass read from the file names here."""
+    files = _order()
+    texts = []
+    for p in files:
+        defs = {}
+        for line in p.read_text().split("\n"):
+            m = re.match(r"\s+(?:ROOT )?%([^\s=]+) = ", line)
+            if m:
+                defs[m.group(1)] = line
+        texts.append(defs)
+    checked = 0
+    for name in {n for d in texts for n in d}:
+        seen = [k for k, d in enumerate(texts) if name in d]
+        made, gone = seen[0], seen[-1] + 1
+        changed = [k for k in seen[1:] if texts[k - 1].get(name) not in (None, texts[k][name])]
+        if made == 0 or gone >= len(files) or not changed or gone - made != len(seen):
+            continue
+        if any(_ran(files[k]) is None for k in (made, gone, *changed)):
+            continue  # a nested pipeline's start file: the pass that ran is not in its own name
+        by = list(dict.fromkeys(_ran(files[k]) for k in changed))
+        want = f"%{name}: made by `{_ran(files[made])}` (file {files[made].name.split('.')[2]}), changed by "
+        want += ", ".join(f"`{p}`" for p in by) + f"; gone after `{_ran(files[gone])}`"
+        first = run(MLP, "--trace", name).stdout.split("\n")[0]
+        assert first == want or first.startswith(want + " (its op_name and source now on %"), (first, want)
+        checked += 1
+    assert checked >= 3

@@ -142,6 +142,27 @@ def test_the_mlp_history_has_the_readme_counts():
     assert h.steps[1].identical and h.steps[-1].identical
 
 
+@pytest.mark.parametrize("module", ["mlp_sgd", "scan_rnn"])
+def test_each_file_says_whether_its_text_and_its_instructions_changed(module):
+    """`same_text` exactly where the file is the one before byte for byte; `identical` exactly where every
+    instruction has the same line text (the scheduler reorders instructions and sets is_scheduled: text changed,
+    no instruction did); the list's wording follows."""
+    files = _pass_order(_folder(module))
+    h = _history(module)
+    texts = [p.read_text() for p in files]
+    lines = [{n: v[1] for n, v in _definitions(p).items()} for p in files]
+    reordered = 0
+    for k in range(1, len(files)):
+        step = h.steps[k]
+        assert step.same_text == (texts[k] == texts[k - 1]), k
+        assert step.identical == (lines[k] == lines[k - 1]), k
+        if step.identical and not step.same_text:
+            reordered += 1
+            assert step.change_text() == "no instruction changed (their order or the header did)"
+    assert reordered >= 1  # the scheduler's file
+    assert h.steps[0].change_text(first=True) == "(first file)"
+
+
 def test_not_a_pass_file():
     for name in (
         "module_0000.jit_f.cpu_after_optimizations-buffer-assignment.txt",

@@ -28,6 +28,7 @@ from hlo_lsp.core.passes.blocks import Block, Layout, index_block, kind, line_de
 from hlo_lsp.core.passes.names import PassFile
 
 MADE, CHANGED, UNCHANGED, REMOVED = "made", "changed", "unchanged", "removed"
+Tags = tuple[str, str | None]  # an instruction's op_name and stack frame (`blocks.tags`)
 
 
 @dataclass(slots=True)
@@ -45,13 +46,27 @@ class Step:
     changed: list[str] = field(default_factory=list)
     changed_set: set[str] = field(default_factory=set)  # `changed`, to ask
     successors: dict[str, list[str]] = field(default_factory=dict)  # removed name -> added names of its op_name
+    # (and stack frame), only those of its shape and opcode when there are such
     made_from: dict[str, list[str]] = field(default_factory=dict)  # added name -> the removed names of its op_name
     # (and stack frame), only those of its shape and opcode when there are such
     error: str | None = None  # why the file could not be read (it then counts as empty)
 
+    same_text: bool = False  # its blocks are the file before's (else, when `identical`: an order or header changed)
+
     @property
     def identical(self) -> bool:
+        """No instruction added, removed or changed (the text may still differ: see `same_text`)."""
         return not (self.added or self.removed or self.changed)
+
+    def change_text(self, first: bool = False) -> str:
+        """``+3 -1 ~2``, ``same as before``, or what changed when no instruction did."""
+        if self.error:
+            return f"(unreadable: {self.error})"
+        if first:
+            return "(first file)"
+        if not self.identical:
+            return f"+{len(self.added)} -{len(self.removed)} ~{len(self.changed)}"
+        return "same as before" if self.same_text else "no instruction changed (their order or the header did)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +177,9 @@ class PassHistory:
 
     def _same_as_before(self, f: PassFile) -> Step:
         prev = self.steps[-1]
-        return Step(f, prev.blocks, prev.starts, prev.at, prev.instructions, prev.fusions, error=prev.error)
+        return Step(
+            f, prev.blocks, prev.starts, prev.at, prev.instructions, prev.fusions, error=prev.error, same_text=True
+        )
 
     def _add(self, f: PassFile, layout: Layout, error: str | None, prev_parts: dict[int, str], parts: dict[int, str]):
         """Append the step of file ``f`` (its text cut into blocks: ``layout``); ``parts`` gets each of its
@@ -178,7 +195,7 @@ class PassHistory:
         starts.pop()
         comps = list(map(self._comp.__getitem__, blocks))
         at = dict(zip(reversed(comps), range(len(comps) - 1, -1, -1)))  # reversed: the first of a repeated name
-        step = Step(f, blocks, starts, at, error=error)
+        step = Step(f, blocks, starts, at, error=error, same_text=bool(self.steps) and blocks == self.steps[-1].blocks)
         step.instructions = sum(map(self._counts.__getitem__, blocks))
         step.fusions = sum(map(self._fusions.__getitem__, blocks))
         if self.steps:
@@ -222,23 +239,35 @@ class PassHistory:
         cur.changed_set = set(cur.changed)
         cur.removed = [n for n in gone if n not in new_names]
         if cur.removed and cur.added:
-            gone_with: dict[tuple[str, str | None], list[str]] = {}  # (op_name, frame) -> the removed names
-            alike: dict[tuple[tuple[str, str | None], str], list[str]] = {}  # ... and the same shape and opcode
-            for n, line in self._lines(olds, cur.removed, prev_parts):
-                found = tags(line)
-                if found is not None:
-                    gone_with.setdefault(found, []).append(n)
-                    alike.setdefault((found, kind(line)), []).append(n)
-            made: dict[tuple[str, str | None], list[str]] = {}
-            if gone_with:
-                for n, line in self._lines(news, cur.added, parts):
-                    found = tags(line)
-                    if found in gone_with:
-                        made.setdefault(found, []).append(n)
-                        cur.made_from[n] = alike.get((found, kind(line))) or gone_with[found]
-            for key, successors in made.items():
-                for n in gone_with[key]:
-                    cur.successors[n] = successors
+            self._successors(cur, olds, news, prev_parts, parts)
+
+    def _successors(self, cur: Step, olds: list[int], news: list[int], prev_parts, parts) -> None:
+        """Each removed name's successors: the names the same file added with its op_name and stack frame (those
+        of its shape and opcode when there are such), and each added name's `made_from`, the other way."""
+        gone_with: dict[Tags, list[str]] = {}  # (op_name, frame) -> the removed names
+        alike: dict[tuple[Tags, str], list[str]] = {}  # ... and the same shape and opcode
+        removed: list[tuple[str, Tags, str]] = []
+        for n, line in self._lines(olds, cur.removed, prev_parts):
+            found = tags(line)
+            if found is not None:
+                removed.append((n, found, kind(line)))
+                gone_with.setdefault(found, []).append(n)
+                alike.setdefault((found, removed[-1][2]), []).append(n)
+        if not gone_with:
+            return
+        made: dict[Tags, list[str]] = {}
+        made_alike: dict[tuple[Tags, str], list[str]] = {}
+        for n, line in self._lines(news, cur.added, parts):
+            found = tags(line)
+            if found is not None and found in gone_with:
+                shape_op = kind(line)
+                made.setdefault(found, []).append(n)
+                made_alike.setdefault((found, shape_op), []).append(n)
+                cur.made_from[n] = alike.get((found, shape_op)) or gone_with[found]
+        for n, found, shape_op in removed:
+            successors = made_alike.get((found, shape_op)) or made.get(found)
+            if successors:
+                cur.successors[n] = successors
 
     def _merged(self, blocks: list[int]) -> tuple[dict[int, str], dict[str, int]]:
         """The line-hash and name maps of ``blocks`` together (a single block's own: most often only the entry

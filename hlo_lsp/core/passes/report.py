@@ -140,17 +140,17 @@ def trace_json(h: PassHistory, name: str, versions: list[Version]) -> dict:
 
 
 def summary(name: str, versions: list[Version]) -> str:
-    """``made by algsimp (file 0008), changed by layout-assignment, fusion; gone after copy-insertion``."""
+    """``made by `algsimp` (file 0008), changed by `layout-assignment`, `fusion`; gone after `copy-insertion```
+    (the issue's wording), and where a removed name's op_name and source went."""
     if not versions:
         return f"%{name} is in no file of this history"
-    parts = []
     first = versions[0]
     if first.by is None and first.file.seq is None:
-        parts.append("already in the input (before optimizations)")
+        text = "already in the input (before optimizations)"
     elif first.by is None:
-        parts.append(f"first in {first.file.label()}")
+        text = f"first in {first.file.label()}"
     else:
-        parts.append(f"made by `{first.by}` (file {first.file.seq_text})")
+        text = f"made by `{first.by}` (file {first.file.seq_text})"
     changed: list[str] = []
     for v in versions:
         if v.change == "changed":
@@ -158,17 +158,14 @@ def summary(name: str, versions: list[Version]) -> str:
             if p not in changed:
                 changed.append(p)
     if changed:
-        parts.append("changed by " + ", ".join(f"`{p}`" for p in changed))
+        text += ", changed by " + ", ".join(f"`{p}`" for p in changed)
     gone = next((v for v in versions if v.change == "removed"), None)
     if gone is not None:
-        tail = f"gone after `{gone.by}`" if gone.by else f"gone in {gone.file.label()}"
-        if gone.file.seq_text:
-            tail += f" (file {gone.file.seq_text})"
+        text += f"; gone after `{gone.by}`" if gone.by else f"; gone in {gone.file.label()}"
         if gone.successors:
             more = f" and {len(gone.successors) - 4} more" if len(gone.successors) > 4 else ""
-            tail += "; its op_name and source now on " + ", ".join(f"%{s}" for s in gone.successors[:4]) + more
-        parts.append(tail)
-    return "; ".join(parts)
+            text += " (its op_name and source now on " + ", ".join(f"%{s}" for s in gone.successors[:4]) + more + ")"
+    return text
 
 
 def trace_text(h: PassHistory, name: str, versions: list[Version]) -> str:
@@ -211,11 +208,7 @@ def passes_text(h: PassHistory, folder: str) -> str:
         label = f.label()
         if f.seq_text and label.startswith(f.seq_text + " "):
             label = label[len(f.seq_text) + 1 :]
-        change = (
-            "(unreadable: " + s.error + ")"
-            if s.error
-            else ("same as before" if s.identical else f"+{len(s.added)} -{len(s.removed)} ~{len(s.changed)}")
-        )
+        change = s.change_text(first=s is h.steps[0])
         out.append(f"{seq:>5}  {label[:58]:58s} {s.instructions:>7} {s.fusions:>7}  {change}")
     return "\n".join(out) + "\n"
 
@@ -239,6 +232,7 @@ def passes_json(h: PassHistory) -> dict:
                 "added": len(s.added),
                 "removed": len(s.removed),
                 "changed": len(s.changed),
+                "same_text": s.same_text,
                 "error": s.error,
             }
             for s in h.steps
