@@ -76,6 +76,14 @@ def hover_section(ws: Workspace, path: str, name: str) -> tuple[str, str] | None
         nav.append(f"[◀ previous version ({_short(prev.file)})]({_link(prev.file, prev.line)})")
     if nxt is not None:
         nav.append(f"[next version ({_short(nxt.file)} {nxt.change}) ▶]({_link(nxt.file, nxt.line)})")
+    gone = next((v for v in versions if v.change == REMOVED), None)
+    if gone is not None and gone.successors:  # where it ended up: what the pass that removed it made of it
+        now = [(s, h.locate(gone.index, s)) for s in gone.successors[:4]]
+        nav.append(
+            f"now in {_short(gone.file)}: "
+            + ", ".join(f"[%{s}]({_link(gone.file, at[0])})" for s, at in now if at is not None)
+            + (f" and {len(gone.successors) - 4} more" if len(gone.successors) > 4 else "")
+        )
     if nav:
         md += "  \n" + " · ".join(nav)
     plain = f"Passes: {text}" + (f"\n{absorbed[1]}" if absorbed else "")
