@@ -185,7 +185,7 @@ def check(paths: list[str], fmt: str, fail_on: Severity, hints: bool = False) ->
             errors.append(f"{f}: not an XLA dump (no HloModule, BufferAssignment or live-range header)")
             continue
         lines = a.lines
-        for d in analysis_diagnostics(ws, a):
+        for d in analysis_diagnostics(ws, a, hints=hints):
             if hints or d.code not in ADVICE:
                 results.append((f, lines, d))
         pass_file = parse_pass_name(full)

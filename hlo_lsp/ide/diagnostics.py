@@ -47,13 +47,13 @@ def _by_grammar(ws: Workspace, a: Analysis) -> bool:
     return not (a.hlo is not None and a.hlo.rows_read and ws.passes.is_history_file(a.path))
 
 
-def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> list[Diagnostic]:
+def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True, hints: bool = True) -> list[Diagnostic]:
     """Diagnostics of an analysed document, sorted by position.
 
     Small HLO modules: the grammar and the verifier rules, run in full. Large ones: the reader's errors and the
     incremental structural checks, plus the last verifier run minus the lines edited since; ``complete`` runs
     the verifier first when it has not run (the server does that in a worker thread, publishing the fast part
-    first)."""
+    first); ``hints``: the donation hints too (advice, which `hlo-lsp check` prints only with ``--hints``)."""
     out: list[Diagnostic] = []
     if a.hlo is not None:
         if a.size <= GRAMMAR_LIMIT:
@@ -75,8 +75,9 @@ def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> l
             verified = [d for d in a.verified or () if d.range.start_line not in a.edited_lines]
         error_lines = {d.range.start_line for d in out if d.severity >= Severity.ERROR}
         out.extend(d for d in verified if d.range.start_line not in error_lines)
-        hints = donation_diagnostics(a.hlo) if a.size <= GRAMMAR_LIMIT else a.donations or ()
-        out.extend(d for d in hints if d.range.start_line not in error_lines | a.edited_lines)
+        if hints:  # advice (`hlo-lsp check` leaves it out unless asked: then it is not made)
+            advice = donation_diagnostics(a.hlo) if a.size <= GRAMMAR_LIMIT else a.donations or ()
+            out.extend(d for d in advice if d.range.start_line not in error_lines | a.edited_lines)
     elif a.buffers is not None:
         out.extend(a.read_diagnostics)
         try:
