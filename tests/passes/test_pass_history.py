@@ -380,3 +380,29 @@ def test_sharded_parameters_go_from_global_to_per_device_shapes_across_spmd_part
     entry_before = next(v[2] for v in old.values() if param.search(v[1]))
     entry_after = next(v[2] for v in new.values() if param.search(v[1]))
     assert status[entry_before] == "removed" and status[entry_after] == "added"
+
+
+def test_a_fusion_instructions_previous_version_is_the_root_it_replaced():
+    """Where the fusion pass made a fusion instruction, its previous version is the one instruction that pass
+    removed with its op_name, stack frame and shape (the root it replaced; the opcode is now fusion)."""
+    files = _pass_order(MLP)
+    h = _history("mlp_sgd")
+    k = next(i for i, p in enumerate(files) if ".after_fusion." in p.name)
+    old, new = _definitions(files[k - 1]), _definitions(files[k])
+
+    def key(line):
+        op = re.search(r'op_name="((?:[^"\\]|\\.)*)"', line)
+        frame = re.search(r"stack_frame_id=(\d+)", line)
+        shape = re.search(r" = (\S+) ", line)
+        return (op and op.group(1), frame and frame.group(1), shape and shape.group(1))
+
+    checked = 0
+    for name, (_, line, _) in new.items():
+        if name in old or not re.search(r" fusion\(", line) or key(line)[0] is None:
+            continue
+        roots = [n for n, v in old.items() if n not in new and key(v[1]) == key(line)]
+        prev = h.previous_version(k, name)
+        if len(roots) == 1:
+            assert prev is not None and prev.index == k - 1 and prev.line == old[roots[0]][0], name
+            checked += 1
+    assert checked >= 5

@@ -242,17 +242,20 @@ class PassHistory:
             self._successors(cur, olds, news, prev_parts, parts)
 
     def _successors(self, cur: Step, olds: list[int], news: list[int], prev_parts, parts) -> None:
-        """Each removed name's successors: the names the same file added with its op_name and stack frame (those
-        of its shape and opcode when there are such), and each added name's `made_from`, the other way."""
+        """Each removed name's successors: the names the same file added with its op_name and stack frame (of
+        those, the ones of its shape and opcode when there are such, else of its shape: a fusion takes its root's
+        shape), and each added name's `made_from`, the other way."""
         gone_with: dict[Tags, list[str]] = {}  # (op_name, frame) -> the removed names
-        alike: dict[tuple[Tags, str], list[str]] = {}  # ... and the same shape and opcode
+        alike: dict[tuple[Tags, str], list[str]] = {}  # (..., shape and opcode) -> the removed names
         removed: list[tuple[str, Tags, str]] = []
         for n, line in self._lines(olds, cur.removed, prev_parts):
             found = tags(line)
             if found is not None:
-                removed.append((n, found, kind(line)))
+                shape_op = kind(line)
+                removed.append((n, found, shape_op))
                 gone_with.setdefault(found, []).append(n)
-                alike.setdefault((found, removed[-1][2]), []).append(n)
+                for key in _kinds(found, shape_op):
+                    alike.setdefault(key, []).append(n)
         if not gone_with:
             return
         made: dict[Tags, list[str]] = {}
@@ -262,10 +265,13 @@ class PassHistory:
             if found is not None and found in gone_with:
                 shape_op = kind(line)
                 made.setdefault(found, []).append(n)
-                made_alike.setdefault((found, shape_op), []).append(n)
-                cur.made_from[n] = alike.get((found, shape_op)) or gone_with[found]
+                keys = _kinds(found, shape_op)
+                for key in keys:
+                    made_alike.setdefault(key, []).append(n)
+                cur.made_from[n] = alike.get(keys[0]) or alike.get(keys[1]) or gone_with[found]
         for n, found, shape_op in removed:
-            successors = made_alike.get((found, shape_op)) or made.get(found)
+            keys = _kinds(found, shape_op)
+            successors = made_alike.get(keys[0]) or made_alike.get(keys[1]) or made.get(found)
             if successors:
                 cur.successors[n] = successors
 
@@ -437,6 +443,11 @@ class PassHistory:
 
     def pass_of(self, index: int) -> PassFile:
         return self.steps[index].file
+
+
+def _kinds(found: Tags, shape_op: str) -> tuple[tuple[Tags, str], tuple[Tags, str]]:
+    """The keys of an instruction among those of its op_name and frame: by shape and opcode, by shape alone."""
+    return (found, shape_op), (found, "shape " + shape_op.rpartition(" ")[0])
 
 
 def _read_file(path: str) -> bytes:
