@@ -185,3 +185,34 @@ def test_trace_summary_in_the_issues_words():
         assert first == want or first.startswith(want + " (its op_name and source now on %"), (first, want)
         checked += 1
     assert checked >= 3
+
+
+def test_diff_names_a_computation_added_whole_in_one_row():
+    """The fusion pass adds whole fused computations: each is one row of the diff text, with its instruction count
+    and its header's line in the new file (read from the two files here)."""
+
+    def computations(path: Path) -> dict[str, tuple[int, int]]:
+        out, name = {}, None
+        for i, line in enumerate(path.read_text().split("\n")):
+            head = re.match(r"(?:ENTRY )?%([^\s(]+) .*\{$", line)
+            if head:
+                name = head.group(1)
+                out[name] = (i + 1, 0)
+            elif name and re.match(r"\s+(?:ROOT )?%\S+ = ", line):
+                out[name] = (out[name][0], out[name][1] + 1)
+            elif line == "}":
+                name = None
+        return out
+
+    old, new = computations(next(MLP.glob("*.0034.*"))), computations(next(MLP.glob("*.0035.*")))
+    added = {c: v for c, v in new.items() if c not in old}
+    text = run(MLP, "--diff", "0035").stdout
+    rows = {
+        c: m.groups()
+        for c in added
+        for m in [re.search(rf"^%{re.escape(c)} \(added, (\d+) instructions?\) new:(\d+)$", text, re.M)]
+        if m
+    }
+    assert added and set(rows) == set(added)
+    for c, (line, count) in added.items():
+        assert rows[c] == (str(count), str(line)), c

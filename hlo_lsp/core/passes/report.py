@@ -106,7 +106,9 @@ def _shown(path: str) -> str:
 
 def diff_text(d: PassDiff, limit: int = 200, paths: bool = False) -> str:
     """The diff as text: one section per computation, each instruction with its line in the old and new file
-    (``old:12``; with ``paths``, ``/path/of/old:12``, which Neovim's ``gF`` opens)."""
+    (``old:12``; with ``paths``, ``/path/of/old:12``, which Neovim's ``gF`` opens), at most ``limit`` each; a
+    computation added or removed whole is one row (``%fused_computation.3 (added, 5 instructions) new:40``, at its
+    header: the fusion pass of a large program makes thousands)."""
     old, new = (d.old.path, d.new.path) if paths else ("old", "new")
     a, r, c = d.counts
     what = d.by or d.new.label()
@@ -117,9 +119,23 @@ def diff_text(d: PassDiff, limit: int = 200, paths: bool = False) -> str:
     ]
     if not d.computations:
         out.append("  (no instruction changed)")
+    one_row = False
     for comp in d.computations:
+        whole = comp.added if comp.status == "added" else comp.removed if comp.status == "removed" else None
+        was, one_row = (
+            one_row,
+            whole is not None and len(whole) == len(comp.added) + len(comp.removed) + len(comp.changed),
+        )
+        if not (was and one_row):
+            out.append("")
+        if whole is not None and one_row:
+            # a computation made or dropped whole: one row, at its header (the line before its first instruction)
+            side = new if comp.status == "added" else old
+            at = f" {side}:{min(ln for _, ln in whole)}" if whole else ""
+            count = f", {len(whole)} instruction{'s' if len(whole) != 1 else ''}" if whole else ""
+            out.append(f"%{comp.computation} ({comp.status}{count}){at}")
+            continue
         status = "" if comp.status == "changed" else f" ({comp.status})"
-        out.append("")
         out.append(f"%{comp.computation}{status}")
         rows = (
             [("+", n, f"{new}:{ln + 1}") for n, ln in comp.added]
