@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from tests.fixtures import DATA
+from tests.passes.reading import pass_order, ran
 
 MLP = DATA / "passes" / "mlp_sgd"
 
@@ -137,30 +138,10 @@ def test_check_of_a_pass_dump(tmp_path):
     assert {ln.split(":")[0] for ln in found} == {str(layout), str(cse)}
 
 
-def _order() -> list[Path]:
-    files = sorted(MLP.glob("module_*.txt"))
-    return (
-        [p for p in files if p.name.endswith("before_optimizations.txt")]
-        + [p for p in files if re.search(r"\.\d{4}\.", p.name)]
-        + [p for p in files if p.name.endswith("after_optimizations.txt")]
-    )
-
-
-def _ran(path: Path) -> str | None:
-    """The pass a numbered file's name says just ran (None for a pipeline's start and the unnumbered files)."""
-    m = re.search(r"\.\d{4}\.([^.]+)\.(.*)\.txt$", path.name)
-    if m is None:
-        return None
-    if ".before_" not in m.group(2):
-        return m.group(1)
-    ran = m.group(2)[len("after_") :].split(".before_")[0]
-    return None if ran == "pipeline-start" else ran
-
-
 def test_trace_summary_in_the_issues_words():
     """The first line of a trace: "made by `P` (file NNNN), changed by `Q`, `R`; gone after `S`" for an
     instruction a pass made, others changed and one removed, each pass read from the file names here."""
-    files = _order()
+    files = pass_order(MLP)
     texts = []
     for p in files:
         defs = {}
@@ -176,11 +157,11 @@ def test_trace_summary_in_the_issues_words():
         changed = [k for k in seen[1:] if texts[k - 1].get(name) not in (None, texts[k][name])]
         if made == 0 or gone >= len(files) or not changed or gone - made != len(seen):
             continue
-        if any(_ran(files[k]) is None for k in (made, gone, *changed)):
+        if any(ran(files[k]) is None for k in (made, gone, *changed)):
             continue  # a nested pipeline's start file: the pass that ran is not in its own name
-        by = list(dict.fromkeys(_ran(files[k]) for k in changed))
-        want = f"%{name}: made by `{_ran(files[made])}` (file {files[made].name.split('.')[2]}), changed by "
-        want += ", ".join(f"`{p}`" for p in by) + f"; gone after `{_ran(files[gone])}`"
+        by = list(dict.fromkeys(ran(files[k]) for k in changed))
+        want = f"%{name}: made by `{ran(files[made])}` (file {files[made].name.split('.')[2]}), changed by "
+        want += ", ".join(f"`{p}`" for p in by) + f"; gone after `{ran(files[gone])}`"
         first = run(MLP, "--trace", name).stdout.split("\n")[0]
         assert first == want or first.startswith(want + " (its op_name and source now on %"), (first, want)
         checked += 1

@@ -17,6 +17,7 @@ from pygls.exceptions import JsonRpcException
 
 from tests.fixtures import DATA
 from tests.lsp.util import open_doc, pos, uri
+from tests.passes.reading import pass_order
 
 MLP = DATA / "passes" / "mlp_sgd"
 FUSION = next(MLP.glob("*.0035.*"))
@@ -26,15 +27,6 @@ FINAL = MLP / "module_0000.jit_train_step.cpu_after_optimizations.txt"
 def _line_of(path: Path, name: str) -> int:
     lines = path.read_text().split("\n")
     return next(i for i, x in enumerate(lines) if re.match(rf"\s+(ROOT )?%{re.escape(name)} = ", x))
-
-
-def _order() -> list[Path]:
-    files = sorted(MLP.glob("module_*.txt"))
-    return (
-        [p for p in files if p.name.endswith("before_optimizations.txt")]
-        + [p for p in files if re.search(r"\.\d{4}\.", p.name)]
-        + [p for p in files if p.name.endswith("after_optimizations.txt")]
-    )
 
 
 def _pass_of(path: Path) -> str:
@@ -81,7 +73,7 @@ async def test_file_lenses_and_instruction_lenses(client):
     ln = _line_of(FUSION, "multiply_subtract_fusion.1")
     mine = [x for x in lenses if x.range.start.line == ln]
     # changed by: the passes of the files, in the whole history, whose line for it differs from the file before's
-    order = _order()
+    order = pass_order(MLP)
     texts = [_text_of(p, "multiply_subtract_fusion.1") for p in order]
     changed_in = [order[k + 1] for k, (a, b) in enumerate(zip(texts, texts[1:])) if a and b and a != b]
     n = len({_pass_of(p) for p in changed_in})
@@ -172,7 +164,7 @@ def _tags(line: str) -> tuple:
 async def test_hover_in_the_input_follows_an_instruction_to_where_it_ended_up(client):
     """From before_optimizations.txt: an instruction a pass removed links to what that pass made of it, in the
     file where it went: names new there with its op_name, stack frame, shape and opcode."""
-    order = _order()
+    order = pass_order(MLP)
     before = order[0]
     u = open_doc(client, before)
     await _lenses(client, u)
