@@ -21,6 +21,11 @@ Steps (all by default, in this order; each one is skipped when its output is alr
     pass that changed a module) for a small program that jits a few hundred variants of small functions,
     giving thousands of files; the step fails if fewer than ``--min-files`` files (at any depth) were
     written.
+``passes``
+    ``<out>/passes-adam3000/`` and ``<out>/passes-transformer/``: pass-by-pass dumps
+    (``--xla_dump_hlo_pass_re=.*``) of the Adam program above and of a transformer train step, made by
+    ``tests/data/producers/programs_passes.py`` (the Adam one: about 4 minutes, 3 GB of memory and 500 MB of
+    files, 27 pass files of up to 23 MB); what ``bench_passes.py`` measures.
 
 Every step writes into ``<name>.partial`` and renames it when complete, so an interrupted run is redone
 rather than mistaken for a finished one. Nothing is written into the repository or into the shared corpus
@@ -44,7 +49,9 @@ ADAM_TENSORS = 3000
 JAX_PINS = ["jax==0.10.2", "jaxlib==0.10.2"]
 SYNTH_SIZES_MB = (20, 100)
 SYNTH_VERIFIED_MB = 20
-STEPS = ("venv", "adam", "synth", "manyfiles")
+STEPS = ("venv", "adam", "synth", "manyfiles", "passes")
+PASSES_PRODUCER = HERE.parent / "tests" / "data" / "producers" / "programs_passes.py"
+PASSES_PROGRAMS = {"passes-adam3000": ["adam", str(ADAM_TENSORS)], "passes-transformer": ["transformer"]}
 
 # The program dumped pass by pass for the "manyfiles" step: each (function, size) pair is its own jitted
 # module, and XLA writes one file per optimization pass that changed it (about 25-40 per module).
@@ -233,6 +240,24 @@ def make_manyfiles(out: Path, venv: Path, min_files: int) -> None:
     log(f"manyfiles: {count} files, {hlo_text} of them HLO text")
 
 
+def make_passes(out: Path, venv: Path) -> None:
+    """Dump the Adam program and the transformer train step pass by pass into ``<out>/passes-*`` unless they
+    exist (``programs_passes.py`` runs each in its own process with the dump flags)."""
+    for name, program in PASSES_PROGRAMS.items():
+        final = out / name
+        if final.is_dir():
+            log(f"passes: {final} exists (%d files, %d HLO text), skipped" % count_files(final))
+            continue
+        if program[0] == "adam" and not ADAM_PROGRAM.exists():
+            raise SystemExit(f"error: {ADAM_PROGRAM} is missing: it comes with the shared corpus")
+        partial = _fresh_partial(final)
+        log(f"passes: dumping {' '.join(program)} pass by pass")
+        command = [sys.executable, PASSES_PRODUCER, "--python", venv_python(venv), "--out", partial, *program]
+        subprocess.run(command, check=True, env=dict(os.environ, HLO_LSP_SHARED=str(SHARED)))
+        partial.rename(final)
+        log(f"passes: {final} %d files, %d HLO text" % count_files(final))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; returns 0 when every requested step is done or skipped."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -247,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--out must be outside the repository and the shared corpus ({SHARED})")
     steps = args.step or list(STEPS)
     out.mkdir(parents=True, exist_ok=True)
-    if "venv" in steps or ({"adam", "manyfiles"} & set(steps) and not venv_ready(args.venv)):
+    if "venv" in steps or ({"adam", "manyfiles", "passes"} & set(steps) and not venv_ready(args.venv)):
         make_venv(args.venv)
     if "adam" in steps:
         make_adam(out, args.venv)
@@ -255,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         make_synth(out, args.venv)
     if "manyfiles" in steps:
         make_manyfiles(out, args.venv, args.min_files)
+    if "passes" in steps:
+        make_passes(out, args.venv)
     return 0
 
 

@@ -17,6 +17,7 @@ from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity, info
 from hlo_lsp.core.document import Lines
 from hlo_lsp.core.hlo.rules.donation import CODE as DONATION_HINT
+from hlo_lsp.core.passes.names import parse_pass_name
 from hlo_lsp.core.workspace import ReadError, Workspace, read_text_file
 
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING}
@@ -196,9 +197,12 @@ def check(paths: list[str], fmt: str, fail_on: Severity, hints: bool = False) ->
             errors.append(f"{f}: not an XLA dump (no HloModule, BufferAssignment or live-range header)")
             continue
         lines = a.lines
-        for d in analysis_diagnostics(ws, a):
+        for d in analysis_diagnostics(ws, a, hints=hints):
             if hints or d.code not in ADVICE:
                 results.append((f, lines, d))
+        pass_file = parse_pass_name(full)
+        if pass_file is not None and pass_file.seq is not None:
+            ws.close(full)  # a numbered pass file has no siblings: a pass dump's modules are not all kept in memory
     for message in errors:
         print(f"hlo-lsp: {message}", file=sys.stderr)
     if fmt == "json":

@@ -1,13 +1,13 @@
 """All diagnostics of one document, from one implementation shared by the server and `hlo-lsp check`.
 
 HLO text: the grammar's syntax and structural errors (it reads hand-written forms the fast reader does not);
-above `GRAMMAR_LIMIT` bytes the fast reader's own syntax errors plus its structural checks stand in until the
-incremental validator covers the file; then the verifier-level rules (`hlo_lsp.core.hlo.rules.verifier`; for large
-modules their last run, see `run_verifier`) and the donation hints (`hlo_lsp.core.hlo.rules.donation`), minus any
-on a line that already has an error. Buffer files: the
-reader's errors, the join's problems for this file, and the buffer-assignment rules (`hlo_lsp.core.buffers.rules`)
-run once per module on its joined files,
-each finding reported on the document holding its line, related locations in sibling files given their path.
+above `GRAMMAR_LIMIT` bytes, and in the files of a pass-by-pass dump that read as machine-written (`_by_grammar`),
+the fast reader's own syntax errors plus its structural checks stand in until the incremental validator covers the
+file; then the verifier-level rules (`hlo_lsp.core.hlo.rules.verifier`; for large modules their last run, see
+`run_verifier`) and the donation hints (`hlo_lsp.core.hlo.rules.donation`), minus any on a line that already has
+an error. Buffer files: the reader's errors, the join's problems for this file, and the buffer-assignment rules
+(`hlo_lsp.core.buffers.rules`) run once per module on its joined files, each finding reported on the document
+holding its line, related locations in sibling files given their path.
 """
 
 from __future__ import annotations
@@ -38,19 +38,33 @@ def run_verifier(a: Analysis, version: int | None = None) -> bool:
     return True
 
 
-def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> list[Diagnostic]:
+def _by_grammar(ws: Workspace, a: Analysis) -> bool:
+    """A small module is checked by the grammar, except a file of a pass-by-pass dump (its module's numbered
+    pass files beside it, `PassHistories.is_history_file`) that the fast reader read as machine-written (every
+    line a row): XLA wrote it, and such a dump holds one module per pass that changed it (thousands of files;
+    `hlo-lsp check` over the folder then reads at XLA's pace), so the reader's own checks stand in, as they do
+    for large modules."""
+    return not (a.hlo is not None and a.hlo.rows_read and ws.passes.is_history_file(a.path))
+
+
+def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True, hints: bool = True) -> list[Diagnostic]:
     """Diagnostics of an analysed document, sorted by position.
 
     Small HLO modules: the grammar and the verifier rules, run in full. Large ones: the reader's errors and the
     incremental structural checks, plus the last verifier run minus the lines edited since; ``complete`` runs
     the verifier first when it has not run (the server does that in a worker thread, publishing the fast part
-    first)."""
+    first); ``hints``: the donation hints too (advice, which `hlo-lsp check` prints only with ``--hints``)."""
     out: list[Diagnostic] = []
     if a.hlo is not None:
         if a.size <= GRAMMAR_LIMIT:
-            from hlo_lsp.core.hlo.grammar import validate_module
+            if _by_grammar(ws, a):
+                from hlo_lsp.core.hlo.grammar import validate_module
 
-            out.extend(validate_module(a.source.text).diagnostics)
+                out.extend(validate_module(a.source.text).diagnostics)
+            else:
+                out.extend(a.read_diagnostics)
+                if a.checker is not None:
+                    out.extend(a.checker.diagnostics())
             verified = verify(a.hlo)
         else:
             out.extend(a.read_diagnostics)
@@ -61,8 +75,9 @@ def analysis_diagnostics(ws: Workspace, a: Analysis, complete: bool = True) -> l
             verified = [d for d in a.verified or () if d.range.start_line not in a.edited_lines]
         error_lines = {d.range.start_line for d in out if d.severity >= Severity.ERROR}
         out.extend(d for d in verified if d.range.start_line not in error_lines)
-        hints = donation_diagnostics(a.hlo) if a.size <= GRAMMAR_LIMIT else a.donations or ()
-        out.extend(d for d in hints if d.range.start_line not in error_lines | a.edited_lines)
+        if hints:  # advice (`hlo-lsp check` leaves it out unless asked: then it is not made)
+            advice = donation_diagnostics(a.hlo) if a.size <= GRAMMAR_LIMIT else a.donations or ()
+            out.extend(d for d in advice if d.range.start_line not in error_lines | a.edited_lines)
     elif a.buffers is not None:
         out.extend(a.read_diagnostics)
         try:

@@ -76,6 +76,14 @@ def hover_section(ws: Workspace, path: str, name: str) -> tuple[str, str] | None
         nav.append(f"[◀ previous version ({_short(prev.file)})]({_link(prev.file, prev.line)})")
     if nxt is not None:
         nav.append(f"[next version ({_short(nxt.file)} {nxt.change}) ▶]({_link(nxt.file, nxt.line)})")
+    gone = next((v for v in versions if v.change == REMOVED), None)
+    if gone is not None and gone.successors:  # where it ended up: what the pass that removed it made of it
+        now = [(s, h.locate(gone.index, s)) for s in gone.successors[:4]]
+        nav.append(
+            f"now in {_short(gone.file)}: "
+            + ", ".join(f"[%{s}]({_link(gone.file, at[0])})" for s, at in now if at is not None)
+            + (f" and {len(gone.successors) - 4} more" if len(gone.successors) > 4 else "")
+        )
     if nav:
         md += "  \n" + " · ".join(nav)
     plain = f"Passes: {text}" + (f"\n{absorbed[1]}" if absorbed else "")
@@ -113,11 +121,8 @@ def lenses(ws: Workspace, path: str) -> list[PassLens]:
     out = [PassLens(top, f"pass file {i + 1} of {len(h.steps)}: {step.file.label()}")]
     if i > 0:
         prev = h.steps[i - 1].file
-        what = (
-            "same as the file before"
-            if step.identical
-            else (f"+{len(step.added)} -{len(step.removed)} ~{len(step.changed)} instructions")
-        )
+        what = step.change_text() + ("" if step.identical else " instructions")
+        what = "same as the file before" if what == "same as before" else what
         out.append(PassLens(top, what, PASS_DIFF, (path,)))
         out.append(PassLens(top, f"◀ {_short(prev)}", SHOW_PASS_FILE, (prev.path, 0)))
     if i + 1 < len(h.steps):

@@ -17,6 +17,7 @@ from pygls.exceptions import JsonRpcException
 
 from tests.fixtures import DATA
 from tests.lsp.util import open_doc, pos, uri
+from tests.passes.reading import pass_order
 
 MLP = DATA / "passes" / "mlp_sgd"
 FUSION = next(MLP.glob("*.0035.*"))
@@ -26,15 +27,6 @@ FINAL = MLP / "module_0000.jit_train_step.cpu_after_optimizations.txt"
 def _line_of(path: Path, name: str) -> int:
     lines = path.read_text().split("\n")
     return next(i for i, x in enumerate(lines) if re.match(rf"\s+(ROOT )?%{re.escape(name)} = ", x))
-
-
-def _order() -> list[Path]:
-    files = sorted(MLP.glob("module_*.txt"))
-    return (
-        [p for p in files if p.name.endswith("before_optimizations.txt")]
-        + [p for p in files if re.search(r"\.\d{4}\.", p.name)]
-        + [p for p in files if p.name.endswith("after_optimizations.txt")]
-    )
 
 
 def _pass_of(path: Path) -> str:
@@ -81,7 +73,7 @@ async def test_file_lenses_and_instruction_lenses(client):
     ln = _line_of(FUSION, "multiply_subtract_fusion.1")
     mine = [x for x in lenses if x.range.start.line == ln]
     # changed by: the passes of the files, in the whole history, whose line for it differs from the file before's
-    order = _order()
+    order = pass_order(MLP)
     texts = [_text_of(p, "multiply_subtract_fusion.1") for p in order]
     changed_in = [order[k + 1] for k, (a, b) in enumerate(zip(texts, texts[1:])) if a and b and a != b]
     n = len({_pass_of(p) for p in changed_in})
@@ -160,3 +152,48 @@ async def test_diff_document_and_file_list(client, tmp_path):
     (tmp_path / "plain.txt").write_text("HloModule m\n")
     with pytest.raises(JsonRpcException, match="not a file of a pass-by-pass dump"):
         await _run(client, "hlo.passDiff", uri(tmp_path / "plain.txt"))
+
+
+def _tags(line: str) -> tuple:
+    op = re.search(r'op_name="((?:[^"\\]|\\.)*)"', line)
+    frame = re.search(r"stack_frame_id=(\d+)", line)
+    kind = re.search(r" = (.*?[a-z0-9-]+)\(", line)
+    return (op.group(1) if op else None, frame.group(1) if frame else None, kind.group(1) if kind else None)
+
+
+async def test_hover_in_the_input_follows_an_instruction_to_where_it_ended_up(client):
+    """From before_optimizations.txt: an instruction a pass removed links to what that pass made of it, in the
+    file where it went: names new there with its op_name, stack frame, shape and opcode."""
+    order = pass_order(MLP)
+    before = order[0]
+    u = open_doc(client, before)
+    await _lenses(client, u)
+    texts = [p.read_text() for p in order]
+    defs = [dict(re.findall(r"^\s+(?:ROOT )?%([^\s=]+) = (.*)$", t, re.M)) for t in texts]
+    checked = 0
+    for name, rest in defs[0].items():
+        gone = next((k for k in range(1, len(order)) if name not in defs[k]), None)
+        if gone is None or _tags(rest)[0] is None:
+            continue
+        old = defs[gone - 1][name]
+        new = [n for n, r in defs[gone].items() if n not in defs[gone - 1] and _tags(r) == _tags(old)]
+        if not new:
+            continue
+        ln = _line_of(before, name)
+        col = before.read_text().split("\n")[ln].index(f"%{name} ") + 1
+        h = await client.text_document_hover_async(
+            lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=u), position=pos(ln, col + 1))
+        )
+        text = h.contents.value
+        now = re.search(r"now in (\d{4}): (.*)", text)
+        assert now and now.group(1) == order[gone].name.split(".")[2], text
+        links = re.findall(r"\[%([\w.\-]+)\]\((file://\S+?)#L(\d+)\)", now.group(2))
+        assert links and {n for n, _, _ in links} <= set(new), (name, links, new)
+        for n, target, line in links:
+            assert Path(unquote(urlparse(target).path)) == order[gone]
+            assert _line_of(order[gone], n) == int(line) - 1
+        checked += 1
+        if checked == 5:
+            break
+    assert checked >= 3
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=u)))

@@ -14,6 +14,7 @@ from hlo_lsp.core.passes.history import CHANGED, MADE, REMOVED, UNCHANGED, PassH
 from hlo_lsp.core.passes.names import AFTER, BEFORE, BETWEEN, DURING, parse_pass_name, pass_modules
 from hlo_lsp.core.passes.report import pass_diff
 from tests.fixtures import DATA, SHARED, require_found
+from tests.passes.reading import definitions, pass_order, ran
 
 MLP = DATA / "passes" / "mlp_sgd"
 CORPUS = SHARED / "corpus" / "jax-cpu-passes"
@@ -57,29 +58,6 @@ def _history(name: str) -> PassHistory:
 
 
 # -- an independent reading of the files ------------------------------------------------------------------------
-
-
-def _pass_order(folder: Path) -> list[Path]:
-    files = sorted(folder.glob("module_*.txt"))
-    numbered = sorted((p for p in files if re.search(r"\.\d{4}\.", p.name)), key=lambda p: p.name)
-    return (
-        [p for p in files if p.name.endswith(".before_optimizations.txt")]
-        + numbered
-        + [p for p in files if p.name.endswith("after_optimizations.txt")]
-    )
-
-
-def _definitions(path: Path) -> dict[str, tuple[int, str, str]]:
-    """name -> (0-based line, line text, computation) of every instruction line."""
-    out, comp = {}, None
-    for i, line in enumerate(path.read_text().split("\n")):
-        head = re.match(r"(?:ENTRY )?%([^\s(]+) .*\{$", line)
-        if head:
-            comp = head.group(1)
-        m = re.match(r"\s+(?:ROOT )?%([^\s=]+) = ", line)
-        if m:
-            out[m.group(1)] = (i, line, comp)
-    return out
 
 
 def _first_with(files: list[Path], name: str) -> Path:
@@ -130,6 +108,27 @@ def test_the_mlp_history_has_the_readme_counts():
     assert h.steps[1].identical and h.steps[-1].identical
 
 
+@pytest.mark.parametrize("module", ["mlp_sgd", "scan_rnn"])
+def test_each_file_says_whether_its_text_and_its_instructions_changed(module):
+    """`same_text` exactly where the file is the one before byte for byte; `identical` exactly where every
+    instruction has the same line text (the scheduler reorders instructions and sets is_scheduled: text changed,
+    no instruction did); the list's wording follows."""
+    files = pass_order(_folder(module))
+    h = _history(module)
+    texts = [p.read_text() for p in files]
+    lines = [{n: v[1] for n, v in definitions(p).items()} for p in files]
+    reordered = 0
+    for k in range(1, len(files)):
+        step = h.steps[k]
+        assert step.same_text == (texts[k] == texts[k - 1]), k
+        assert step.identical == (lines[k] == lines[k - 1]), k
+        if step.identical and not step.same_text:
+            reordered += 1
+            assert step.change_text() == "no instruction changed (their order or the header did)"
+    assert reordered >= 1  # the scheduler's file
+    assert h.steps[0].change_text(first=True) == "(first file)"
+
+
 def test_not_a_pass_file():
     for name in (
         "module_0000.jit_f.cpu_after_optimizations-buffer-assignment.txt",
@@ -153,8 +152,8 @@ def test_provenance(module, name, first, made_by):
     assert v is not None and v.change == MADE
     assert v.file.name.split(".", 2)[2] == first
     assert v.file.ran == made_by
-    assert Path(v.file.path) == _first_with(_pass_order(folder), name)  # the README's grep, here
-    defs = _definitions(Path(v.file.path))
+    assert Path(v.file.path) == _first_with(pass_order(folder), name)  # the README's grep, here
+    defs = definitions(Path(v.file.path))
     assert defs[name][0] == v.line
 
 
@@ -163,8 +162,8 @@ def test_every_version_of_every_final_instruction(module):
     """For each instruction of the final file: each version's line defines it, 'changed' exactly where the line
     text or computation differs from the file before, 'unchanged' where it does not, 'made' where it is new."""
     folder = _folder(module)
-    files = _pass_order(folder)
-    defs = [_definitions(p) for p in files]
+    files = pass_order(folder)
+    defs = [definitions(p) for p in files]
     h = _history(module)
     assert [Path(s.file.path) for s in h.steps] == files
     for name in defs[-1]:
@@ -184,11 +183,11 @@ def test_every_version_of_every_final_instruction(module):
                 assert v.change == (UNCHANGED if (before[1], before[2]) == (here[1], here[2]) else CHANGED), (name, k)
 
 
-def test_previous_and_next_versions():
-    folder = MLP
-    files = _pass_order(folder)
-    defs = [_definitions(p) for p in files]
-    h = _history("mlp_sgd")
+@pytest.mark.parametrize("module", ["mlp_sgd", "scan_rnn"])
+def test_previous_and_next_versions(module):
+    files = pass_order(_folder(module))
+    defs = [definitions(p) for p in files]
+    h = _history(module)
     checked = 0
     for name in defs[-1]:
         lines = [d.get(name) for d in defs]
@@ -221,10 +220,10 @@ def test_a_renamed_instruction_leads_to_what_replaced_it():
     h = _history("mlp_sgd")
     pairs = [(s, old, new) for s in h.steps for old, news in s.successors.items() for new in news]
     assert pairs
-    files = _pass_order(MLP)
+    files = pass_order(MLP)
     for step, old, new in pairs[:40]:
         k = h.steps.index(step)
-        a, b = _definitions(files[k - 1]), _definitions(files[k])
+        a, b = definitions(files[k - 1]), definitions(files[k])
         tags = lambda line: (
             re.search(r'op_name="((?:[^"\\]|\\.)*)"', line).group(1),  # noqa: E731
             (re.search(r"stack_frame_id=(\d+)", line) or [None, None])[1],
@@ -241,12 +240,22 @@ def test_a_renamed_instruction_leads_to_what_replaced_it():
 # -- what a pass did ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seq", ["0005", "0006", "0008", "0026", "0027", "0035", "0038", "0041"])
-def test_pass_diff_against_a_line_comparison(seq):
-    files = _pass_order(MLP)
-    h = _history("mlp_sgd")
+# chosen pass pairs: each file against the one before it (the pass named is the one that ran)
+DIFFS = [
+    ("mlp_sgd", seq)
+    for seq in ["0005", "0006", "0008", "0026", "0027", "0032", "0035", "0036", "0038", "0039", "0041", "0042"]
+] + [
+    ("scan_rnn", seq)  # flatten-call-graph, while-loop-invariant-code-motion, simplify-while-loops, cse, ...
+    for seq in ["0003", "0011", "0014", "0024", "0030", "0031", "0032", "0037", "0040", "0041", "0043", "0046"]
+]
+
+
+@pytest.mark.parametrize("module,seq", DIFFS)
+def test_pass_diff_against_a_line_comparison(module, seq):
+    files = pass_order(_folder(module))
+    h = _history(module)
     k = next(i for i, s in enumerate(h.steps) if s.file.seq_text == seq)
-    old, new = _definitions(files[k - 1]), _definitions(files[k])
+    old, new = definitions(files[k - 1]), definitions(files[k])
     d = pass_diff(h, k)
     added = {(c.computation, n, ln) for c in d.computations for n, ln in c.added}
     removed = {(c.computation, n, ln) for c in d.computations for n, ln in c.removed}
@@ -256,20 +265,24 @@ def test_pass_diff_against_a_line_comparison(seq):
     # changed: the same name with another line text (a move between computations with the same text is no change
     # of the line, the trace reports it)
     assert changed == {(new[n][2], n, old[n][0], new[n][0]) for n in new if n in old and old[n][1] != new[n][1]}
-    assert added or removed or changed
+    assert added or removed or changed or files[k - 1].read_text() != files[k].read_text()
+    # the file list says the same, and names the pass of the file's name
+    step = h.steps[k]
+    assert (len(step.added), len(step.removed), len(step.changed)) == (len(added), len(removed), len(changed))
+    assert d.by == (ran(files[k]) or d.by)
 
 
 def test_fusion_absorbed_what_stood_before_the_fusion_pass():
     h = _history("mlp_sgd")
-    files = _pass_order(MLP)
-    final = _definitions(files[-1])
+    files = pass_order(MLP)
+    final = definitions(files[-1])
     line = final["multiply_subtract_fusion.1"][1]
     called = re.search(r"calls=%([\w.\-]+)", line).group(1)
     got = h.absorbed(len(files) - 1, called)
     assert got is not None
     k, absorbed = got
     assert h.steps[k + 1].file.ran == "fusion"
-    before, made = _definitions(files[k]), _definitions(files[k + 1])
+    before, made = definitions(files[k]), definitions(files[k + 1])
     inside = [n for n, v in final.items() if v[2] == called]
 
     def tags(line):
@@ -288,7 +301,7 @@ def test_fusion_absorbed_what_stood_before_the_fusion_pass():
 
 
 def test_unreadable_file_is_an_empty_step_with_its_reason(tmp_path):
-    for p in _pass_order(MLP)[:4]:
+    for p in pass_order(MLP)[:4]:
         (tmp_path / p.name).write_bytes(p.read_bytes())
     bad = tmp_path / "module_0000.jit_train_step.0003.SubbytePacker_pipeline.after_pipeline-start.before_x.txt"
     bad.write_bytes(b"\xff\xfe garbage \x00")
@@ -308,10 +321,10 @@ def test_sharded_parameters_go_from_global_to_per_device_shapes_across_spmd_part
     the per-device parameter's previous version is the global one."""
     (files,) = pass_modules(str(SHARDED)).values()
     h = PassHistory(files)
-    order = _pass_order(SHARDED)
+    order = pass_order(SHARDED)
     assert [Path(s.file.path) for s in h.steps] == order
     k = next(i for i, s in enumerate(h.steps) if h.pass_at(i) == "spmd-partitioning" and not s.identical)
-    old, new = _definitions(order[k - 1]), _definitions(order[k])
+    old, new = definitions(order[k - 1]), definitions(order[k])
     param = re.compile(r"= f32\[([\d,]+)\]\{[\d,]*\} parameter\((\d)\), sharding=\{devices=\[([\d,]+)\]")
     before = {m.group(2): (n, m) for n, (_, line, _) in old.items() for m in [param.search(line)] if m}
     after = {m.group(2): (n, m) for n, (_, line, _) in new.items() for m in [param.search(line)] if m}
@@ -333,3 +346,29 @@ def test_sharded_parameters_go_from_global_to_per_device_shapes_across_spmd_part
     entry_before = next(v[2] for v in old.values() if param.search(v[1]))
     entry_after = next(v[2] for v in new.values() if param.search(v[1]))
     assert status[entry_before] == "removed" and status[entry_after] == "added"
+
+
+def test_a_fusion_instructions_previous_version_is_the_root_it_replaced():
+    """Where the fusion pass made a fusion instruction, its previous version is the one instruction that pass
+    removed with its op_name, stack frame and shape (the root it replaced; the opcode is now fusion)."""
+    files = pass_order(MLP)
+    h = _history("mlp_sgd")
+    k = next(i for i, p in enumerate(files) if ".after_fusion." in p.name)
+    old, new = definitions(files[k - 1]), definitions(files[k])
+
+    def key(line):
+        op = re.search(r'op_name="((?:[^"\\]|\\.)*)"', line)
+        frame = re.search(r"stack_frame_id=(\d+)", line)
+        shape = re.search(r" = (\S+) ", line)
+        return (op and op.group(1), frame and frame.group(1), shape and shape.group(1))
+
+    checked = 0
+    for name, (_, line, _) in new.items():
+        if name in old or not re.search(r" fusion\(", line) or key(line)[0] is None:
+            continue
+        roots = [n for n, v in old.items() if n not in new and key(v[1]) == key(line)]
+        prev = h.previous_version(k, name)
+        if len(roots) == 1:
+            assert prev is not None and prev.index == k - 1 and prev.line == old[roots[0]][0], name
+            checked += 1
+    assert checked >= 5

@@ -575,6 +575,18 @@ if (ready && ONLY === 'python-fallback') {
     return JSON.stringify(text.split('\n')[0].slice(0, 80));
   });
 
+  await step('"HLO: Compare With the Previous Pass File" opens the final file and the pass file before it in the diff editor', async () => {
+    await page.mouse.move(5, 5);
+    await page.keyboard.press('Escape');
+    await openFile(PASSFILE);
+    await runCommand('HLO: Compare With the Previous Pass File');
+    await page.locator('.part.editor .editor-group-container.active .monaco-diff-editor').first().waitFor({ timeout: SERVER_WAIT });
+    const tab = (await page.locator('.part.editor .tab.active .label-name').first().innerText()).replace(/\u00a0/g, ' ');
+    if (!tab.includes('↔ after optimizations')) throw new Error(`the diff editor's tab reads ${JSON.stringify(tab)}`);
+    await runCommand('View: Close All Editor Groups');
+    return JSON.stringify(tab.slice(0, 100));
+  });
+
   await step(`${BROKEN} shows a squiggle`, async () => {
     await page.mouse.move(5, 5);
     await page.keyboard.press('Escape');

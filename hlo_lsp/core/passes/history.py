@@ -1,65 +1,34 @@
 """A module's pass history: every instruction's versions through the files of a pass-by-pass dump.
 
-Algorithm: consecutive pass files are mostly the same text. Each file is cut at its blank lines into blocks (the
-header, each metadata table, each computation: XLA prints them separated by one empty line); a block is keyed by
-its content, and a distinct block is indexed once (its instruction names, each with its line in the block and the
-hash of its line text). A file is then the list of its blocks with their first lines, so a file that repeats most
-of the previous one costs one split and one hash per block. Between two files only the blocks that differ are
-compared name by name: added, removed and changed (same name, another line) instructions. Where a name is removed,
-the instructions added by the same pass with the same ``op_name`` (and stack frame) are its successors: that is how
-a trace follows an instruction that a pass renamed or rebuilt. Instruction lines of a machine-written module are
-indented and one line each; names are unique in a module (XLA uniquifies them).
+Algorithm: consecutive pass files are mostly the same text, and many are byte for byte the file before (a
+pipeline's start file; those cost one read and one comparison). Each other file is cut at its blank lines into
+blocks (the header, each metadata table, each computation: XLA prints them separated by one empty line; only the
+text between the common beginning and end of the file before is cut again, `blocks.split_file`); a block is keyed
+by its content (length and hash) and a distinct block is indexed once (`blocks.index_block`: each instruction name
+with its line, each line's hash with its name; a long computation against its previous version). A file is then
+the list of its blocks with their first lines, made by C-level maps over the keys. Between two files only the blocks
+they do not share are compared, and in those only the lines whose hash is in one file and not in the other (set
+operations in C; for one computation indexed against the other, the lines between their common ends): their names
+are the instructions added, removed and changed (same name, another line). Where a name is removed, the
+instructions added by the same pass with the same ``op_name`` (and stack frame) are its successors: that is how a
+trace follows an instruction that a pass renamed or rebuilt. Instruction lines of a machine-written module are
+indented and one line each; names are unique in a module (XLA uniquifies them). Building holds the cyclic garbage
+collector off: nothing made here is in a cycle.
 """
 
 from __future__ import annotations
 
+import gc
 import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import accumulate
 
+from hlo_lsp.core.passes.blocks import Block, Layout, index_block, kind, line_defining, split_file, tags
 from hlo_lsp.core.passes.names import PassFile
 
 MADE, CHANGED, UNCHANGED, REMOVED = "made", "changed", "unchanged", "removed"
-
-_NAME = re.compile(r"^[ \t]+(?:ROOT[ \t]+)?%?([^\s=%]+)[ \t]*=[ \t]", re.M)
-_COMPUTATION = re.compile(r"(ENTRY[ \t]+)?%?([^\s(]+)")  # on a block's first line, which must end in '{'
-
-_OP_NAME = re.compile(r'\bop_name="((?:[^"\\]|\\.)*)"')
-_FRAME = re.compile(r"\bstack_frame_id=(\d+)")
-_FUSION = re.compile(r"[ \t]fusion\(")
-
-
-@dataclass(slots=True)
-class Block:
-    """One distinct block of text: a computation (or the header, a table), indexed once."""
-
-    computation: str | None  # None for the header and the tables
-    is_entry: bool
-    lines: int  # how many lines it spans
-    names: dict[str, tuple[int, int]]  # instruction name -> (line in the block, hash of its line text)
-    fusions: int  # instructions whose opcode is fusion
-
-
-def _index_block(text: str) -> Block:
-    first = text.split("\n", 1)[0] if text else ""
-    m = _COMPUTATION.match(first) if first.rstrip(" \t").endswith("{") else None
-    names: dict[str, tuple[int, int]] = {}
-    if m is not None:
-        line, last = 0, 0
-        for n in _NAME.finditer(text):
-            start = n.start()
-            line += text.count("\n", last, start)
-            last = start
-            end = text.find("\n", start)
-            names.setdefault(n.group(1), (line, hash(text[start : end if end >= 0 else len(text)])))
-    return Block(
-        m.group(2) if m else None,
-        bool(m and m.group(1)),
-        text.count("\n") + 1,
-        names,
-        len(_FUSION.findall(text)) if m else 0,
-    )
+Tags = tuple[str, str | None]  # an instruction's op_name and stack frame (`blocks.tags`)
 
 
 @dataclass(slots=True)
@@ -69,18 +38,35 @@ class Step:
     file: PassFile
     blocks: list[int]  # block ids in file order
     starts: list[int]  # the 0-based line of each block
-    at: dict[int, int] = field(default_factory=dict)  # block id -> its position in `blocks`
+    at: dict[str | None, int] = field(default_factory=dict)  # computation -> its block's position in `blocks`
     instructions: int = 0
     fusions: int = 0
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
+    changed_set: set[str] = field(default_factory=set)  # `changed`, to ask
     successors: dict[str, list[str]] = field(default_factory=dict)  # removed name -> added names of its op_name
+    # (and stack frame), only those of its shape and opcode when there are such
+    made_from: dict[str, list[str]] = field(default_factory=dict)  # added name -> the removed names of its op_name
+    # (and stack frame), only those of its shape and opcode when there are such
     error: str | None = None  # why the file could not be read (it then counts as empty)
+
+    same_text: bool = False  # its blocks are the file before's (else, when `identical`: an order or header changed)
 
     @property
     def identical(self) -> bool:
+        """No instruction added, removed or changed (the text may still differ: see `same_text`)."""
         return not (self.added or self.removed or self.changed)
+
+    def change_text(self, first: bool = False) -> str:
+        """``+3 -1 ~2``, ``same as before``, or what changed when no instruction did."""
+        if self.error:
+            return f"(unreadable: {self.error})"
+        if first:
+            return "(first file)"
+        if not self.identical:
+            return f"+{len(self.added)} -{len(self.removed)} ~{len(self.changed)}"
+        return "same as before" if self.same_text else "no instruction changed (their order or the header did)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,87 +95,111 @@ class Version:
         }
 
 
-def _tags(line: str) -> tuple[str, str | None] | None:
-    """(op_name, stack frame) of an instruction line's metadata, None without an op_name."""
-    m = _OP_NAME.search(line)
-    if m is None:
-        return None
-    f = _FRAME.search(line)
-    return m.group(1), f.group(1) if f else None
-
-
-def _line_of(text: str, start: int, line: int, starts_at: list[int]) -> str:
-    """Line ``line`` of ``text`` (offsets of line starts cached in ``starts_at`` on first use)."""
-    if not starts_at:
-        pos = 0
-        starts_at.append(0)
-        while True:
-            pos = text.find("\n", pos)
-            if pos < 0:
-                break
-            pos += 1
-            starts_at.append(pos)
-    a = starts_at[line]
-    b = starts_at[line + 1] - 1 if line + 1 < len(starts_at) else len(text)
-    return text[a:b]
-
-
 class PassHistory:
     """The history of one module: its files in pass order and every instruction's versions."""
 
-    def __init__(self, files: list[PassFile], read: Callable[[str], str] | None = None):
+    def __init__(self, files: list[PassFile], read: Callable[[str], bytes] | None = None):
         self.files = files
         self.steps: list[Step] = []
         self.blocks: list[Block] = []
-        self._block_ids: dict[tuple[int, int, str], int] = {}
-        self._where: dict[str, list[int]] = {}  # name -> ids of the blocks holding it
+        self._block_ids: dict[tuple[int, int], int] = {}  # (length, hash) of a block's text -> its id
+        # per block id, for the files' C-level loops: lines + 1 (its span with the blank line after it), its
+        # computation, its instruction and fusion counts
+        self._span: list[int] = []
+        self._comp: list[str | None] = []
+        self._counts: list[int] = []
+        self._fusions: list[int] = []
+        self._where: dict[str, list[str]] = {}  # name -> the computations it was ever in, each once
+        self._known: dict[str, set[str]] = {}  # computation -> every name it ever held
+        self._last: dict[str, tuple[int, str]] = {}  # computation -> its last indexed block and text (building)
         self._read = read or _read_file
         self.made_at: dict[str, int] = {}  # name -> index of the file it first appears in
         self.changed_by: dict[str, list[str]] = {}  # name -> the passes that changed its line, each once, in order
         self.removed_at: dict[str, int] = {}  # name -> index of the file it was last removed in
-        prev_text: str | None = None
-        prev_lines: list[int] = []
+        enabled = gc.isenabled()
+        gc.disable()  # ~10^6 small objects, none in a cycle: generational collections would cost a third of the time
+        try:
+            self._build(files)
+        finally:
+            if enabled:
+                gc.enable()
+
+    # building ----------------------------------------------------------------------------------------------
+    def _build(self, files: list[PassFile]) -> None:
+        prev_data: bytes | None = None
+        prev_parts: dict[int, str] = {}
+        layout: Layout | None = None
         for f in files:
             try:
-                text = self._read(f.path)
+                data = self._read(f.path)
+                if data == prev_data:  # byte for byte the file before (a pipeline's start file, most often)
+                    self.steps.append(self._same_as_before(f))
+                    continue
+                text = data.decode("utf-8")
                 if "\r" in text:
                     text = text.replace("\r\n", "\n")
                 error = None
             except (OSError, UnicodeDecodeError) as e:
-                text, error = "", f"{type(e).__name__}: {e}"
-            lines_at: list[int] = []
-            self._add(f, text, error, prev_text, prev_lines, lines_at)
-            prev_text, prev_lines = text, lines_at
+                data, text, error = None, "", f"{type(e).__name__}: {e}"
+            parts: dict[int, str] = {}
+            layout = split_file(text, layout)
+            self._add(f, layout, error, prev_parts, parts)
+            prev_data, prev_parts = data, parts
+        self._last.clear()  # (texts, for building only)
 
-    # building ----------------------------------------------------------------------------------------------
-    def _block_id(self, text: str) -> int:
-        key = (len(text), hash(text), text[:200])
-        bid = self._block_ids.get(key)
-        if bid is None:
-            bid = len(self.blocks)
-            block = _index_block(text)
-            self.blocks.append(block)
-            self._block_ids[key] = bid
-            for name in block.names:
-                self._where.setdefault(name, []).append(bid)
+    def _new_block(self, text: str, key: tuple[int, int]) -> int:
+        bid = len(self.blocks)
+        block = index_block(text, self._latest)
+        self.blocks.append(block)
+        self._block_ids[key] = bid
+        self._span.append(block.lines + 1)
+        self._comp.append(block.computation)
+        self._counts.append(len(block.names))
+        self._fusions.append(block.fusions)
+        c = block.computation
+        if c is not None and block.rows:
+            self._last[c] = bid, text.lstrip("\n")
+        if c is not None and block.names:  # where its names can be found: in some version of c
+            known = self._known.setdefault(c, set())
+            fresh = block.names.keys() - known
+            known |= fresh
+            for name in fresh:
+                got = self._where.get(name)
+                if got is None:
+                    self._where[name] = [c]
+                else:
+                    got.append(c)
         return bid
 
-    def _add(self, f: PassFile, text: str, error: str | None, prev_text, prev_lines, lines_at) -> None:
-        blocks, starts, line = [], [], 0
-        for part in text.split("\n\n") if text else ():
-            lead = len(part) - len(part.lstrip("\n"))  # a third blank line (XLA writes two before a computation)
-            if lead:
-                part = part[lead:]
-                line += lead
-            if part:
-                blocks.append(self._block_id(part))
-                starts.append(line)
-            line += part.count("\n") + 2
-        step = Step(f, blocks, starts, {b: k for k, b in reversed(list(enumerate(blocks)))}, error=error)
-        step.instructions = sum(len(self.blocks[b].names) for b in blocks)
-        step.fusions = sum(self.blocks[b].fusions for b in blocks)
+    def _latest(self, computation: str) -> tuple[int, Block, str] | None:
+        got = self._last.get(computation)
+        return None if got is None else (got[0], self.blocks[got[0]], got[1])
+
+    def _same_as_before(self, f: PassFile) -> Step:
+        prev = self.steps[-1]
+        return Step(
+            f, prev.blocks, prev.starts, prev.at, prev.instructions, prev.fusions, error=prev.error, same_text=True
+        )
+
+    def _add(self, f: PassFile, layout: Layout, error: str | None, prev_parts: dict[int, str], parts: dict[int, str]):
+        """Append the step of file ``f`` (its text cut into blocks: ``layout``); ``parts`` gets each of its
+        blocks' text by id (the next file's comparison reads the lines of the blocks that differ from it)."""
+        texts, keys = layout.texts, layout.keys
+        known: list[int | None] = list(map(self._block_ids.get, keys))
+        for k in [k for k, b in enumerate(known) if b is None]:  # the file's new blocks (the rest: in C)
+            b = self._block_ids.get(keys[k])  # (or a block that repeats in the file)
+            known[k] = b if b is not None else self._new_block(texts[k], keys[k])
+        blocks: list[int] = known  # type: ignore[assignment]  # no None left
+        parts.update(zip(blocks, texts))
+        starts = list(accumulate(map(self._span.__getitem__, blocks), initial=0))
+        starts.pop()
+        comps = list(map(self._comp.__getitem__, blocks))
+        at = dict(zip(reversed(comps), range(len(comps) - 1, -1, -1)))  # reversed: the first of a repeated name
+        step = Step(f, blocks, starts, at, error=error, same_text=bool(self.steps) and blocks == self.steps[-1].blocks)
+        step.instructions = sum(map(self._counts.__getitem__, blocks))
+        step.fusions = sum(map(self._fusions.__getitem__, blocks))
         if self.steps:
-            self._compare(self.steps[-1], step, prev_text or "", text, prev_lines, lines_at)
+            self._compare(self.steps[-1], step, prev_parts, parts)
             here = len(self.steps)
             for n in step.added:
                 self.made_at.setdefault(n, here)
@@ -205,31 +215,114 @@ class PassHistory:
                 self.made_at.update(dict.fromkeys(self.blocks[b].names, 0))
         self.steps.append(step)
 
-    def _names_outside(self, step: Step, shared: set[int]) -> dict[str, tuple[int, int, int]]:
-        """name -> (line in the file, line hash, block id) of the step's blocks not in ``shared``."""
-        out: dict[str, tuple[int, int, int]] = {}
-        for b, start in zip(step.blocks, step.starts):
-            if b not in shared:
-                for name, (rel, h) in self.blocks[b].names.items():
-                    out.setdefault(name, (start + rel, h, b))
-        return out
-
-    def _compare(self, prev: Step, cur: Step, prev_text: str, text: str, prev_lines, lines_at) -> None:
+    def _compare(self, prev: Step, cur: Step, prev_parts: dict[int, str], parts: dict[int, str]) -> None:
+        """The names ``cur`` added, removed and changed against ``prev``, in file order, from the blocks the two
+        do not share: only their lines whose text (hash) is in one file and not in the other are looked at, found
+        by set operations on the blocks' line-hash maps; then the successors of each removed name."""
         shared = set(prev.blocks) & set(cur.blocks)
-        old, new = self._names_outside(prev, shared), self._names_outside(cur, shared)
-        cur.added = [n for n in new if n not in old]
-        cur.removed = [n for n in old if n not in new]
-        cur.changed = [n for n, v in new.items() if n in old and old[n][1] != v[1]]
+        olds = [b for b in prev.blocks if b not in shared]
+        news = [b for b in cur.blocks if b not in shared]
+        old_lines, old_names = self._merged(olds)
+        new_lines, new_names = self._merged(news)
+        delta = self.blocks[news[0]].delta if len(olds) == len(news) == 1 else None
+        if delta is not None and self.blocks[news[0]].parent == olds[0]:  # the lines between their common ends
+            only_old, only_new = set(delta[0]), set(delta[1])
+            gone_lines, came_lines = only_old - only_new, only_new - only_old
+        else:
+            gone_lines, came_lines = old_lines.keys() - new_lines.keys(), new_lines.keys() - old_lines.keys()
+        for b in news:
+            self.blocks[b].delta = None  # its parent was the file before's: of no use later
+        gone = self._touched(olds, gone_lines)  # the names of lines only the file before has
+        came = self._touched(news, came_lines)  # ... only this file has
+        cur.added = [n for n in came if n not in old_names]
+        cur.changed = [n for n in came if n in old_names]
+        cur.changed_set = set(cur.changed)
+        cur.removed = [n for n in gone if n not in new_names]
         if cur.removed and cur.added:
-            made: dict[tuple[str, str | None], list[str]] = {}
-            for n in cur.added:
-                tags = _tags(_line_of(text, 0, new[n][0], lines_at))
-                if tags is not None:
-                    made.setdefault(tags, []).append(n)
-            for n in cur.removed:
-                tags = _tags(_line_of(prev_text, 0, old[n][0], prev_lines))
-                if tags is not None and tags in made:
-                    cur.successors[n] = made[tags]
+            self._successors(cur, olds, news, prev_parts, parts)
+
+    def _successors(self, cur: Step, olds: list[int], news: list[int], prev_parts, parts) -> None:
+        """Each removed name's successors: the names the same file added with its op_name and stack frame (of
+        those, the ones of its shape and opcode when there are such, else of its shape: a fusion takes its root's
+        shape), and each added name's `made_from`, the other way."""
+        gone_with: dict[Tags, list[str]] = {}  # (op_name, frame) -> the removed names
+        alike: dict[tuple[Tags, str], list[str]] = {}  # (..., shape and opcode) -> the removed names
+        removed: list[tuple[str, Tags, str]] = []
+        for n, line in self._lines(olds, cur.removed, prev_parts):
+            found = tags(line)
+            if found is not None:
+                shape_op = kind(line)
+                removed.append((n, found, shape_op))
+                gone_with.setdefault(found, []).append(n)
+                for key in _kinds(found, shape_op):
+                    alike.setdefault(key, []).append(n)
+        if not gone_with:
+            return
+        made: dict[Tags, list[str]] = {}
+        made_alike: dict[tuple[Tags, str], list[str]] = {}
+        for n, line in self._lines(news, cur.added, parts):
+            found = tags(line)
+            if found is not None and found in gone_with:
+                shape_op = kind(line)
+                made.setdefault(found, []).append(n)
+                keys = _kinds(found, shape_op)
+                for key in keys:
+                    made_alike.setdefault(key, []).append(n)
+                cur.made_from[n] = alike.get(keys[0]) or alike.get(keys[1]) or gone_with[found]
+        for n, found, shape_op in removed:
+            keys = _kinds(found, shape_op)
+            successors = made_alike.get(keys[0]) or made_alike.get(keys[1]) or made.get(found)
+            if successors:
+                cur.successors[n] = successors
+
+    def _merged(self, blocks: list[int]) -> tuple[dict[int, str], dict[str, int]]:
+        """The line-hash and name maps of ``blocks`` together (a single block's own: most often only the entry
+        computation differs)."""
+        if len(blocks) == 1:
+            block = self.blocks[blocks[0]]
+            return block.by_hash, block.names
+        lines: dict[int, str] = {}
+        names: dict[str, int] = {}
+        for b in blocks:
+            lines.update(self.blocks[b].by_hash)
+            names.update(self.blocks[b].names)
+        return lines, names
+
+    def _touched(self, blocks: list[int], hashes: set[int]) -> list[str]:
+        """The names of the lines of ``blocks`` with these hashes, in file order (each once)."""
+        out: dict[str, None] = {}
+        for b in blocks:
+            if not hashes:
+                break
+            block = self.blocks[b]
+            if len(blocks) == 1:
+                mine, hashes = hashes, set()
+            else:
+                mine = hashes.intersection(block.by_hash)
+                hashes -= mine  # (a set of its own: the caller's difference)
+            if mine:
+                names = block.names
+                out.update(dict.fromkeys(sorted((block.by_hash[h] for h in mine), key=names.__getitem__)))
+        return list(out)
+
+    def _lines(self, blocks: list[int], names: list[str], texts: dict[int, str]) -> Iterable[tuple[str, str]]:
+        """(name, its line's text) of ``names`` in ``blocks``, in file order."""
+        want = set(names)
+        for b in blocks:
+            if not want:
+                break
+            at = self.blocks[b].names
+            mine = want.intersection(at)
+            if mine:
+                want -= mine
+                text = texts[b]
+                if len(mine) * 50 < self.blocks[b].lines:  # a few lines of a long block: found, not split
+                    for n in sorted(mine, key=at.__getitem__):
+                        yield n, line_defining(text, n, at[n])
+                    continue
+                lines = text.split("\n")
+                for n in sorted(mine, key=at.__getitem__):
+                    yield n, lines[at[n]]
 
     # questions ---------------------------------------------------------------------------------------------
     def pass_at(self, index: int, step: Step | None = None) -> str | None:
@@ -251,20 +344,22 @@ class PassHistory:
         p = os.path.abspath(path)
         return next((i for i, s in enumerate(self.steps) if os.path.abspath(s.file.path) == p), None)
 
-    def locate(self, index: int, name: str) -> tuple[int, int, str | None] | None:
-        """(0-based line, line hash, computation) of ``name`` in the history's file ``index``, None if absent."""
+    def locate(self, index: int, name: str) -> tuple[int, str] | None:
+        """(0-based line, computation) of ``name`` in the history's file ``index``, None if absent."""
         step = self.steps[index]
-        for b in self._where.get(name, ()):
-            k = step.at.get(b)
+        for c in self._where.get(name, ()):
+            k = step.at.get(c)
             if k is not None:
-                rel, h = self.blocks[b].names[name]
-                return step.starts[k] + rel, h, self.blocks[b].computation
+                block = self.blocks[step.blocks[k]]
+                rel = block.names.get(name)
+                if rel is not None:
+                    return step.starts[k] + rel, c
         return None
 
     def trace(self, name: str) -> list[Version]:
         """Each file in which ``name`` is present or was just removed, in pass order."""
         out: list[Version] = []
-        before: tuple[int, int, str | None] | None = None
+        before: tuple[int, str] | None = None
         for i, step in enumerate(self.steps):
             here = self.locate(i, name)
             if here is None:
@@ -272,10 +367,10 @@ class PassHistory:
                     successors = tuple(step.successors.get(name, ()))
                     out.append(Version(i, step.file, REMOVED, None, None, successors, self.pass_at(i)))
             elif before is None:
-                out.append(Version(i, step.file, MADE, here[0], here[2], by=self.pass_at(i)))
+                out.append(Version(i, step.file, MADE, here[0], here[1], by=self.pass_at(i)))
             else:
-                change = CHANGED if here[1] != before[1] or here[2] != before[2] else UNCHANGED
-                out.append(Version(i, step.file, change, here[0], here[2], by=self.pass_at(i)))
+                change = CHANGED if name in step.changed_set or here[1] != before[1] else UNCHANGED
+                out.append(Version(i, step.file, change, here[0], here[1], by=self.pass_at(i)))
             before = here
         return out
 
@@ -296,12 +391,18 @@ class PassHistory:
         if versions[k].change == CHANGED and k > 0:
             return versions[k - 1]
         made = versions[k]
-        for old in self.steps[made.index].removed:  # renamed: the removed name this one succeeds
-            if name in self.steps[made.index].successors.get(old, ()):
-                at = self.locate(made.index - 1, old)
-                if at is not None:
-                    return Version(made.index - 1, self.steps[made.index - 1].file, UNCHANGED, at[0], at[2])
-        return None
+        old = self.predecessor(made.index, name)  # renamed or rebuilt: the removed name this one succeeds
+        at = self.locate(made.index - 1, old) if old is not None else None
+        if at is None:
+            return None
+        return Version(made.index - 1, self.steps[made.index - 1].file, UNCHANGED, at[0], at[1])
+
+    def predecessor(self, index: int, name: str) -> str | None:
+        """The one name file ``index`` removed whose op_name and stack frame the name it added has (of those,
+        the one of its shape and opcode); None when it removed none, or several alike (a program that runs one
+        line for each of many tensors of one shape tags them all alike: no way to tell which)."""
+        olds = self.steps[index].made_from.get(name, ())
+        return olds[0] if len(olds) == 1 else None
 
     def next_version(self, index: int, name: str) -> Version | None:
         """The next file that changes or removes the instruction (for a removal, the file with no line)."""
@@ -316,34 +417,39 @@ class PassHistory:
     def absorbed(self, index: int, fusion_computation: str) -> tuple[int, list[tuple[str, int]]] | None:
         """(k, instructions): the instructions of the fused computation ``fusion_computation`` (as in file
         ``index``) as they stood, with these lines, in file k, the last file before the one that first held that
-        computation: by name, else the instructions that pass removed with the same op_name and stack frame (their
-        `successors`); None when the computation was there from the start or is not in file ``index``."""
+        computation: by name, else the instruction that pass removed with the same op_name and stack frame
+        (`predecessor`); None when the computation was there from the start or is not in file ``index``."""
         first = next((i for i in range(index + 1) if self.computation_block(i, fusion_computation) is not None), None)
         block = self.computation_block(index, fusion_computation)
         if not first or block is None:
             return None
         out: dict[str, int] = {}
-        made = self.steps[first]
         for name in self.blocks[block].names:
             where = self.locate(first - 1, name)
             if where is not None:  # moved in under its own name
                 out.setdefault(name, where[0])
                 continue
-            for old in made.removed:  # rebuilt: the removed instructions of its op_name and stack frame
-                if name in made.successors.get(old, ()):
-                    at = self.locate(first - 1, old)
-                    if at is not None:
-                        out.setdefault(old, at[0])
+            old = self.predecessor(first, name)  # rebuilt: the removed instruction of its op_name and frame
+            at = self.locate(first - 1, old) if old is not None else None
+            if old is not None and at is not None:
+                out.setdefault(old, at[0])
         return first - 1, sorted(out.items(), key=lambda t: t[1])
 
     def computation_block(self, index: int, computation: str) -> int | None:
         """The id of the block holding ``computation`` in file ``index``."""
-        return next((b for b in self.steps[index].blocks if self.blocks[b].computation == computation), None)
+        step = self.steps[index]
+        k = step.at.get(computation)
+        return None if k is None else step.blocks[k]
 
     def pass_of(self, index: int) -> PassFile:
         return self.steps[index].file
 
 
-def _read_file(path: str) -> str:
-    with open(path, encoding="utf-8", newline="") as fh:
+def _kinds(found: Tags, shape_op: str) -> tuple[tuple[Tags, str], tuple[Tags, str]]:
+    """The keys of an instruction among those of its op_name and frame: by shape and opcode, by shape alone."""
+    return (found, shape_op), (found, "shape " + shape_op.rpartition(" ")[0])
+
+
+def _read_file(path: str) -> bytes:
+    with open(path, "rb") as fh:
         return fh.read()

@@ -71,15 +71,15 @@ def pass_diff(h: PassHistory, index: int) -> PassDiff:
     for n in step.added:
         at = h.locate(index, n)
         if at is not None:
-            of(at[2]).added.append((n, at[0]))
+            of(at[1]).added.append((n, at[0]))
     for n in step.removed:
         at = h.locate(index - 1, n)
         if at is not None:
-            of(at[2]).removed.append((n, at[0]))
+            of(at[1]).removed.append((n, at[0]))
     for n in step.changed:
         old, new = h.locate(index - 1, n), h.locate(index, n)
         if old is not None and new is not None:
-            of(new[2]).changed.append((n, old[0], new[0]))
+            of(new[1]).changed.append((n, old[0], new[0]))
     before, after = set(_computations(h, index - 1)), _computations(h, index)
     for c in after:
         if c not in before:
@@ -106,7 +106,9 @@ def _shown(path: str) -> str:
 
 def diff_text(d: PassDiff, limit: int = 200, paths: bool = False) -> str:
     """The diff as text: one section per computation, each instruction with its line in the old and new file
-    (``old:12``; with ``paths``, ``/path/of/old:12``, which Neovim's ``gF`` opens)."""
+    (``old:12``; with ``paths``, ``/path/of/old:12``, which Neovim's ``gF`` opens), at most ``limit`` each; a
+    computation added or removed whole is one row (``%fused_computation.3 (added, 5 instructions) new:40``, at its
+    header: the fusion pass of a large program makes thousands)."""
     old, new = (d.old.path, d.new.path) if paths else ("old", "new")
     a, r, c = d.counts
     what = d.by or d.new.label()
@@ -117,9 +119,23 @@ def diff_text(d: PassDiff, limit: int = 200, paths: bool = False) -> str:
     ]
     if not d.computations:
         out.append("  (no instruction changed)")
+    one_row = False
     for comp in d.computations:
+        whole = comp.added if comp.status == "added" else comp.removed if comp.status == "removed" else None
+        was, one_row = (
+            one_row,
+            whole is not None and len(whole) == len(comp.added) + len(comp.removed) + len(comp.changed),
+        )
+        if not (was and one_row):
+            out.append("")
+        if whole is not None and one_row:
+            # a computation made or dropped whole: one row, at its header (the line before its first instruction)
+            side = new if comp.status == "added" else old
+            at = f" {side}:{min(ln for _, ln in whole)}" if whole else ""
+            count = f", {len(whole)} instruction{'s' if len(whole) != 1 else ''}" if whole else ""
+            out.append(f"%{comp.computation} ({comp.status}{count}){at}")
+            continue
         status = "" if comp.status == "changed" else f" ({comp.status})"
-        out.append("")
         out.append(f"%{comp.computation}{status}")
         rows = (
             [("+", n, f"{new}:{ln + 1}") for n, ln in comp.added]
@@ -140,17 +156,17 @@ def trace_json(h: PassHistory, name: str, versions: list[Version]) -> dict:
 
 
 def summary(name: str, versions: list[Version]) -> str:
-    """``made by algsimp (file 0008), changed by layout-assignment, fusion; gone after copy-insertion``."""
+    """``made by `algsimp` (file 0008), changed by `layout-assignment`, `fusion`; gone after `copy-insertion```
+    (the issue's wording), and where a removed name's op_name and source went."""
     if not versions:
         return f"%{name} is in no file of this history"
-    parts = []
     first = versions[0]
     if first.by is None and first.file.seq is None:
-        parts.append("already in the input (before optimizations)")
+        text = "already in the input (before optimizations)"
     elif first.by is None:
-        parts.append(f"first in {first.file.label()}")
+        text = f"first in {first.file.label()}"
     else:
-        parts.append(f"made by `{first.by}` (file {first.file.seq_text})")
+        text = f"made by `{first.by}` (file {first.file.seq_text})"
     changed: list[str] = []
     for v in versions:
         if v.change == "changed":
@@ -158,17 +174,14 @@ def summary(name: str, versions: list[Version]) -> str:
             if p not in changed:
                 changed.append(p)
     if changed:
-        parts.append("changed by " + ", ".join(f"`{p}`" for p in changed))
+        text += ", changed by " + ", ".join(f"`{p}`" for p in changed)
     gone = next((v for v in versions if v.change == "removed"), None)
     if gone is not None:
-        tail = f"gone after `{gone.by}`" if gone.by else f"gone in {gone.file.label()}"
-        if gone.file.seq_text:
-            tail += f" (file {gone.file.seq_text})"
+        text += f"; gone after `{gone.by}`" if gone.by else f"; gone in {gone.file.label()}"
         if gone.successors:
             more = f" and {len(gone.successors) - 4} more" if len(gone.successors) > 4 else ""
-            tail += "; its op_name and source now on " + ", ".join(f"%{s}" for s in gone.successors[:4]) + more
-        parts.append(tail)
-    return "; ".join(parts)
+            text += " (its op_name and source now on " + ", ".join(f"%{s}" for s in gone.successors[:4]) + more + ")"
+    return text
 
 
 def trace_text(h: PassHistory, name: str, versions: list[Version]) -> str:
@@ -211,11 +224,7 @@ def passes_text(h: PassHistory, folder: str) -> str:
         label = f.label()
         if f.seq_text and label.startswith(f.seq_text + " "):
             label = label[len(f.seq_text) + 1 :]
-        change = (
-            "(unreadable: " + s.error + ")"
-            if s.error
-            else ("same as before" if s.identical else f"+{len(s.added)} -{len(s.removed)} ~{len(s.changed)}")
-        )
+        change = s.change_text(first=s is h.steps[0])
         out.append(f"{seq:>5}  {label[:58]:58s} {s.instructions:>7} {s.fusions:>7}  {change}")
     return "\n".join(out) + "\n"
 
@@ -239,6 +248,7 @@ def passes_json(h: PassHistory) -> dict:
                 "added": len(s.added),
                 "removed": len(s.removed),
                 "changed": len(s.changed),
+                "same_text": s.same_text,
                 "error": s.error,
             }
             for s in h.steps

@@ -1,6 +1,8 @@
 """One sharded module on 8 host CPU devices, dumped after every pass (issue 21's spmd-partitioning case).
 
-python sharded_tanh_matmul.py OUT_DIR
+JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX='.*/tests/data/passes/' python programs/sharded_tanh_matmul.py OUT_DIR
+
+(run from tests/data/passes: the regex leaves programs/sharded_tanh_matmul.py as the source file in the metadata)
 """
 
 import os
