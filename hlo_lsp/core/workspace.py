@@ -34,6 +34,7 @@ from hlo_lsp.core.analysis import (
 from hlo_lsp.core.document import DiskDocument, Edit, LineDocument
 from hlo_lsp.core.memory.oom import dump_modules, pick_module, resolve
 from hlo_lsp.core.passes.store import PassHistories
+from hlo_lsp.core.process import fork, turns
 
 __all__ = [  # the analysis types, named here too: callers ask the workspace for them
     "LARGE_SIBLING_BYTES",
@@ -163,6 +164,11 @@ class Workspace:
         self._joins = [(held, bs) for held, bs in self._joins if all(src.path in used for _, src in held)]
         self.passes.retain(list(self._open))
 
+    def fork_locks(self) -> list:
+        """The locks a forked child computing from this workspace may take (`process.fork.start` holds them
+        across the fork: a lock held by another thread at that moment would stay held in the child)."""
+        return [self._lock, self._oom_lock, *self.passes.fork_locks()]
+
     def is_open(self, path: str) -> bool:
         return path in self._open
 
@@ -207,14 +213,15 @@ class Workspace:
                 return a
             reader = self._busy.get(path)
             if reader is not None and reader[0] != me:
-                if not wait:
+                if not wait or fork.in_child():  # in a forked child the reading thread does not exist
                     raise NotReady(f"{path}: still being read")
                 done = reader[1]
             else:
                 done = None
                 self._busy[path] = (me, threading.Event())
         if done is not None:
-            done.wait()  # another thread is reading it: take its result
+            with turns.waiting_for_background():
+                done.wait()  # another thread is reading it: take its result
             return self.analysis(path, wait=True)
         with self._lock:
             generation = src.doc.generation
@@ -298,6 +305,7 @@ class Workspace:
                 self.oom_dump(path, find=True)
                 return
             for a in self.bundle(path, read_large=True).documents():
+                turns.give_way()
                 warm_index(a.index)
         except ReadError:
             pass
@@ -320,7 +328,7 @@ class Workspace:
         a = self.analysis(path)
         if a.oom is None or a.oom_dump is not None or not find:
             return a.oom_dump
-        with self._oom_lock:  # one thread finds it (the server's background read and a request may both ask)
+        with turns.waiting_for_background(), self._oom_lock:  # one thread finds it (background read or request)
             if a.oom_dump is not None:
                 return a.oom_dump
             folder = self.oom_dump_folder or (os.path.dirname(path) if os.path.isabs(path) else "")
@@ -375,6 +383,8 @@ class Workspace:
             ):
                 partial = True  # unread (or being read by the worker): answer without it, and say so
                 continue
+            if not self.has_analysis(sp):
+                turns.give_way()  # in background work (`process.turns`), the requests under way first
             sa = self.try_analysis(sp, wait=True)  # a small sibling another thread is reading: wait for it
             if sa is None:
                 continue
@@ -398,6 +408,8 @@ class Workspace:
             # siblings; it answers with the document alone until the worker thread's `warm` has joined and kept
             # them all (this bundle is not kept, so it never evicts that one)
             return ModuleBundle(hlo_a, own, self._joined_buffers(own) if own else None, True)
+        if docs:
+            turns.give_way()
         buffers = self._joined_buffers(docs) if docs else None
         b = ModuleBundle(hlo_a, docs, buffers, partial)
         with self._lock:

@@ -53,6 +53,11 @@ def report_for(bundle: ModuleBundle) -> PeakReport | None:
     return report
 
 
+def fork_locks() -> list:
+    """The lock of the bundles' peak reports (held across a fork: see `process.fork.start`)."""
+    return [_lock]
+
+
 def pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "0%"
 

@@ -15,6 +15,7 @@ from pygls.protocol.language_server import lsp_method
 from hlo_lsp import __version__
 from hlo_lsp.core.document import Lines
 from hlo_lsp.core.folder_index import FolderIndex
+from hlo_lsp.core.process import turns
 from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide.diagnostics import document_diagnostics
 from hlo_lsp.ide.types import Location
@@ -76,6 +77,7 @@ class HloLanguageServer(LanguageServer):
         self._progress_seq = 0
         self.folder_indexes: dict[str, FolderIndex] = {}
         self.answers = DocumentAnswers(self.current_version)  # whole-document answers per version
+        turns.set_gate(self.answers.wait_idle)  # background reads give way while those answers are computed
         self.insight_settings = InsightSettings()
 
     # -- helpers ---------------------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from hlo_lsp.lsp.protocol import RawResult
 
 log = logging.getLogger("hlo_lsp")
 SWITCH_INTERVAL = 0.001  # s: how long a worker thread may hold the GIL while the event loop waits for it
+IDLE_WAIT_S = 2.0  # the longest a step of background work waits for the whole-document answers under way
 KEEP_TOKEN_RESULTS = 2  # semantic-token arrays kept per document for full/delta (the editor holds the last)
 
 
@@ -106,6 +107,15 @@ class DocumentAnswers:
         self._waiting: dict[str, set[str]] = {}
         self._seq = 0
         self._lock = threading.Lock()
+        self._computing = 0  # computations under way (event loop only); `wait_idle` waits for none
+        self._idle = threading.Event()
+        self._idle.set()
+
+    def wait_idle(self, limit: float = IDLE_WAIT_S) -> None:
+        """Wait (a background thread) until no whole-document answer is being computed, at most ``limit``
+        seconds: the editor's on-open and after-edit requests are then computed without the background reads
+        taking every other turn of the GIL, and the background never waits for long."""
+        self._idle.wait(limit)
 
     def version_of(self, path: str) -> int | None:
         """The document's current version (None when it is not open)."""
@@ -133,6 +143,8 @@ class DocumentAnswers:
         if fut is None:
             fut = asyncio.ensure_future(asyncio.to_thread(compute))
             self._running[run] = fut
+            self._computing += 1
+            self._idle.clear()
             fut.add_done_callback(lambda f: self._finish(run, f))
         result = await asyncio.shield(fut)  # a cancelled request leaves the computation running, to be kept
         if self._version_of(path) != version:
@@ -140,6 +152,10 @@ class DocumentAnswers:
         return result.value if isinstance(result, Provisional) else result
 
     def _finish(self, run: tuple[str, str, int | None], fut: asyncio.Future) -> None:
+        self._computing -= 1
+        if self._computing <= 0:
+            self._computing = 0
+            self._idle.set()
         if self._running.get(run) is fut:
             del self._running[run]
         path, key, version = run

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
+from typing import Any
 
 from lsprotocol import types as lsp
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.workspace import ReadError
+from hlo_lsp.core.process import fork
+from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
 from hlo_lsp.lsp.convert import col_to_wire, path_to_uri, uri_to_path
@@ -98,22 +101,49 @@ def _symbol_json(w: _Wire, s) -> dict:
     return out
 
 
+CHILD_MIN_CHARS = 2_000_000  # from this size on, a whole-document answer is computed in a forked child
+CHILD_TIMEOUT_S = 60.0
+
+
+def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any]) -> Any:
+    """``fn()``, computed in a forked child when ``path`` is large (`CHILD_MIN_CHARS`): the child works on the
+    other core from the model as it is (copy-on-write, nothing sent on the way in) and sends back the answer's
+    JSON text, while this process's one GIL stays with the requests and the background reads; in a thread it
+    took turns with both (a hover waited behind it, and it behind the reading of the siblings). ``fn`` must be
+    pure: what it stores in the child is lost (so its caller prepares here what is kept: the document read, a
+    bundle's peak report, the answers' bookkeeping). Computed here when forking is off or the child fails."""
+    try:
+        large = ls.ws.analysis(path).size > CHILD_MIN_CHARS
+    except ReadError:
+        large = False
+    if large:
+        locks = [*ls.ws.fork_locks(), *lens.fork_locks()]
+        got = fork.result(fork.start(lambda _: fn(), None, locks=locks, timeout=CHILD_TIMEOUT_S, freeze=False))
+        if got is not None:
+            return got
+    return fn()
+
+
 def document_symbols_json(ls: HloLanguageServer, path: str) -> RawResult:
     if not _ready(ls, path):
         return RawResult("[]")
-    w = _Wire(ls, path)
-    return _dumps([_symbol_json(w, s) for s in symbols.document_symbols(ls.ws, path)])
+
+    def answer() -> RawResult:
+        w = _Wire(ls, path)
+        return _dumps([_symbol_json(w, s) for s in symbols.document_symbols(ls.ws, path)])
+
+    return _in_child(ls, path, answer)
 
 
 def folding_json(ls: HloLanguageServer, path: str) -> RawResult:
     if not _ready(ls, path):
         return RawResult("[]")
-    return _dumps(
-        [
-            {"startLine": f.start_line, "endLine": f.end_line, "kind": "region"}
-            for f in symbols.folding_ranges(ls.ws, path)
-        ]
-    )
+
+    def answer() -> RawResult:
+        ranges = symbols.folding_ranges(ls.ws, path)
+        return _dumps([{"startLine": f.start_line, "endLine": f.end_line, "kind": "region"} for f in ranges])
+
+    return _in_child(ls, path, answer)
 
 
 def links_json(ls: HloLanguageServer, path: str) -> RawResult:
@@ -132,9 +162,14 @@ def links_json(ls: HloLanguageServer, path: str) -> RawResult:
     later = kind in kinds.BUFFER_KINDS and ls.ws.defers_siblings(path) and ls.ws.bundle(path).partial
     if not later and not _ready(ls, path, siblings=True):
         return RawResult("[]")
-    w = _Wire(ls, path)
     version = ls.answers.version_of(path)
-    return _dumps([_link_json(ls, w, link, path, version) for link in symbols.document_links(ls.ws, path, later)])
+
+    def answer() -> RawResult:
+        w = _Wire(ls, path)
+        links = symbols.document_links(ls.ws, path, later)
+        return _dumps([_link_json(ls, w, link, path, version) for link in links])
+
+    return _in_child(ls, path, answer)
 
 
 def _link_json(ls: HloLanguageServer, w: _Wire, link, path: str, version: int | None) -> dict:
@@ -159,7 +194,7 @@ def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult | Provisional:
         else:
             ls.answers.wait_for_join(path, "codeLens")  # the server's `_joined` asks again once it is built
             if ls.ws.passes.get(path) is None:
-                return Provisional(_lens_json(ls, path, lens.code_lenses(ls.ws, path)))
+                return Provisional(_lenses_in_child(ls, path, lens.code_lenses))
     if lens_refresh(ls) and ls.ws.defers_siblings(path):
         ls.answers.wait_for_join(path, "codeLens")  # before the bundle is made (see DocumentAnswers.joined)
         try:
@@ -167,9 +202,16 @@ def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult | Provisional:
         except ReadError:
             partial = False
         if partial:
-            return Provisional(_lens_json(ls, path, lens.file_lenses(ls.ws, path)))
+            return Provisional(_lenses_in_child(ls, path, lens.file_lenses))
     ls.answers.not_waiting(path, "codeLens")
-    return _lens_json(ls, path, lens.code_lenses(ls.ws, path))
+    found = ls.ws.module(path)
+    if found is not None:
+        lens.report_for(found[1])  # the peak report is kept with the bundle: made here, never in a child
+    return _lenses_in_child(ls, path, lens.code_lenses)
+
+
+def _lenses_in_child(ls: HloLanguageServer, path: str, make: Callable[[Workspace, str], list[lens.Lens]]) -> RawResult:
+    return _in_child(ls, path, lambda: _lens_json(ls, path, make(ls.ws, path)))
 
 
 def lens_refresh(ls: HloLanguageServer) -> bool:

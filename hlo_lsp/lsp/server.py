@@ -17,11 +17,13 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 
 from lsprotocol import types as lsp
 
 from hlo_lsp.core import memos
 from hlo_lsp.core.diagnostics import Diagnostic
+from hlo_lsp.core.process import turns
 from hlo_lsp.core.process.heap import release_free_memory
 from hlo_lsp.core.workspace import NotReady, ReadError, Workspace
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
@@ -153,9 +155,9 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
     token = _begin_progress(ls, path, "indexing uses and reading the buffer-assignment files")
     try:
         if a is not None and a.hlo is not None and ls.current_version(path) == version:
-            await asyncio.to_thread(a.hlo.build_maps)
+            await asyncio.to_thread(_in_background, a.hlo.build_maps)
             _trace("maps", path)
-        await asyncio.to_thread(ls.ws.warm, path)  # siblings read, lookup maps built, before later requests
+        await asyncio.to_thread(_in_background, ls.ws.warm, path)  # siblings read, maps built, before requests
         await _joined(ls, path, version)
         await asyncio.to_thread(_collect_and_trim)
         _trace("warm", path)
@@ -188,6 +190,13 @@ async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | 
         return
     if ls.current_version(path) == version:
         ls.publish(path, version, diags=diags)
+
+
+def _in_background(fn: Callable[..., None], *args) -> None:
+    """``fn(*args)`` as background work (`process.turns`): it gives way while whole-document answers the editor
+    asked for are being computed."""
+    with turns.background():
+        fn(*args)
 
 
 def _collect_and_trim(release: bool = False) -> None:
@@ -340,7 +349,7 @@ def _warm_again(ls: HloLanguageServer, path: str) -> None:
     async def warm() -> None:
         token = _begin_progress(ls, path, "reading the buffer-assignment files again")
         try:
-            await asyncio.to_thread(ls.ws.warm, path)
+            await asyncio.to_thread(_in_background, ls.ws.warm, path)
             await _joined(ls, path, ls.current_version(path))
             _trace("warm again", path)
         finally:

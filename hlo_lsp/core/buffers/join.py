@@ -14,6 +14,7 @@ from hlo_lsp.core.buffers.columns import NONE, WIDE, Assignments, LiveRanges, Us
 from hlo_lsp.core.buffers.model import BufferDoc
 from hlo_lsp.core.buffers.value import ASG, FROM, LIVE, PEAK, ROLES, USED, BufferValue, Source
 from hlo_lsp.core.diagnostics import Range, warning
+from hlo_lsp.core.process import turns
 
 if TYPE_CHECKING:
     from hlo_lsp.core.buffers.bufferset import BufferSet
@@ -60,6 +61,7 @@ def join_docs(bs: BufferSet, docs: list[BufferDoc]) -> BufferSet:
     bs.role_records = [array("q", [-1]) * most for _ in range(ROLES)]
     bs.role_docs = [bytearray(most) for _ in range(ROLES)]
     for d, doc in enumerate(sorted(docs, key=lambda d: _KIND_ORDER.get(d.kind, 9))):
+        turns.give_way()  # joined in the background: the requests under way first
         _join_doc(bs, d, doc)
     n = len(bs.values_by_key)
     for role in range(ROLES):

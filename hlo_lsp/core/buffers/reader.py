@@ -33,6 +33,7 @@ from hlo_lsp.core.buffers.read_values import ValuesReader
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error, info
 from hlo_lsp.core.document import TextLines
 from hlo_lsp.core.kinds import SPLIT_SUFFIXES
+from hlo_lsp.core.process import turns
 
 _LR_SUBSECTIONS = ("  InstructionSequence:", "  BufferLiveRange:", "  Live ranges at ", "  Stack trace")
 
@@ -57,6 +58,7 @@ class _Reader(AllocationsReader, ValuesReader, LiveRangeReader, ReportReader):
         n = len(lines)
         ln = 0
         while ln < n:
+            turns.give_way()  # between runs of lines: a background read lets the requests under way go first
             loop = fast.get(self.section)  # type: ignore[arg-type]
             if loop is not None:
                 ln = loop(ln)

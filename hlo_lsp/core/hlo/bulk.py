@@ -13,6 +13,7 @@ from hlo_lsp.core.hlo.model import Computation, HloModule
 from hlo_lsp.core.hlo.rows import NAME, NON_BLANK, PREFIX, ROOT, ROW, columns, row_calls, structurally_clean
 from hlo_lsp.core.hlo.structure import bulk_computations
 from hlo_lsp.core.process import fork as forked
+from hlo_lsp.core.process import turns
 
 SPLIT_MIN_CHARS = 2_000_000  # a module this large is read in two parts at once, the later one in a forked child
 SPLIT_SHARE = 0.45  # of the text, the child's part (it also pickles its result, which the parent then unpickles)
@@ -100,7 +101,9 @@ def _read_part(mod: HloModule, scan: str, start: int, end: int | None, base: int
     clean: list = []
     summaries = []
     findall = ROW.findall
-    for comp, (a, b) in zip(comps, spans):
+    for k, (comp, (a, b)) in enumerate(zip(comps, spans)):
+        if not k & 63:
+            turns.give_way()  # a background read lets the requests under way go first
         rows = findall(scan, a, b)
         n = comp.end_line - comp.line - 1
         if len(rows) != n:

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 
 from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.text import CALL_ATTR_PCT, CALL_ATTRS, CALLED_NAME, OPERAND_LIST_TEXT, plain_operand_names
+from hlo_lsp.core.process import turns
 
 if TYPE_CHECKING:  # the model keeps its maps from here (`HloModule.users`); the rows only read it
     from hlo_lsp.core.hlo.model import Computation, HloModule
@@ -287,7 +288,9 @@ def users_and_callers(mod: HloModule) -> tuple[UsesTable, dict]:
     seen = 0
     rest: list[int] = []
     line_of = table.line_of if isinstance(table, InstructionTable) else None
-    for c in mod.computations:
+    for k, c in enumerate(mod.computations):
+        if not k & 63:
+            turns.give_way()  # built in the background: the requests under way first
         rows = computation_rows(mod, c)
         seen += len(c.instructions)
         if rows is None:

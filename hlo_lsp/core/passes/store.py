@@ -72,6 +72,11 @@ class PassHistories:
                     self._made.popitem(last=False)
             return h
 
+    def fork_locks(self) -> list:
+        """The lock of the maps (see `Workspace.fork_locks`); never the build lock, which a build holds for
+        seconds: a forked child asks for a history without building one."""
+        return [self._lock]
+
     def is_history_file(self, path: str) -> bool:
         return bool(self.files(path))
 

@@ -47,31 +47,62 @@ class Child:
         self.pid, self.fd, self.deadline = pid, fd, deadline
 
 
-def start(fn: Callable[[Any], Any], arg: Any) -> Child | None:
+_IN_CHILD = False
+
+
+def in_child() -> bool:
+    """True in a forked child: no other thread runs here, so nothing may wait for another thread's work (a
+    read under way in the parent when it forked never ends in the child)."""
+    return _IN_CHILD
+
+
+def start(
+    fn: Callable[[Any], Any],
+    arg: Any,
+    locks: Sequence[Any] = (),
+    timeout: float | None = None,
+    freeze: bool = True,
+) -> Child | None:
     """Fork a child computing ``fn(arg)`` on the parent's memory as it is now; None when forking is off or
-    fails (compute in-process)."""
+        fails (compute in-process). ``locks`` are held across the fork (taken before it, released after it on both
+        sides), so that no lock the child needs was held by a thread the child does not have; ``timeout`` (default
+    `TIMEOUT_S`) bounds the child's life; ``freeze`` puts the
+        parent's objects out of the child's collections (a read's child, which allocates much; an answer's child
+        runs without collecting anyway, and leaves the parent's frozen set as it was)."""
     if not ENABLED:
         return None
     try:
         r, w = os.pipe()
     except OSError:
         return None
-    gc.freeze()  # the child then never walks (and so never copies) the parent's objects in a collection
+    held = []
     try:
-        with warnings.catch_warnings():  # Python 3.12 warns of any fork in a process with threads
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
-    except OSError:
-        gc.unfreeze()
-        os.close(r)
-        os.close(w)
-        return None
-    if pid == 0:  # the child: computes, writes, and leaves without returning here
-        os.close(r)
-        _child(fn, arg, w)
-    gc.unfreeze()
+        for lock in locks:
+            lock.acquire()
+            held.append(lock)
+        if freeze:
+            gc.freeze()  # the child then never walks (and so never copies) the parent's objects in a collection
+        try:
+            with warnings.catch_warnings():  # Python 3.12 warns of any fork in a process with threads
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except OSError:
+            pid = -1
+        if pid == 0:  # the child: computes, writes, and leaves without returning here
+            for lock in reversed(held):
+                lock.release()
+            os.close(r)
+            _child(fn, arg, w)
+        if freeze:
+            gc.unfreeze()
+    finally:
+        for lock in reversed(held):
+            lock.release()
     os.close(w)
-    return Child(pid, r, time.monotonic() + TIMEOUT_S)
+    if pid < 0:
+        os.close(r)
+        return None
+    return Child(pid, r, time.monotonic() + (TIMEOUT_S if timeout is None else timeout))
 
 
 def result(child: Child | None) -> Any | None:
@@ -98,6 +129,8 @@ def discard(child: Child | None) -> None:
 
 
 def _child(fn: Callable[[Any], Any], part: Any, w: int) -> None:
+    global _IN_CHILD
+    _IN_CHILD = True
     code = 1
     try:
         gc.unfreeze()
