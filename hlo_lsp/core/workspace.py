@@ -155,6 +155,9 @@ class Workspace:
 
     def _sweep(self, keep: set[str]) -> None:
         used = set(self._open) | keep
+        for p in self._open:  # an open document's siblings, read for its bundle even when it is not made yet
+            if os.path.isabs(p):
+                used.update(str(s) for s in kinds.sibling_paths(p).values())
         for _, b in self._bundles.values():
             used.update(a.path for a in b.documents())
         for p in [p for p in self._disk if p not in used]:

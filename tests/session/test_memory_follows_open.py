@@ -90,6 +90,25 @@ def test_what_a_late_background_read_stored_is_swept():
     assert _analyses_alive(path) == 0
 
 
+def test_a_sweep_keeps_the_siblings_an_open_document_is_reading():
+    """The siblings a request thread has read for an open document whose bundle it has not made yet stay
+    through a sweep (the server sweeps when a closed document's background work ends, at any moment): CI once
+    saw a code lens answered from the live-range file alone ("XLA peak at step None: 0B") because the sweep
+    dropped the three siblings just read for it, and the bundle made next left them out."""
+    ws = Workspace()
+    ws.defer_large_siblings = True
+    path = str(SET / f"{STEM}-live-range.txt")
+    ws.open(path, (SET / f"{STEM}-live-range.txt").read_text(), 1)
+    siblings = [str(SET / f"{STEM}{suffix}.txt") for suffix in ("", "-buffer-assignment", "-buffer-assignment-values")]
+    for p in siblings:
+        ws.analysis(p)  # what `bundle` reads before it makes and keeps the bundle
+    ws.sweep()
+    assert all(ws.has_analysis(p) for p in siblings)
+    assert not ws.bundle(path).partial
+    ws.close(path)
+    assert not ws._analyses and not ws._disk
+
+
 def test_closing_a_pass_file_forgets_its_modules_history():
     """A pass file's module history (every distinct computation of its files, indexed) goes when the last open
     file of that module closes; it stays while another of its files is open."""
