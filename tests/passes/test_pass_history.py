@@ -237,6 +237,28 @@ def test_a_renamed_instruction_leads_to_what_replaced_it():
             assert prev is not None and prev.line == a[old][0]
 
 
+@pytest.mark.parametrize("folder", ["mlp_sgd", "sharded"])
+def test_successors_matched_later_equal_those_matched_while_building(folder, monkeypatch):
+    """A file with few removed and added instructions has them matched when a trace first asks (issue 21's
+    build time: a sixth of the transformer's): the same successors and made_from, for every file, as when
+    every file is matched while building; matched once, then kept."""
+    import hlo_lsp.core.passes.history as history
+
+    files = max(pass_modules(str(DATA / "passes" / folder)).values(), key=len)
+    later = PassHistory(files)
+    deferred = [s for s in later.steps if s.pending is not None]
+    assert deferred  # the small dumps' files are all matched later
+    monkeypatch.setattr(history, "MATCH_LATER_LINES", -1)
+    now = PassHistory(files)
+    assert not any(s.pending for s in now.steps)
+    assert any(s.successors for s in now.steps)
+    for a, b in zip(later.steps, now.steps, strict=True):
+        assert (a.successors, a.made_from) == (b.successors, b.made_from)
+    assert all(s.pending is None for s in deferred)
+    first = deferred[0].successors
+    assert deferred[0].successors is first
+
+
 # -- what a pass did ----------------------------------------------------------------------------------------------
 
 

@@ -11,7 +11,8 @@ they do not share are compared, and in those only the lines whose hash is in one
 operations in C; for one computation indexed against the other, the lines between their common ends): their names
 are the instructions added, removed and changed (same name, another line). Where a name is removed, the
 instructions added by the same pass with the same ``op_name`` (and stack frame) are its successors: that is how a
-trace follows an instruction that a pass renamed or rebuilt. Instruction lines of a machine-written module are
+trace follows an instruction that a pass renamed or rebuilt (a file with few such changes is matched when a trace
+first asks: `Step.successors`). Instruction lines of a machine-written module are
 indented and one line each; names are unique in a module (XLA uniquifies them). Building holds the cyclic garbage
 collector off: nothing made here is in a cycle.
 """
@@ -29,6 +30,13 @@ from hlo_lsp.core.passes.names import PassFile
 
 MADE, CHANGED, UNCHANGED, REMOVED = "made", "changed", "unchanged", "removed"
 Tags = tuple[str, str | None]  # an instruction's op_name and stack frame (`blocks.tags`)
+# a file that removed and added at most this many instructions has them matched (`Step.successors`) when a trace or
+# hover first asks (about 2 us a line, so at most 10 ms there): a sixth of building a history of many small files
+# (the transformer's 61), while the few large ones (a fusion pass over the Adam module: 200,000 lines, 0.5 s) are
+# matched while building
+MATCH_LATER_LINES = 5000
+Where = tuple[str, int, dict[str, int]]  # a block's text, its line count, {name in it: its line}
+MATCH_LATER_CHARS = 1 << 20  # ... and the text of the computations holding them is kept till then: at most 1 MB
 
 
 @dataclass(slots=True)
@@ -45,13 +53,33 @@ class Step:
     removed: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     changed_set: set[str] = field(default_factory=set)  # `changed`, to ask
-    successors: dict[str, list[str]] = field(default_factory=dict)  # removed name -> added names of its op_name
-    # (and stack frame), only those of its shape and opcode when there are such
-    made_from: dict[str, list[str]] = field(default_factory=dict)  # added name -> the removed names of its op_name
-    # (and stack frame), only those of its shape and opcode when there are such
     error: str | None = None  # why the file could not be read (it then counts as empty)
 
     same_text: bool = False  # its blocks are the file before's (else, when `identical`: an order or header changed)
+    # where the lines of the names it removed and added are, per side (`PassHistory._where_lines`), until
+    # `successors` or `made_from` is first asked (`PassHistory._compare`)
+    pending: tuple[list[Where], list[Where]] | None = None
+    _links: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None
+
+    @property
+    def successors(self) -> dict[str, list[str]]:
+        """Removed name -> the names this file added with its op_name (and stack frame), only those of its shape
+        and opcode when there are such."""
+        return self._linked()[0]
+
+    @property
+    def made_from(self) -> dict[str, list[str]]:
+        """Added name -> the removed names of its op_name (and stack frame), only those of its shape and opcode
+        when there are such."""
+        return self._linked()[1]
+
+    def _linked(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        links = self._links
+        if links is None:
+            pending = self.pending
+            links = _match(_lines(pending[0]), _lines(pending[1])) if pending is not None else ({}, {})
+            self._links, self.pending = links, None  # (two threads asking at once both match: the same answer)
+        return links
 
     @property
     def identical(self) -> bool:
@@ -239,41 +267,12 @@ class PassHistory:
         cur.changed_set = set(cur.changed)
         cur.removed = [n for n in gone if n not in new_names]
         if cur.removed and cur.added:
-            self._successors(cur, olds, news, prev_parts, parts)
-
-    def _successors(self, cur: Step, olds: list[int], news: list[int], prev_parts, parts) -> None:
-        """Each removed name's successors: the names the same file added with its op_name and stack frame (of
-        those, the ones of its shape and opcode when there are such, else of its shape: a fusion takes its root's
-        shape), and each added name's `made_from`, the other way."""
-        gone_with: dict[Tags, list[str]] = {}  # (op_name, frame) -> the removed names
-        alike: dict[tuple[Tags, str], list[str]] = {}  # (..., shape and opcode) -> the removed names
-        removed: list[tuple[str, Tags, str]] = []
-        for n, line in self._lines(olds, cur.removed, prev_parts):
-            found = tags(line)
-            if found is not None:
-                shape_op = kind(line)
-                removed.append((n, found, shape_op))
-                gone_with.setdefault(found, []).append(n)
-                for key in _kinds(found, shape_op):
-                    alike.setdefault(key, []).append(n)
-        if not gone_with:
-            return
-        made: dict[Tags, list[str]] = {}
-        made_alike: dict[tuple[Tags, str], list[str]] = {}
-        for n, line in self._lines(news, cur.added, parts):
-            found = tags(line)
-            if found is not None and found in gone_with:
-                shape_op = kind(line)
-                made.setdefault(found, []).append(n)
-                keys = _kinds(found, shape_op)
-                for key in keys:
-                    made_alike.setdefault(key, []).append(n)
-                cur.made_from[n] = alike.get(keys[0]) or alike.get(keys[1]) or gone_with[found]
-        for n, found, shape_op in removed:
-            keys = _kinds(found, shape_op)
-            successors = made_alike.get(keys[0]) or made_alike.get(keys[1]) or made.get(found)
-            if successors:
-                cur.successors[n] = successors
+            pending = self._where_lines(olds, cur.removed, prev_parts), self._where_lines(news, cur.added, parts)
+            size = sum(len(w[0]) for side in pending for w in side)
+            if len(cur.removed) + len(cur.added) <= MATCH_LATER_LINES and size <= MATCH_LATER_CHARS:
+                cur.pending = pending  # matched when first asked (`Step.successors`), in a few ms
+            else:
+                cur._links = _match(_lines(pending[0]), _lines(pending[1]))
 
     def _merged(self, blocks: list[int]) -> tuple[dict[int, str], dict[str, int]]:
         """The line-hash and name maps of ``blocks`` together (a single block's own: most often only the entry
@@ -305,9 +304,10 @@ class PassHistory:
                 out.update(dict.fromkeys(sorted((block.by_hash[h] for h in mine), key=names.__getitem__)))
         return list(out)
 
-    def _lines(self, blocks: list[int], names: list[str], texts: dict[int, str]) -> Iterable[tuple[str, str]]:
-        """(name, its line's text) of ``names`` in ``blocks``, in file order."""
+    def _where_lines(self, blocks: list[int], names: list[str], texts: dict[int, str]) -> list[Where]:
+        """[(text of a block of ``blocks``, its line count, {each of ``names`` in it: its line})], in file order."""
         want = set(names)
+        out = []
         for b in blocks:
             if not want:
                 break
@@ -315,14 +315,8 @@ class PassHistory:
             mine = want.intersection(at)
             if mine:
                 want -= mine
-                text = texts[b]
-                if len(mine) * 50 < self.blocks[b].lines:  # a few lines of a long block: found, not split
-                    for n in sorted(mine, key=at.__getitem__):
-                        yield n, line_defining(text, n, at[n])
-                    continue
-                lines = text.split("\n")
-                for n in sorted(mine, key=at.__getitem__):
-                    yield n, lines[at[n]]
+                out.append((texts[b], self.blocks[b].lines, {n: at[n] for n in mine}))
+        return out
 
     # questions ---------------------------------------------------------------------------------------------
     def pass_at(self, index: int, step: Step | None = None) -> str | None:
@@ -443,6 +437,58 @@ class PassHistory:
 
     def pass_of(self, index: int) -> PassFile:
         return self.steps[index].file
+
+
+def _lines(where: list[Where]) -> list[tuple[str, str]]:
+    """(name, its line's text) of the names `PassHistory._where_lines` found, in file order."""
+    out = []
+    for text, lines, at in where:
+        names = sorted(at, key=at.__getitem__)
+        if len(names) * 50 < lines:  # a few lines of a long block: found, not split
+            out += [(n, line_defining(text, n, at[n])) for n in names]
+        else:
+            split = text.split("\n")
+            out += [(n, split[at[n]]) for n in names]
+    return out
+
+
+def _match(removed: list[tuple[str, str]], added: list[tuple[str, str]]) -> tuple[dict, dict]:
+    """(successors, made_from) of a file that removed and added these (name, line)s: each removed name's
+    successors are the names added with its op_name and stack frame (of those, the ones of its shape and opcode
+    when there are such, else of its shape: a fusion takes its root's shape); each added name's made_from, the
+    other way."""
+    successors: dict[str, list[str]] = {}
+    made_from: dict[str, list[str]] = {}
+    gone_with: dict[Tags, list[str]] = {}  # (op_name, frame) -> the removed names
+    alike: dict[tuple[Tags, str], list[str]] = {}  # (..., shape and opcode) -> the removed names
+    gone: list[tuple[str, Tags, str]] = []
+    for n, line in removed:
+        found = tags(line)
+        if found is not None:
+            shape_op = kind(line)
+            gone.append((n, found, shape_op))
+            gone_with.setdefault(found, []).append(n)
+            for key in _kinds(found, shape_op):
+                alike.setdefault(key, []).append(n)
+    if not gone_with:
+        return successors, made_from
+    made: dict[Tags, list[str]] = {}
+    made_alike: dict[tuple[Tags, str], list[str]] = {}
+    for n, line in added:
+        found = tags(line)
+        if found is not None and found in gone_with:
+            shape_op = kind(line)
+            made.setdefault(found, []).append(n)
+            keys = _kinds(found, shape_op)
+            for key in keys:
+                made_alike.setdefault(key, []).append(n)
+            made_from[n] = alike.get(keys[0]) or alike.get(keys[1]) or gone_with[found]
+    for n, found, shape_op in gone:
+        keys = _kinds(found, shape_op)
+        got = made_alike.get(keys[0]) or made_alike.get(keys[1]) or made.get(found)
+        if got:
+            successors[n] = got
+    return successors, made_from
 
 
 def _kinds(found: Tags, shape_op: str) -> tuple[tuple[Tags, str], tuple[Tags, str]]:
