@@ -226,6 +226,39 @@ class RequestFailed(Exception):
     pass
 
 
+# Reads LSP messages from stdin and writes each to stdout as "<time.monotonic() when its last byte was read>
+# <length>\n<body>": CLOCK_MONOTONIC is the same clock in every process, so the stamp is comparable with the harness's.
+# A thread reads while the main thread writes, so the server's output never waits for the harness to take it (the
+# pipe holds 64 kB; the harness decodes each answer before it reads the next, and a blocked server would count that).
+RELAY = r"""
+import queue, sys, threading, time
+i, o = sys.stdin.buffer, sys.stdout.buffer
+q = queue.SimpleQueue()
+def read():
+    while True:
+        n = None
+        while True:
+            line = i.readline()
+            if not line:
+                q.put(None)
+                return
+            if line in (b"\r\n", b"\n"):
+                break
+            k, _, v = line.partition(b":")
+            if k.strip().lower() == b"content-length":
+                n = int(v)
+        body = i.read(n)
+        if len(body) < n:
+            q.put(None)
+            return
+        q.put(b"%.6f %d\n" % (time.monotonic(), n) + body)
+threading.Thread(target=read, daemon=True).start()
+while (m := q.get()) is not None:
+    o.write(m)
+    o.flush()
+"""
+
+
 class Client:
     """An editor-like LSP client over the server's stdin/stdout; records notifications with their arrival time."""
 
@@ -245,26 +278,40 @@ class Client:
         self.failures: list[str] = []
         self.bytes_sent = 0
         self.last_message = time.monotonic()
+        self.relay: asyncio.subprocess.Process | None = None
         self._reader = asyncio.ensure_future(self._read_loop())
 
     @classmethod
     async def start(cls, cmd: list[str], stderr_path: Path, cwd: str) -> Client:
+        """The server ``cmd``, its output read by a relay process (`RELAY`) that stamps each message with the
+        moment its last byte was read: this harness decodes the JSON of each answer (tens of ms for the MBs of an
+        outline), and a message read after that decoding would count it against the server."""
         err = open(stderr_path, "wb")  # noqa: SIM115 - lives as long as the process
-        proc = await asyncio.create_subprocess_exec(
-            *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=err, cwd=cwd, limit=1 << 24
-        )
-        return cls(proc)
+        r, w = os.pipe()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *cmd, stdin=asyncio.subprocess.PIPE, stdout=w, stderr=err, cwd=cwd
+            )
+            relay = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", RELAY, stdin=r, stdout=asyncio.subprocess.PIPE, limit=1 << 24
+            )
+        finally:
+            os.close(r)
+            os.close(w)
+        client = cls(proc)
+        client.relay = relay
+        return client
 
     async def _read_loop(self) -> None:
-        out = self.proc.stdout
+        while self.relay is None:  # (set by `start` right after the constructor)
+            await asyncio.sleep(0)
+        out = self.relay.stdout
         try:
             while True:
-                header = await out.readuntil(b"\r\n\r\n")
-                length = next(
-                    int(h.split(b":")[1]) for h in header.split(b"\r\n") if h.lower().startswith(b"content-length")
-                )
+                stamp, size = (await out.readuntil(b"\n")).split()
+                length = int(size)
                 body = await out.readexactly(length)
-                self.last_message = time.monotonic()
+                self.last_message = float(stamp)
                 msg = json.loads(body)
                 self._received(msg, length)
                 self._dispatch(msg, self.last_message)
@@ -366,6 +413,12 @@ class Client:
                 except OSError:
                     pass
             await self.proc.wait()
+        if self.relay is not None:  # it ends at the server's end of output; a server child holding it: not waited
+            try:
+                await asyncio.wait_for(self.relay.wait(), 5)
+            except asyncio.TimeoutError:
+                self.relay.kill()
+                await self.relay.wait()
         self._reader.cancel()
 
 
