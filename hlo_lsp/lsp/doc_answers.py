@@ -178,6 +178,11 @@ class DocumentAnswers:
         with self._lock:
             self._waiting.setdefault(key, set()).add(path)
 
+    def waits_for_join(self, path: str, key: str) -> bool:
+        """``key``'s answer for ``path`` may have been made before its siblings were joined (`wait_for_join`)."""
+        with self._lock:
+            return path in self._waiting.get(key, ())
+
     def not_waiting(self, path: str, key: str) -> None:
         """``key``'s answer for ``path`` was made with its siblings joined."""
         with self._lock:

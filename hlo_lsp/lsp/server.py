@@ -159,7 +159,7 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
             await asyncio.to_thread(_in_background, a.hlo.build_maps)
             _trace("maps", path)
         await asyncio.to_thread(_in_background, ls.ws.warm, path)  # siblings read, maps built, before requests
-        if ls.insight_settings.code_lens:  # the lenses asked next (on the refresh, or by the next edit's) use it
+        if ls.answers.waits_for_join(path, "codeLens"):  # the editor is asked for the lenses again: they need it
             await asyncio.to_thread(_in_background, _peak_report, ls.ws, path)
         await _joined(ls, path, version)
         await asyncio.to_thread(_collect_and_trim)
@@ -198,7 +198,8 @@ async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | 
 def _peak_report(ws: Workspace, path: str) -> None:
     """The peak report of ``path``'s module, kept with its bundle (`lens.report_for`): the code lenses' XLA and
     allocated peaks over every buffer value, 2 s for the 23 MB benchmark module, made here rather than when the
-    editor asks for the lenses again once the buffer files are joined."""
+    editor, given the lenses of the file alone, asks for them again once the buffer files are joined (made only
+    then: it keeps ~45 MB for that module, of no use to an editor that shows no lenses)."""
     try:
         found = ws.module(path)
     except ReadError:

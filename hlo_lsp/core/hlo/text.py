@@ -127,12 +127,18 @@ def find_close_paren(line: str, open_pos: int) -> int:
     seg = line[open_pos + 1 : j]
     if "(" not in seg and '"' not in seg:
         return j
+    return find_close(line, open_pos, "(", ")")
+
+
+def find_close(text: str, open_pos: int, opening: str, closing: str) -> int:
+    """Index of the ``closing`` bracket matching the ``opening`` one at ``open_pos``, skipping quoted strings
+    (with their backslash escapes); -1 when unbalanced."""
     depth = 0
     in_str = False
     i = open_pos
-    n = len(line)
+    n = len(text)
     while i < n:
-        ch = line[i]
+        ch = text[i]
         if in_str:
             if ch == "\\":
                 i += 1
@@ -140,9 +146,9 @@ def find_close_paren(line: str, open_pos: int) -> int:
                 in_str = False
         elif ch == '"':
             in_str = True
-        elif ch == "(":
+        elif ch == opening:
             depth += 1
-        elif ch == ")":
+        elif ch == closing:
             depth -= 1
             if depth == 0:
                 return i

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from hlo_lsp.core.hlo.text import CALL_ATTRS
+from hlo_lsp.core.hlo.text import CALL_ATTRS, find_close
 
 _KEYS: dict[str, re.Pattern] = {}
 _INT = re.compile(r"-?[0-9]{1,18}")
@@ -44,24 +44,8 @@ def _value_end(text: str, i: int) -> int:
             j += 2 if text[j] == "\\" else 1
         return min(j + 1, n)
     if i < n and text[i] == "{":
-        depth, j, in_str = 0, i, False
-        while j < n:
-            c = text[j]
-            if in_str:
-                if c == "\\":
-                    j += 1
-                elif c == '"':
-                    in_str = False
-            elif c == '"':
-                in_str = True
-            elif c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    return j + 1
-            j += 1
-        return n
+        j = find_close(text, i, "{", "}")
+        return n if j < 0 else j + 1
     j = text.find(",", i)
     return n if j < 0 else j
 
