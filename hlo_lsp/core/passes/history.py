@@ -25,17 +25,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from hlo_lsp.core.passes.blocks import Block, Layout, index_block, kind, line_defining, split_file, tags
+from hlo_lsp.core.passes.blocks import Block, Layout, index_block, split_file
 from hlo_lsp.core.passes.names import PassFile
+from hlo_lsp.core.passes.successors import Where, lines_of, match
 
 MADE, CHANGED, UNCHANGED, REMOVED = "made", "changed", "unchanged", "removed"
-Tags = tuple[str, str | None]  # an instruction's op_name and stack frame (`blocks.tags`)
 # a file that removed and added at most this many instructions has them matched (`Step.successors`) when a trace or
 # hover first asks (about 2 us a line, so at most 10 ms there): a sixth of building a history of many small files
 # (the transformer's 61), while the few large ones (a fusion pass over the Adam module: 200,000 lines, 0.5 s) are
 # matched while building
 MATCH_LATER_LINES = 5000
-Where = tuple[str, int, dict[str, int]]  # a block's text, its line count, {name in it: its line}
 MATCH_LATER_CHARS = 1 << 20  # ... and the text of the computations holding them is kept till then: at most 1 MB
 
 
@@ -77,7 +76,7 @@ class Step:
         links = self._links
         if links is None:
             pending = self.pending
-            links = _match(_lines(pending[0]), _lines(pending[1])) if pending is not None else ({}, {})
+            links = match(lines_of(pending[0]), lines_of(pending[1])) if pending is not None else ({}, {})
             self._links, self.pending = links, None  # (two threads asking at once both match: the same answer)
         return links
 
@@ -272,7 +271,7 @@ class PassHistory:
             if len(cur.removed) + len(cur.added) <= MATCH_LATER_LINES and size <= MATCH_LATER_CHARS:
                 cur.pending = pending  # matched when first asked (`Step.successors`), in a few ms
             else:
-                cur._links = _match(_lines(pending[0]), _lines(pending[1]))
+                cur._links = match(lines_of(pending[0]), lines_of(pending[1]))
 
     def _merged(self, blocks: list[int]) -> tuple[dict[int, str], dict[str, int]]:
         """The line-hash and name maps of ``blocks`` together (a single block's own: most often only the entry
@@ -437,63 +436,6 @@ class PassHistory:
 
     def pass_of(self, index: int) -> PassFile:
         return self.steps[index].file
-
-
-def _lines(where: list[Where]) -> list[tuple[str, str]]:
-    """(name, its line's text) of the names `PassHistory._where_lines` found, in file order."""
-    out = []
-    for text, lines, at in where:
-        names = sorted(at, key=at.__getitem__)
-        if len(names) * 50 < lines:  # a few lines of a long block: found, not split
-            out += [(n, line_defining(text, n, at[n])) for n in names]
-        else:
-            split = text.split("\n")
-            out += [(n, split[at[n]]) for n in names]
-    return out
-
-
-def _match(removed: list[tuple[str, str]], added: list[tuple[str, str]]) -> tuple[dict, dict]:
-    """(successors, made_from) of a file that removed and added these (name, line)s: each removed name's
-    successors are the names added with its op_name and stack frame (of those, the ones of its shape and opcode
-    when there are such, else of its shape: a fusion takes its root's shape); each added name's made_from, the
-    other way."""
-    successors: dict[str, list[str]] = {}
-    made_from: dict[str, list[str]] = {}
-    gone_with: dict[Tags, list[str]] = {}  # (op_name, frame) -> the removed names
-    alike: dict[tuple[Tags, str], list[str]] = {}  # (..., shape and opcode) -> the removed names
-    gone: list[tuple[str, Tags, str]] = []
-    for n, line in removed:
-        found = tags(line)
-        if found is not None:
-            shape_op = kind(line)
-            gone.append((n, found, shape_op))
-            gone_with.setdefault(found, []).append(n)
-            for key in _kinds(found, shape_op):
-                alike.setdefault(key, []).append(n)
-    if not gone_with:
-        return successors, made_from
-    made: dict[Tags, list[str]] = {}
-    made_alike: dict[tuple[Tags, str], list[str]] = {}
-    for n, line in added:
-        found = tags(line)
-        if found is not None and found in gone_with:
-            shape_op = kind(line)
-            made.setdefault(found, []).append(n)
-            keys = _kinds(found, shape_op)
-            for key in keys:
-                made_alike.setdefault(key, []).append(n)
-            made_from[n] = alike.get(keys[0]) or alike.get(keys[1]) or gone_with[found]
-    for n, found, shape_op in gone:
-        keys = _kinds(found, shape_op)
-        got = made_alike.get(keys[0]) or made_alike.get(keys[1]) or made.get(found)
-        if got:
-            successors[n] = got
-    return successors, made_from
-
-
-def _kinds(found: Tags, shape_op: str) -> tuple[tuple[Tags, str], tuple[Tags, str]]:
-    """The keys of an instruction among those of its op_name and frame: by shape and opcode, by shape alone."""
-    return (found, shape_op), (found, "shape " + shape_op.rpartition(" ")[0])
 
 
 def _read_file(path: str) -> bytes:
