@@ -53,6 +53,13 @@ def report_for(bundle: ModuleBundle) -> PeakReport | None:
     return report
 
 
+def module_report(ws: Workspace, path: str) -> PeakReport | None:
+    """The peak report of ``path``'s module (`report_for` its bundle); None when it cannot be read or has no
+    buffer files."""
+    found = ws.module(path)
+    return report_for(found[1]) if found is not None else None
+
+
 def fork_locks() -> list:
     """The lock of the bundles' peak reports (held across a fork: see `process.fork.start`)."""
     return [_lock]

@@ -204,9 +204,7 @@ def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult | Provisional:
         if partial:
             return Provisional(_lenses_in_child(ls, path, lens.file_lenses))
     ls.answers.not_waiting(path, "codeLens")
-    found = ls.ws.module(path)
-    if found is not None:
-        lens.report_for(found[1])  # the peak report is kept with the bundle: made here, never in a child
+    lens.module_report(ls.ws, path)  # the peak report is kept with the bundle: made here, never in a child
     return _lenses_in_child(ls, path, lens.code_lenses)
 
 

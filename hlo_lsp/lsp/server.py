@@ -159,8 +159,11 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
             await asyncio.to_thread(_in_background, a.hlo.build_maps)
             _trace("maps", path)
         await asyncio.to_thread(_in_background, ls.ws.warm, path)  # siblings read, maps built, before requests
-        if ls.answers.waits_for_join(path, "codeLens"):  # the editor is asked for the lenses again: they need it
-            await asyncio.to_thread(_in_background, _peak_report, ls.ws, path)
+        if ls.answers.waits_for_join(path, "codeLens"):
+            # the editor, given the lenses of the file alone, is asked for them again once the buffer files are
+            # joined: their peak report (2 s for the 23 MB benchmark module) is made now, not then; only then, as it
+            # keeps ~45 MB for that module, of no use to an editor that shows no lenses
+            await asyncio.to_thread(_in_background, lens.module_report, ls.ws, path)
         await _joined(ls, path, version)
         await asyncio.to_thread(_collect_and_trim)
         _trace("warm", path)
@@ -195,20 +198,7 @@ async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | 
         ls.publish(path, version, diags=diags)
 
 
-def _peak_report(ws: Workspace, path: str) -> None:
-    """The peak report of ``path``'s module, kept with its bundle (`lens.report_for`): the code lenses' XLA and
-    allocated peaks over every buffer value, 2 s for the 23 MB benchmark module, made here rather than when the
-    editor, given the lenses of the file alone, asks for them again once the buffer files are joined (made only
-    then: it keeps ~45 MB for that module, of no use to an editor that shows no lenses)."""
-    try:
-        found = ws.module(path)
-    except ReadError:
-        return
-    if found is not None:
-        lens.report_for(found[1])
-
-
-def _in_background(fn: Callable[..., None], *args) -> None:
+def _in_background(fn: Callable[..., object], *args) -> None:
     """``fn(*args)`` as background work (`process.turns`): it gives way while whole-document answers the editor
     asked for are being computed."""
     with turns.background():
