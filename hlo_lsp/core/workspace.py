@@ -127,7 +127,6 @@ class Workspace:
         # an open sibling whose join is being made right now (by the worker thread) holds ``path`` too
         siblings = {str(p) for p in kinds.sibling_paths(path).values()} if os.path.isabs(path) else set()
         orphans: set[str] = set()
-        keep: set[str] = set()
         with self._lock:
             orphans.update(p for p in siblings if p != path and p in self._open)
             self._open.pop(path, None)
@@ -135,11 +134,9 @@ class Workspace:
             for key, (_, b) in list(self._bundles.items()):
                 if key == path or any(a.path == path for a in b.documents()):
                     del self._bundles[key]
-                    if any(a.path != path and a.path in self._open for a in b.documents()):
-                        # an open document's siblings stay read: only ``path`` is read again for its bundle
-                        orphans.update(a.path for a in b.documents() if a.path != path and a.path in self._open)
-                        keep.update(a.path for a in b.documents() if a.path != path)
-            self._sweep(keep)
+                    # an open document's siblings stay read (`_sweep`): only ``path`` is read again for its bundle
+                    orphans.update(a.path for a in b.documents() if a.path != path and a.path in self._open)
+            self._sweep()
         return sorted(orphans)
 
     def sweep(self) -> None:
@@ -151,10 +148,10 @@ class Workspace:
             for key, (_, b) in list(self._bundles.items()):
                 if not any(a.path in self._open for a in b.documents()):
                     del self._bundles[key]
-            self._sweep(set())
+            self._sweep()
 
-    def _sweep(self, keep: set[str]) -> None:
-        used = set(self._open) | keep
+    def _sweep(self) -> None:
+        used = set(self._open)
         for p in self._open:  # an open document's siblings, read for its bundle even when it is not made yet
             if os.path.isabs(p):
                 used.update(str(s) for s in kinds.sibling_paths(p).values())
