@@ -99,9 +99,9 @@ def capabilities(editor: str) -> dict:
 class SizedClient(Client):
     """`Client` that also records each answer's size in bytes as read (no re-encoding by the harness)."""
 
-    def __init__(self, proc) -> None:
+    def __init__(self, proc, relay) -> None:
         self.answer_bytes: dict[int, int] = {}
-        super().__init__(proc)
+        super().__init__(proc, relay)
 
     def _received(self, msg: dict, length: int) -> None:
         if "method" not in msg and "id" in msg:

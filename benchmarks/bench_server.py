@@ -262,8 +262,9 @@ while (m := q.get()) is not None:
 class Client:
     """An editor-like LSP client over the server's stdin/stdout; records notifications with their arrival time."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, relay: asyncio.subprocess.Process) -> None:
         self.proc = proc
+        self.relay = relay  # reads the server's output (`RELAY`)
         self.pid = proc.pid
         self._next_id = 0
         self._waiting: dict[int, asyncio.Future] = {}
@@ -278,7 +279,6 @@ class Client:
         self.failures: list[str] = []
         self.bytes_sent = 0
         self.last_message = time.monotonic()
-        self.relay: asyncio.subprocess.Process | None = None
         self._reader = asyncio.ensure_future(self._read_loop())
 
     @classmethod
@@ -298,13 +298,9 @@ class Client:
         finally:
             os.close(r)
             os.close(w)
-        client = cls(proc)
-        client.relay = relay
-        return client
+        return cls(proc, relay)
 
     async def _read_loop(self) -> None:
-        while self.relay is None:  # (set by `start` right after the constructor)
-            await asyncio.sleep(0)
         out = self.relay.stdout
         try:
             while True:
@@ -413,12 +409,11 @@ class Client:
                 except OSError:
                     pass
             await self.proc.wait()
-        if self.relay is not None:  # it ends at the server's end of output; a server child holding it: not waited
-            try:
-                await asyncio.wait_for(self.relay.wait(), 5)
-            except asyncio.TimeoutError:
-                self.relay.kill()
-                await self.relay.wait()
+        try:  # the relay ends at the server's end of output; a server child holding it open: not waited for
+            await asyncio.wait_for(self.relay.wait(), 5)
+        except asyncio.TimeoutError:
+            self.relay.kill()
+            await self.relay.wait()
         self._reader.cancel()
 
 
