@@ -8,7 +8,7 @@ by its content (length and hash) and a distinct block is indexed once (`blocks.i
 with its line, each line's hash with its name; a long computation against its previous version). A file is then
 the list of its blocks with their first lines, made by C-level maps over the keys. Between two files only the blocks
 they do not share are compared, and in those only the lines whose hash is in one file and not in the other (set
-operations in C; for one computation indexed against the other, the lines between their common ends): their names
+operations in C; for one computation indexed against the other, its `Block.delta`): their names
 are the instructions added, removed and changed (same name, another line). Where a name is removed, the
 instructions added by the same pass with the same ``op_name`` (and stack frame) are its successors: that is how a
 trace follows an instruction that a pass renamed or rebuilt (a file with few such changes is matched when a trace
@@ -23,7 +23,7 @@ import gc
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, filterfalse
 
 from hlo_lsp.core.passes.blocks import Block, Layout, index_block, split_file
 from hlo_lsp.core.passes.names import PassFile
@@ -188,14 +188,15 @@ class PassHistory:
             self._last[c] = bid, text.lstrip("\n")
         if c is not None and block.names:  # where its names can be found: in some version of c
             known = self._known.setdefault(c, set())
-            fresh = block.names.keys() - known
+            if block.delta is not None:  # indexed against the last version of c: only the lines that one lacks
+                fresh = {block.by_hash[h] for h in block.delta[1]} - known
+            else:
+                fresh = block.names.keys() - known
             known |= fresh
-            for name in fresh:
-                got = self._where.get(name)
-                if got is None:
-                    self._where[name] = [c]
-                else:
-                    got.append(c)
+            elsewhere = set(filter(self._where.__contains__, fresh))  # (names met before in other computations)
+            self._where.update({name: [c] for name in (fresh - elsewhere if elsewhere else fresh)})
+            for name in elsewhere:
+                self._where[name].append(c)
         return bid
 
     def _latest(self, computation: str) -> tuple[int, Block, str] | None:
@@ -228,15 +229,13 @@ class PassHistory:
         if self.steps:
             self._compare(self.steps[-1], step, prev_parts, parts)
             here = len(self.steps)
-            for n in step.added:
-                self.made_at.setdefault(n, here)
+            self.made_at.update(dict.fromkeys(filterfalse(self.made_at.__contains__, step.added), here))
             by = self.pass_at(here, step) or f.label()
             for n in step.changed:
                 passes = self.changed_by.setdefault(n, [])
                 if by not in passes:
                     passes.append(by)
-            for n in step.removed:
-                self.removed_at[n] = here
+            self.removed_at.update(dict.fromkeys(step.removed, here))
         else:
             for b in blocks:
                 self.made_at.update(dict.fromkeys(self.blocks[b].names, 0))
@@ -252,15 +251,15 @@ class PassHistory:
         old_lines, old_names = self._merged(olds)
         new_lines, new_names = self._merged(news)
         delta = self.blocks[news[0]].delta if len(olds) == len(news) == 1 else None
-        if delta is not None and self.blocks[news[0]].parent == olds[0]:  # the lines between their common ends
-            only_old, only_new = set(delta[0]), set(delta[1])
-            gone_lines, came_lines = only_old - only_new, only_new - only_old
+        if delta is not None and self.blocks[news[0]].parent == olds[0]:
+            # the lines one version has and the other lacks, each side's in line order
+            gone = list(map(old_lines.__getitem__, delta[0]))
+            came = list(map(new_lines.__getitem__, delta[1]))
         else:
-            gone_lines, came_lines = old_lines.keys() - new_lines.keys(), new_lines.keys() - old_lines.keys()
+            gone = self._touched(olds, old_lines.keys() - new_lines.keys())  # the names of lines only prev has
+            came = self._touched(news, new_lines.keys() - old_lines.keys())  # ... only cur has
         for b in news:
             self.blocks[b].delta = None  # its parent was the file before's: of no use later
-        gone = self._touched(olds, gone_lines)  # the names of lines only the file before has
-        came = self._touched(news, came_lines)  # ... only this file has
         cur.added = [n for n in came if n not in old_names]
         cur.changed = [n for n in came if n in old_names]
         cur.changed_set = set(cur.changed)
@@ -300,7 +299,10 @@ class PassHistory:
                 hashes -= mine  # (a set of its own: the caller's difference)
             if mine:
                 names = block.names
-                out.update(dict.fromkeys(sorted((block.by_hash[h] for h in mine), key=names.__getitem__)))
+                if len(mine) == len(block.by_hash):  # all its lines (a new computation, most often)
+                    out.update(dict.fromkeys(names))
+                else:
+                    out.update(dict.fromkeys(sorted(map(block.by_hash.__getitem__, mine), key=names.__getitem__)))
         return list(out)
 
     def _where_lines(self, blocks: list[int], names: list[str], texts: dict[int, str]) -> list[Where]:
@@ -314,7 +316,7 @@ class PassHistory:
             mine = want.intersection(at)
             if mine:
                 want -= mine
-                out.append((texts[b], self.blocks[b].lines, {n: at[n] for n in mine}))
+                out.append((texts[b], self.blocks[b].lines, at if len(mine) == len(at) else {n: at[n] for n in mine}))
         return out
 
     # questions ---------------------------------------------------------------------------------------------
