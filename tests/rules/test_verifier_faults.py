@@ -87,3 +87,19 @@ def test_name_reuse_is_information_only():
     ws.open(str(f.path), f.text)
     ds = [d for d in document_diagnostics(ws, str(f.path)) if d.code == "verifier.name-reused"]
     assert [(d.range.start_line, d.severity) for d in ds] == [(f.line, Severity.INFORMATION)]
+
+
+def test_the_summaries_of_the_read_give_the_verifiers_own_answer():
+    """A machine-written module's diagnostics run the verifier on the summaries the rows pass of its read made
+    (`StructuralChecker.summaries`, not made again): on every faulty module, the same findings as the verifier
+    summarizing each computation itself."""
+    checked = 0
+    for f in FAULTS:
+        ws = Workspace()
+        ws.open(str(f.path), f.text)
+        a = ws.analysis(str(f.path))
+        if a.hlo is None or not a.hlo.rows_read or a.checker is None:
+            continue
+        assert verify(a.hlo, a.checker.summaries()) == verify(read_hlo(f.text)), f.name
+        checked += 1
+    assert checked >= len(FAULTS) // 2
