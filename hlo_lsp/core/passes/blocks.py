@@ -42,7 +42,9 @@ class Block:
     by_hash: dict[int, str]  # the hash of an instruction line's text -> its name (in line order)
     fusions: int  # instructions whose opcode is fusion
     rows: bool = False  # machine-written: lines 1 to lines - 2 are its instructions, in `names`' order
-    fused: dict[str, int] = field(default_factory=dict)  # rows: fusion instruction -> its line's hash
+    # rows: fusion instruction -> its line's hash, from which the next version's are counted (while building: the
+    # history lets them go once it is built, as it does the texts)
+    fused: dict[str, int] = field(default_factory=dict)
     parent: int | None = None  # the block it was indexed against (set by the history), with ...
     # ... the hashes of the lines only the parent has, and of those only this block has (the comparison of the two)
     delta: tuple[list[int], list[int]] | None = None

@@ -173,6 +173,8 @@ class PassHistory:
             self._add(f, layout, error, prev_parts, parts)
             prev_data, prev_parts = data, parts
         self._last.clear()  # (texts, for building only)
+        for block in self.blocks:
+            block.fused = {}  # (ditto: 3.7 MB for the Adam dump's history; `fusions` keeps the counts)
 
     def _new_block(self, text: str, key: tuple[int, int]) -> int:
         bid = len(self.blocks)
