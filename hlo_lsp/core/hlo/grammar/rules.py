@@ -59,15 +59,14 @@ def attribute_problems(attr: Attribute, kind: str) -> tuple[Tok, str] | None:
             if t.type != "ATTR_NAME":
                 return t, 'expects attribute name (metadata is {op_name="..." source_line=N ...})'
             value_next = True
-            if True:
-                key = t.text[:-1]
-                if key not in _METADATA_KEYS:
-                    return t, f"unexpected metadata attribute '{key}'"
-                nxt = vals[k + 1] if k + 1 < len(vals) else t
-                if key in _METADATA_INTS and nxt.type != "INT":
-                    return nxt, f"metadata {key}= expects an integer"
-                if key not in _METADATA_INTS and key != "profile_type" and nxt.type != "STRING":
-                    return nxt, f"metadata {key}= expects a string"
+            key = t.text[:-1]
+            if key not in _METADATA_KEYS:
+                return t, f"unexpected metadata attribute '{key}'"
+            nxt = vals[k + 1] if k + 1 < len(vals) else t
+            if key in _METADATA_INTS and nxt.type != "INT":
+                return nxt, f"metadata {key}= expects an integer"
+            if key not in _METADATA_INTS and key != "profile_type" and nxt.type != "STRING":
+                return nxt, f"metadata {key}= expects a string"
     elif kind == "frontend":
         depth = 0
         for k, t in enumerate(vals):

@@ -163,9 +163,7 @@ def _dense(element: str, sizes: list[int | None], toks: list[Tok], i: int) -> tu
             n = counts.pop()
             opens.pop()
             want = sizes[depth - 1]
-            if n and depth < rank and False:
-                pass
-            if want is not None and n != want and not (n == 0 and want == 0):
+            if want is not None and n != want:
                 return j + 1, (t, f"expects {want} elements at nesting level {depth}, but sees {n}")
             j += 1
             if not counts:
