@@ -9,12 +9,15 @@ and ``-live-range`` files, and the 100 MB synthetic module) and each editor, one
 hlo_lsp``) is started with that editor's own client capabilities (pytest-lsp's recorded ``visual-studio-code``
 and ``neovim`` v0.11 profiles, which say what the editor supports: delta tokens, pulled diagnostics, ...) and:
 
-1. **open**: ``didOpen``; once its first diagnostics are published (the document is read: the read itself is
-   timed by ``bench_server.py``), the editor's on-open requests at once, as the editor sends them (VS Code:
-   ``documentSymbol``, ``foldingRange``, ``semanticTokens/full`` and ``/range`` for the viewport, ``codeLens``,
-   ``documentLink``, ``inlayHint`` for the viewport, pulled diagnostics; Neovim 0.11: ``semanticTokens/full``,
-   ``inlayHint``, pulled diagnostics). Each is timed from writing it to reading its answer ("first"). While they
-   are in flight, a hover every 100 ms at random instruction lines ("hover during": p95, max).
+1. **open**: ``didOpen``; once the document is read (the read itself is timed by ``bench_server.py``: here its
+   first diagnostics published or, for a client that pulls them, the end of its ``reading`` progress), the
+   editor's on-open requests at once, as the editor sends them (VS Code: ``documentSymbol``, ``foldingRange``,
+   ``semanticTokens/full`` and ``/range`` for the viewport, ``codeLens``, ``documentLink``, ``inlayHint`` for
+   the viewport, pulled diagnostics; Neovim 0.11: ``semanticTokens/full``, ``inlayHint``; it would pull
+   diagnostics too, but the server offers pull only to a client it can ask to pull again, and pushes them to
+   Neovim: the first and last push are reported). Each is timed from writing it to reading its answer
+   ("first"). While they are in flight, a hover every 100 ms at random instruction lines ("hover during": p95,
+   max).
 2. **again**: the same requests again, nothing changed.
 3. **after edit**: a one-line edit (a space inserted on a middle line), then the editor's after-edit requests
    (``semanticTokens/full/delta`` with the last result id, ``codeLens``, ``inlayHint``, ``documentSymbol``,
@@ -75,6 +78,7 @@ ON_OPEN = {
     ],
     "neovim": ["semanticTokens/full", "inlayHint", "diagnostic"],
 }
+PULLED = "diagnostic"  # asked only when the server offers pull (its ``diagnosticProvider``), as the editors do
 AFTER_EDIT = {
     "vscode": ["semanticTokens/full/delta", "codeLens", "inlayHint", "documentSymbol", "foldingRange"],
     "neovim": ["semanticTokens/full/delta", "inlayHint"],
@@ -203,8 +207,9 @@ SERVER_CMD = [sys.executable, "-m", "hlo_lsp"]  # --server-cmd replaces it (a pr
 
 
 async def start(editor: str, root: Path, log: Path) -> Client:
+    """A server initialized with ``editor``'s capabilities; ``client.pulls``: it offered pulled diagnostics."""
     client = await SizedClient.start(SERVER_CMD, log, str(REPO))
-    await client.request(
+    init, _ = await client.request(
         "initialize",
         {
             "processId": None,
@@ -215,6 +220,7 @@ async def start(editor: str, root: Path, log: Path) -> Client:
         timeout=60,
     )
     await client.notify("initialized", {})
+    client.pulls = isinstance(init, dict) and bool((init.get("capabilities") or {}).get("diagnosticProvider"))
     return client
 
 
@@ -223,10 +229,11 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
     client = await start(editor, path.parent, log_dir / f"{path.name}.{editor}.stderr")
     s = Session(client, path, text)
     rec: dict = {"file": path.name, "editor": editor, "mb": len(text.encode()) / 1e6, "xla_s": xla}
+    on_open = [m for m in ON_OPEN[editor] if m != PULLED or client.pulls]
     try:
         mid = len(s.lines) // 2
         t0 = time.monotonic()
-        first_diag = client.wait_diagnostics(lambda r: r[1] == s.doc)
+        first_diag = client.wait_diagnostics(lambda r: r[1] == s.doc) if not client.pulls else None
         await client._send(
             encode(
                 {
@@ -236,10 +243,13 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
                 }
             )
         )
-        await asyncio.wait_for(first_diag, 300)
-        rec["first_diagnostics_s"] = round(client.diagnostics[0][0] - t0, 2)
-        first, hovers_open = await s.requests_with_hovers(ON_OPEN[editor], mid)
-        again, _ = await s.requests_with_hovers(ON_OPEN[editor], mid)
+        if first_diag is not None:
+            await asyncio.wait_for(first_diag, 300)
+            rec["first_diagnostics_s"] = round(client.diagnostics[0][0] - t0, 2)
+        else:
+            rec["read_s"] = round(await read_done(client, t0) - t0, 2)
+        first, hovers_open = await s.requests_with_hovers(on_open, mid)
+        again, _ = await s.requests_with_hovers(on_open, mid)
         await wait_idle(client, max_wait=120)
         idle_hovers = [h for h in [await s.hover() for _ in range(40)] if h is not None]
         await s.edit(mid + 1)
@@ -249,7 +259,10 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
             await s.ask("semanticTokens/full", mid)
             s.delta_ok = held == s.tokens
         await wait_idle(client, max_wait=120)
+        pushed = [r[0] for r in client.diagnostics if r[1] == s.doc and r[2] in (1, None)]
         rec.update(
+            last_diagnostics_s=round(pushed[-1] - t0, 2) if pushed else None,
+            pushed_to_pulling=client.pulls and bool(client.diagnostics and any(r[3] for r in client.diagnostics)),
             first=first,
             again=again,
             after_edit=after,
@@ -274,6 +287,20 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
     return rec
 
 
+async def read_done(client: Client, t0: float, limit: float = 300) -> float:
+    """When the document opened at ``t0`` was read, for a client that pulls its diagnostics (nothing is pushed):
+    the end of the first ``$/progress`` begun after ``t0`` (the server's ``reading`` progress, which ends once the
+    document is read and checked, where a push client gets its first diagnostics)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        begun = [tok for t, tok, kind in client.progress if t >= t0 and kind == "begin"]
+        ends = [t for t, tok, kind in client.progress if begun and tok == begun[0] and kind == "end"]
+        if ends:
+            return ends[0]
+        await asyncio.sleep(0.02)
+    raise RequestFailed(f"the document was not read in {limit:.0f} s")
+
+
 def fmt(x, xla) -> str:
     if x is None:
         return "—"
@@ -285,8 +312,15 @@ def table(results: list[dict]) -> str:
     for r in results:
         xla = r.get("xla_s")
         out.append(
-            f"\n**{r['file']}** ({r['mb']:.1f} MB, {r['editor']}), X = {xla:.2f} s; first diagnostics "
-            f"{r.get('first_diagnostics_s')} s; hover during requests p95 {fmt(r.get('hover_during_p95'), None)}"
+            f"\n**{r['file']}** ({r['mb']:.1f} MB, {r['editor']}), X = {xla:.2f} s; "
+            + (
+                f"read (pulled diagnostics) {r.get('read_s')} s"
+                if r.get("read_s") is not None
+                else f"diagnostics pushed first {fmt(r.get('first_diagnostics_s'), xla)}, last "
+                f"{fmt(r.get('last_diagnostics_s'), xla)}"
+            )
+            + ("; PUSHED TO A PULLING CLIENT" if r.get("pushed_to_pulling") else "")
+            + f"; hover during requests p95 {fmt(r.get('hover_during_p95'), None)}"
             f" (max {fmt(r.get('hover_during_max'), None)}, n={r.get('hover_during_n')}), idle p95 "
             f"{fmt(r.get('hover_idle_p95'), None)}; RSS {r.get('rss_mb')} MB "
             f"({(r.get('rss_mb') or 0) / r['mb']:.1f}× file); delta = fresh full: {r.get('delta_ok')}"

@@ -34,3 +34,16 @@ def vscode_client(server_env: Mapping[str, str] | None = None, before: Hook | No
         await lsp_client.shutdown_session()
 
     return client
+
+
+def record_published(lsp_client: LanguageClient) -> None:
+    """Record every publishDiagnostics in ``lsp_client.published`` (pytest-lsp keeps only the latest per
+    document)."""
+    lsp_client.published = []  # type: ignore[attr-defined]
+    original = lsp_client.protocol.fm.features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+    def record(params):
+        lsp_client.published.append(params)  # type: ignore[attr-defined]
+        return original(params)
+
+    lsp_client.protocol.fm.features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record

@@ -39,10 +39,31 @@ SYMBOL_KIND = {
 }
 
 
+def pulls_diagnostics(caps: lsp.ClientCapabilities | None) -> bool:
+    """The client pulls diagnostics (``textDocument/diagnostic``) and can be asked to pull again
+    (``workspace/diagnostic/refresh``): VS Code. Such a client is offered pull and sent no
+    ``publishDiagnostics``; every other one (Neovim 0.11 pulls but cannot be asked again, Neovim 0.7, Emacs,
+    pytest-lsp's VS Code 1.65) is offered no pull and sent its diagnostics. Never both: an editor keeps pushed
+    and pulled diagnostics apart (Neovim in two namespaces, VS Code in two collections) and shows each finding
+    twice. Pull without refresh would hold a buffer file's first answer until its module's files are joined
+    (seconds), where a push sends the file's own findings at once and the rest when joined."""
+    if caps is None or caps.text_document is None or caps.text_document.diagnostic is None:
+        return False
+    return bool(caps.workspace and caps.workspace.diagnostics and caps.workspace.diagnostics.refresh_support)
+
+
 class HloProtocol(AnsweringProtocol):
     """pygls' protocol without its text-document store: ours (`core.document.LineDocument`) applies an
     incremental change in O(lines touched), where pygls rebuilds the whole string on every keystroke. Its base
-    answers the requests pygls would leave unanswered (unreadable params, requests after shutdown)."""
+    answers the requests pygls would leave unanswered (unreadable params, requests after shutdown). Pull
+    diagnostics are offered only to a client that `pulls_diagnostics`."""
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams):
+        result = yield from super().lsp_initialize(params)
+        if not pulls_diagnostics(params.capabilities):
+            result.capabilities.diagnostic_provider = None
+        return result
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
@@ -79,6 +100,7 @@ class HloLanguageServer(LanguageServer):
         self.answers = DocumentAnswers(self.current_version)  # whole-document answers per version
         turns.set_gate(self.answers.wait_idle)  # background reads give way while those answers are computed
         self.insight_settings = InsightSettings()
+        self.pulled = False  # the client pulls its diagnostics: none is pushed (`pulls_diagnostics`)
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
@@ -104,8 +126,9 @@ class HloLanguageServer(LanguageServer):
         return [conv.location(x) for x in locs] or None
 
     def publish(self, path: str, version: int | None, complete: bool = True, diags=None) -> None:
-        """Publish ``diags`` (computed here when None) for ``path`` at ``version``; nothing after shutdown."""
-        if self.closing:
+        """Publish ``diags`` (computed here when None) for ``path`` at ``version``; nothing after shutdown, nor
+        to a client that pulls them."""
+        if self.closing or self.pulled:
             return
         if diags is None:
             diags = document_diagnostics(self.ws, path, complete)

@@ -28,7 +28,7 @@ from hlo_lsp.core.process.heap import release_free_memory
 from hlo_lsp.core.workspace import NotReady, ReadError, Workspace
 from hlo_lsp.ide import lens
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
-from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, log, safe, server  # noqa: F401 - the public names
+from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, log, pulls_diagnostics, safe, server  # noqa: F401
 from hlo_lsp.lsp.convert import uri_to_path
 
 _TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # stage timings of reading and checking on stderr
@@ -53,6 +53,7 @@ def initialize(ls: HloLanguageServer, params: lsp.InitializeParams) -> None:
     formats = hover_caps.content_format if hover_caps and hover_caps.content_format else ()
     ls.plain_hover = bool(formats) and lsp.MarkupKind.Markdown not in formats
     ls.client_progress = bool(caps.window and caps.window.work_done_progress)
+    ls.pulled = pulls_diagnostics(caps)
     folders = [uri_to_path(f.uri) for f in params.workspace_folders or ()]
     if not folders and (params.root_uri or params.root_path):
         folders = [uri_to_path(params.root_uri) if params.root_uri else params.root_path or ""]
@@ -139,7 +140,7 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
         await asyncio.sleep(delay)
     token = _begin_progress(ls, path, f"reading {os.path.basename(path)}")
     try:
-        diags = await asyncio.to_thread(_read_checked, ls.ws, path, version)
+        diags = await asyncio.to_thread(_read_checked, ls.ws, path, version, not ls.pulled)
         _trace("read", path)
         if ls.current_version(path) != version:
             return
@@ -189,7 +190,10 @@ async def _joined(ls: HloLanguageServer, path: str, version: int | None) -> None
 
 async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | None, complete: bool = False) -> None:
     """Diagnostics computed in a worker thread (the first structural pass over a large module takes a
-    second), published from the event loop unless the document moved on meanwhile."""
+    second), published from the event loop unless the document moved on meanwhile (none to a client that
+    pulls them)."""
+    if ls.pulled:
+        return
     try:
         diags = await asyncio.to_thread(document_diagnostics, ls.ws, path, complete)
     except NotReady:
@@ -217,11 +221,12 @@ def _collect_and_trim(release: bool = False) -> None:
     release_free_memory()
 
 
-def _read_checked(ws: Workspace, path: str, version: int | None) -> list[Diagnostic] | None:
+def _read_checked(ws: Workspace, path: str, version: int | None, publish: bool = True) -> list[Diagnostic] | None:
     """`_try_analysis` in a worker thread, then the heap trimmed. When the read left the verifier little to do
     (every computation of a large module checked and summarized by the rows pass), the verifier runs here too
     and the complete diagnostics come back, for one publish (no partial set first, no further thread hop);
-    None otherwise (`_publish_slowly`)."""
+    None otherwise (`_publish_slowly`), and without ``publish`` (a client that pulls them: the verifier still
+    runs, as the pull waits for it)."""
     _trace("reading", path)
     _try_analysis(ws, path, wait=True)  # another thread reading an older version: take over once it is done
     release_free_memory()  # the read's short-lived objects: tens of MB the C heap would keep otherwise
@@ -235,6 +240,7 @@ def _read_checked(ws: Workspace, path: str, version: int | None) -> list[Diagnos
         and a.verified is None
         and a.size > GRAMMAR_LIMIT
         and run_verifier(a, version)
+        and publish
     ):
         try:
             return document_diagnostics(ws, path, complete=True)
@@ -336,7 +342,8 @@ def did_close(ls: HloLanguageServer, params: lsp.DidCloseTextDocumentParams) -> 
         _warm_again(ls, p)
     if not ls.ws.open_paths():
         memos.clear_all()  # the last document closed: the memo tables go too (memory follows what is open)
-    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+    if not ls.pulled:
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
     _trim_soon(ls)
 
 

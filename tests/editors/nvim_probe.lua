@@ -206,6 +206,7 @@ step('broken', function()
   vim.wait(TIMEOUT, function()
     return #vim.diagnostic.get(b) > 0
   end, 100)
+  vim.wait(1500) -- the same findings arriving a second way (pulled as well as pushed) would be here by now
   for _, d in ipairs(vim.diagnostic.get(b)) do
     table.insert(out.broken.diagnostics, { lnum = d.lnum, col = d.col, severity = d.severity, message = d.message })
   end

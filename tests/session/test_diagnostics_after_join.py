@@ -20,6 +20,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from benchmarks.synth_buffers import ASSIGNMENT, DEFAULT_SRC, VALUES, synthesize_set
 from tests.lsp.util import open_doc
+from tests.server_client import record_published
 
 SERVER = [sys.executable, "-m", "hlo_lsp"]
 SIZE_MB = 4.0
@@ -65,11 +66,14 @@ async def pulling(lsp_client: LanguageClient):
         return original(params)
 
     lsp_client.protocol.fm.features[lsp.WORKSPACE_DIAGNOSTIC_REFRESH] = refresh
+    record_published(lsp_client)
 
     caps = client_capabilities("visual-studio-code")  # pytest-lsp's copy predates pull diagnostics
-    assert caps.workspace is not None
-    caps.workspace.diagnostics = lsp.DiagnosticWorkspaceClientCapabilities(refresh_support=True)  # as VS Code says
-    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=caps))
+    assert caps.workspace is not None and caps.text_document is not None
+    caps.text_document.diagnostic = lsp.DiagnosticClientCapabilities(dynamic_registration=True)  # as VS Code says
+    caps.workspace.diagnostics = lsp.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+    init = await lsp_client.initialize_session(lsp.InitializeParams(capabilities=caps))
+    assert init.capabilities.diagnostic_provider is not None
     yield
     await lsp_client.shutdown_session()
 
@@ -85,4 +89,5 @@ async def test_pulled_diagnostics_answer_at_once_then_again_after_the_join(pulli
     again = await pulling.text_document_diagnostic_async(params)
     assert any(d.code == CODE and key in d.message for d in again.items), again.items[:5]
     assert await pulling.text_document_diagnostic_async(params) == again  # kept now: the join is done
+    assert not [p for p in pulling.published if p.uri == u]  # a pulling client is sent none (shown twice)
     pulling.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=u)))

@@ -593,8 +593,15 @@ if (ready && ONLY === 'python-fallback') {
     await openFile(BROKEN);
     const squiggle = page.locator(`${EDITOR} .squiggly-error, ${EDITOR} .squiggly-warning`);
     await squiggle.first().waitFor({ state: 'attached', timeout: SERVER_WAIT });
+    await sleep(3000); // a finding both pushed and pulled would be in the Problems count by now
     await shot('diagnostics.png');
-    return `${await squiggle.count()} squiggle(s)`;
+    // each finding once (`hlo-lsp check --hints` on the file: one error, one information); the server once both
+    // pushed and answered VS Code's pulls, and VS Code, keeping the two apart, counted each twice
+    const problems = (await statusText('status.problems')).match(/\d+/g)?.map(Number) ?? [];
+    if (problems.length !== 3 || problems[0] !== 1 || problems[2] !== 1) {
+      throw new Error(`the status bar counts errors/warnings/infos ${JSON.stringify(problems)}, not [1, 0, 1]`);
+    }
+    return `${await squiggle.count()} squiggle(s); problems ${problems.join('/')}`;
   });
 
   await step('"HLO: Show Memory Timeline" shows a chart or says why not (no error dialog)', async () => {
