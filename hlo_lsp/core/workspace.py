@@ -66,6 +66,9 @@ class Workspace:
         self._edits_during_read: dict[str, list[Edit]] = {}
         self._joins: list[tuple[tuple, object]] = []  # the last few joined buffer sets (`_joined_buffers`)
         self.defer_large_siblings = False  # see `bundle`
+        # (thread ident, lines): an open document over that many lines is never read by that thread (the server's
+        # event loop: a request there gets NotReady while a worker reads it; see `analysis`)
+        self.reads_elsewhere: tuple[int, int] | None = None
         self.oom_dump_folder: str | None = None  # where out-of-memory reports' dumps are (else beside the report)
         self._oom_lock = threading.Lock()
         self.passes = PassHistories()  # the histories of pass-by-pass dumps (`core.passes`)
@@ -216,6 +219,14 @@ class Workspace:
                 if not wait or fork.in_child():  # in a forked child the reading thread does not exist
                     raise NotReady(f"{path}: still being read")
                 done = reader[1]
+            elif (
+                self._on_loop()
+                and isinstance(src.doc, LineDocument)
+                and len(src.doc.lines) > (self.reads_elsewhere or (0, 0))[1]
+            ):
+                # a large document edited (or opened) and not read again yet: the worker thread the server
+                # scheduled reads it; a request on the event loop reading it would hold every other one for a second
+                raise NotReady(f"{path}: to be read in the background")
             else:
                 done = None
                 self._busy[path] = (me, threading.Event())
@@ -406,11 +417,17 @@ class Workspace:
         ):
             # joining large buffer files takes seconds: a request thread (the server's event loop) never joins
             # siblings; it answers with the document alone until the worker thread's `warm` has joined and kept
-            # them all (this bundle is not kept, so it never evicts that one)
-            return ModuleBundle(hlo_a, own, self._joined_buffers(own) if own else None, True)
+            # them all (this bundle is not kept, so it never evicts that one). The document's own records are
+            # joined on their own once, by a worker (`prepare_bundle`): on the event loop that took 0.1-0.9 s, so
+            # there, until then, the bundle has none (a hover says the files are being read)
+            own_join = self._joined_buffers(own, make=not self._on_loop()) if own else None
+            return ModuleBundle(hlo_a, own, own_join, True)
         if docs:
             turns.give_way()
-        buffers = self._joined_buffers(docs) if docs else None
+        large = any(d.size > LARGE_SIBLING_BYTES for d in docs.values())
+        buffers = self._joined_buffers(docs, make=not (large and self._on_loop())) if docs else None
+        if docs and buffers is None:
+            return ModuleBundle(hlo_a, docs, None, True)  # to be joined by a worker (`prepare_bundle`); not kept
         b = ModuleBundle(hlo_a, docs, buffers, partial)
         with self._lock:
             # one bundle per module: the one of an older version, or made while its siblings were being read
@@ -420,9 +437,24 @@ class Workspace:
                 self._bundles[owner] = (made_from, b)
         return b
 
-    def _joined_buffers(self, docs: dict[str, Analysis]):
+    def _on_loop(self) -> bool:
+        """This thread is the one that never reads a large document (`reads_elsewhere`: the server's event loop)."""
+        limit = self.reads_elsewhere
+        return limit is not None and limit[0] == threading.get_ident()
+
+    def prepare_bundle(self, path: str) -> None:
+        """Make ``path``'s bundle as a request would (a worker thread, after reading a buffer file): its own
+        records' join is then kept for the requests on the event loop, which never make it (`bundle`)."""
+        try:
+            if self.analysis(path).buffers is not None:
+                self.bundle(path)
+        except ReadError:
+            pass
+
+    def _joined_buffers(self, docs: dict[str, Analysis], make: bool = True):
         """The BufferSet joining ``docs`` (kind -> analysis), made once per set of buffer texts: an edit of the
-        module's HLO text makes a new bundle but never changes its buffer files, whose join takes seconds."""
+        module's HLO text makes a new bundle but never changes its buffer files, whose join takes seconds. None
+        when it is not made yet and ``make`` is False."""
         from hlo_lsp.core.buffers.bufferset import BufferSet
 
         kinds_sources = tuple(sorted(((k, v.source) for k, v in docs.items()), key=lambda t: t[0]))
@@ -432,6 +464,8 @@ class Workspace:
                     a[0] == b[0] and a[1] is b[1] for a, b in zip(held, kinds_sources)
                 ):
                     return bs
+        if not make:
+            return None
         bs = BufferSet.from_docs([d.buffers for d in docs.values() if d.buffers is not None])
         with self._lock:
             self._joins = [*self._joins[-3:], (kinds_sources, bs)]

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import logging
+import threading
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -25,6 +27,7 @@ from hlo_lsp.lsp.protocol import AnsweringProtocol
 from hlo_lsp.lsp.settings import InsightSettings
 
 log = logging.getLogger("hlo_lsp")
+LOOP_READ_LINES = 20_000  # an open document longer than this is never read on the event loop (about 2 MB of a dump)
 
 SYMBOL_KIND = {
     "module": lsp.SymbolKind.Module,
@@ -81,6 +84,19 @@ class HloProtocol(AnsweringProtocol):
             yield handler, (params,), None
 
 
+FULL_COLLECTION_EVERY = 1000  # young (generation-1) collections between two automatic full ones; Python's: 10
+
+
+def space_out_full_collections() -> None:
+    """Make the cyclic collector's automatic full collections rare. With a large module's model in memory (millions
+    of objects) each one holds the GIL for 0.1-0.3 s wherever it strikes: in the background reads and the
+    whole-document answers' threads after a large open it struck a dozen times, and each time a hover waited.
+    The server collects in full itself when its background work is done, and freezes what survives
+    (`server._collect_and_trim`); until then cyclic garbage waits a few seconds longer."""
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
+
+
 class HloLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
@@ -91,6 +107,8 @@ class HloLanguageServer(LanguageServer):
         )
         self.ws = Workspace()
         self.ws.defer_large_siblings = True  # requests never read a large sibling; the worker thread does
+        # ... nor a large open document: the event loop (this thread) leaves it to the read `_schedule` started
+        self.ws.reads_elsewhere = (threading.get_ident(), LOOP_READ_LINES)
         self.plain_hover = False
         self.client_progress = False
         self._pending: dict[str, asyncio.Task] = {}
@@ -100,6 +118,7 @@ class HloLanguageServer(LanguageServer):
         self.answers = DocumentAnswers(self.current_version)  # whole-document answers per version
         turns.set_gate(self.answers.wait_idle)  # background reads give way while those answers are computed
         self.insight_settings = InsightSettings()
+        space_out_full_collections()
         self.pulled = False  # the client pulls its diagnostics: none is pushed (`pulls_diagnostics`)
 
     # -- helpers ---------------------------------------------------------------------------------------------

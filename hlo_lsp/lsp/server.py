@@ -232,6 +232,7 @@ def _read_checked(ws: Workspace, path: str, version: int | None, publish: bool =
     release_free_memory()  # the read's short-lived objects: tens of MB the C heap would keep otherwise
     _trace("analysed", path)
     a = ws.try_analysis(path)
+    ws.prepare_bundle(path)  # a buffer file's own records joined here: requests on the event loop never do it
     if (
         a is not None
         and a.hlo is not None
