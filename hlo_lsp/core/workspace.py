@@ -36,6 +36,8 @@ from hlo_lsp.core.memory.oom import dump_modules, pick_module, resolve
 from hlo_lsp.core.passes.store import PassHistories
 from hlo_lsp.core.process import fork, turns
 
+LOOP_READ_LINES = 20_000  # an open document longer than this is never read by `Workspace.loop_thread` (~2 MB of a dump)
+
 __all__ = [  # the analysis types, named here too: callers ask the workspace for them
     "LARGE_SIBLING_BYTES",
     "MAX_FILE_BYTES",
@@ -66,9 +68,9 @@ class Workspace:
         self._edits_during_read: dict[str, list[Edit]] = {}
         self._joins: list[tuple[tuple, object]] = []  # the last few joined buffer sets (`_joined_buffers`)
         self.defer_large_siblings = False  # see `bundle`
-        # (thread ident, lines): an open document over that many lines is never read by that thread (the server's
-        # event loop: a request there gets NotReady while a worker reads it; see `analysis`)
-        self.reads_elsewhere: tuple[int, int] | None = None
+        # the thread that never reads an open document over `LOOP_READ_LINES` lines nor joins large buffer files
+        # (the server's event loop: a request there gets NotReady while a worker reads it; see `analysis`, `bundle`)
+        self.loop_thread: int | None = None
         self.oom_dump_folder: str | None = None  # where out-of-memory reports' dumps are (else beside the report)
         self._oom_lock = threading.Lock()
         self.passes = PassHistories()  # the histories of pass-by-pass dumps (`core.passes`)
@@ -219,11 +221,7 @@ class Workspace:
                 if not wait or fork.in_child():  # in a forked child the reading thread does not exist
                     raise NotReady(f"{path}: still being read")
                 done = reader[1]
-            elif (
-                self._on_loop()
-                and isinstance(src.doc, LineDocument)
-                and len(src.doc.lines) > (self.reads_elsewhere or (0, 0))[1]
-            ):
+            elif me == self.loop_thread and isinstance(src.doc, LineDocument) and len(src.doc.lines) > LOOP_READ_LINES:
                 # a large document edited (or opened) and not read again yet: the worker thread the server
                 # scheduled reads it; a request on the event loop reading it would hold every other one for a second
                 raise NotReady(f"{path}: to be read in the background")
@@ -438,9 +436,8 @@ class Workspace:
         return b
 
     def _on_loop(self) -> bool:
-        """This thread is the one that never reads a large document (`reads_elsewhere`: the server's event loop)."""
-        limit = self.reads_elsewhere
-        return limit is not None and limit[0] == threading.get_ident()
+        """This thread is `loop_thread`, which never reads nor joins a large document."""
+        return self.loop_thread == threading.get_ident()
 
     def prepare_bundle(self, path: str) -> None:
         """Make ``path``'s bundle as a request would (a worker thread, after reading a buffer file): its own

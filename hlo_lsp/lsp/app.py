@@ -27,7 +27,6 @@ from hlo_lsp.lsp.protocol import AnsweringProtocol
 from hlo_lsp.lsp.settings import InsightSettings
 
 log = logging.getLogger("hlo_lsp")
-LOOP_READ_LINES = 20_000  # an open document longer than this is never read on the event loop (about 2 MB of a dump)
 
 SYMBOL_KIND = {
     "module": lsp.SymbolKind.Module,
@@ -64,7 +63,10 @@ class HloProtocol(AnsweringProtocol):
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):
         result = yield from super().lsp_initialize(params)
-        if not pulls_diagnostics(params.capabilities):
+        pulled = pulls_diagnostics(params.capabilities)
+        if isinstance(self._server, HloLanguageServer):
+            self._server.pulled = pulled
+        if not pulled:
             result.capabilities.diagnostic_provider = None
         return result
 
@@ -108,7 +110,7 @@ class HloLanguageServer(LanguageServer):
         self.ws = Workspace()
         self.ws.defer_large_siblings = True  # requests never read a large sibling; the worker thread does
         # ... nor a large open document: the event loop (this thread) leaves it to the read `_schedule` started
-        self.ws.reads_elsewhere = (threading.get_ident(), LOOP_READ_LINES)
+        self.ws.loop_thread = threading.get_ident()
         self.plain_hover = False
         self.client_progress = False
         self._pending: dict[str, asyncio.Task] = {}

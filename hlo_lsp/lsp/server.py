@@ -28,7 +28,7 @@ from hlo_lsp.core.process.heap import release_free_memory
 from hlo_lsp.core.workspace import NotReady, ReadError, Workspace
 from hlo_lsp.ide import lens
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
-from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, log, pulls_diagnostics, safe, server  # noqa: F401
+from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, log, safe, server  # noqa: F401 - the public names
 from hlo_lsp.lsp.convert import uri_to_path
 
 _TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # stage timings of reading and checking on stderr
@@ -53,7 +53,6 @@ def initialize(ls: HloLanguageServer, params: lsp.InitializeParams) -> None:
     formats = hover_caps.content_format if hover_caps and hover_caps.content_format else ()
     ls.plain_hover = bool(formats) and lsp.MarkupKind.Markdown not in formats
     ls.client_progress = bool(caps.window and caps.window.work_done_progress)
-    ls.pulled = pulls_diagnostics(caps)
     folders = [uri_to_path(f.uri) for f in params.workspace_folders or ()]
     if not folders and (params.root_uri or params.root_path):
         folders = [uri_to_path(params.root_uri) if params.root_uri else params.root_path or ""]

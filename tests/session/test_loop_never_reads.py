@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.synth_buffers import DEFAULT_SRC, VALUES, synthesize_set
+from hlo_lsp.core import workspace
 from hlo_lsp.core.buffers import read_buffers
 from hlo_lsp.core.buffers.reader import kind_from_path
 from hlo_lsp.core.workspace import NotReady, Workspace
@@ -40,7 +41,8 @@ def _in_thread(fn):
     return out.get("value")
 
 
-def test_the_loop_thread_leaves_a_large_open_document_to_another_thread(tmp_path):
+def test_the_loop_thread_leaves_a_large_open_document_to_another_thread(tmp_path, monkeypatch):
+    monkeypatch.setattr(workspace, "LOOP_READ_LINES", 40)
     path = str(tmp_path / "m.hlo")
     text = (
         "HloModule m\n\nENTRY e {\n"
@@ -48,7 +50,7 @@ def test_the_loop_thread_leaves_a_large_open_document_to_another_thread(tmp_path
         + "  ROOT r = f32[] add(x0, x1)\n}\n"
     )
     ws = Workspace()
-    ws.reads_elsewhere = (threading.get_ident(), 40)
+    ws.loop_thread = threading.get_ident()
     ws.open(path, text, 1)
     with pytest.raises(NotReady):
         ws.analysis(path)
@@ -69,7 +71,7 @@ def test_the_loop_thread_never_joins_a_large_buffer_files_own_records(large_set)
     path = str(large_set[VALUES])
     ws = Workspace()
     ws.defer_large_siblings = True
-    ws.reads_elsewhere = (threading.get_ident(), 1_000_000_000)
+    ws.loop_thread = threading.get_ident()
     ws.open(path, Path(path).read_text(), 1)
     _in_thread(lambda: ws.analysis(path, wait=True))
     b = ws.bundle(path)
@@ -78,7 +80,7 @@ def test_the_loop_thread_never_joins_a_large_buffer_files_own_records(large_set)
     b = ws.bundle(path)
     assert b.partial and b.buffers is not None  # the worker's join, kept
     assert b.buffers.value(ws.analysis(path).buffers.used_values[0].key) is not None
-    ws.reads_elsewhere = None
+    ws.loop_thread = None
     other = Workspace()
     other.defer_large_siblings = True
     other.open(path, Path(path).read_text(), 1)
