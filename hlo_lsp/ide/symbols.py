@@ -158,18 +158,21 @@ def _used_end(u) -> int:
     return u.from_instruction_line if u.from_instruction_line is not None else u.line
 
 
-def _buffer_symbols(a: Analysis, budget: _Budget) -> list[Symbol]:
+def _buffer_symbols(a: Analysis, budget: _Budget, allocations: bool = True) -> list[Symbol]:
+    """The outline of a buffer file: each allocation (without ``allocations``: none, for folding, which folds
+    them from their lines alone), then its sections."""
     doc = a.buffers
     if doc is None:
         return []
     lines = a.lines
     out: list[Symbol] = []
     by_line = lambda x: x.line  # noqa: E731
-    for al in doc.allocations[:OUTLINE_BLOCKS]:
-        last = al.assignments[-1].line if al.assignments else al.line
+    for al in doc.allocations[:OUTLINE_BLOCKS] if allocations else ():
+        last = al.last_line
+        values = al.assignments
         kids = _bounded(
             lines,
-            al.assignments,
+            values,
             budget,
             lambda x: Symbol(
                 x.name, "field", _line_range(lines, x.line, x.line), x.range, f"{x.size} bytes @ {x.offset}"
@@ -183,16 +186,13 @@ def _buffer_symbols(a: Analysis, budget: _Budget) -> list[Symbol]:
                 "object",
                 _line_range(lines, al.line, last),
                 al.range,
-                _unlisted(
-                    f"{al.size} bytes, " + (", ".join(al.kinds()) or "temp"), kids, len(al.assignments), "values"
-                ),
+                _unlisted(f"{al.size} bytes, " + (", ".join(al.kinds()) or "temp"), kids, len(values), "values"),
                 kids,
             )
         )
-    if len(doc.allocations) > OUTLINE_BLOCKS:
+    if allocations and len(doc.allocations) > OUTLINE_BLOCKS:
         rest = doc.allocations[OUTLINE_BLOCKS:]
-        last = rest[-1].assignments[-1].line if rest[-1].assignments else rest[-1].line
-        out.append(_more(lines, len(rest), "allocations", rest[0].line, last))
+        out.append(_more(lines, len(rest), "allocations", rest[0].line, rest[-1].last_line))
     if doc.used_values:
         kids = _bounded(
             lines,
@@ -277,15 +277,16 @@ def folding_ranges(ws: Workspace, path: str) -> list[FoldingRange]:
             if end > c.line:
                 out.append(FoldingRange(c.line, end))
     elif a.buffers is not None:
-        stack = [x for x in _buffer_symbols(a, _Budget(0, 0)) if x.kind not in ("object", "key")]
+        stack = [x for x in _buffer_symbols(a, _Budget(0, 0), allocations=False) if x.kind != "key"]
+        n = len(lines) - 1
         for al in a.buffers.allocations:  # every allocation, past the outline's OUTLINE_BLOCKS too
-            last = _line_range(lines, al.line, al.assignments[-1].line if al.assignments else al.line).end_line
+            last = min(al.last_line, n)
             if last > al.line:
                 out.append(FoldingRange(al.line, last))
-        for u in a.buffers.used_values:  # the only multi-line children
-            end = _line_range(lines, u.line, _used_end(u)).end_line
-            if end > u.line:
-                out.append(FoldingRange(u.line, end))
+        for first, end in a.buffers.used_values.spans():  # the only multi-line children
+            end = min(end, n)
+            if end > first:
+                out.append(FoldingRange(first, end))
     elif a.oom is not None:  # the two lists and their entries
         stack = oom_symbols(ws, path)
     else:

@@ -296,6 +296,11 @@ class UsedValues(_ValueLines):
         self.from_line = array("q")  # NONE until the value's `` from instruction:`` line is read
         self.text = text
 
+    def spans(self) -> Iterator[tuple[int, int]]:
+        """(first line, last line) of each value: its own line through its `` from instruction:`` line."""
+        for ln, fl in zip(self.line, self.from_line):
+            yield ln, ln if fl == NONE else fl
+
     def add(self, *value: Any) -> None:
         """One value: `_ValueLines._add_value`'s columns (typed there), and no `` from instruction:`` line yet."""
         self._add_value(*value)

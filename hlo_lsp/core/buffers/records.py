@@ -73,6 +73,13 @@ class Allocation:
         return self.records.run(self.first, self.count)
 
     @property
+    def last_line(self) -> int:
+        """The line of the allocation's last value line (its header's when it has none), without making it."""
+        if self.records is None or not self.count:
+            return self.line
+        return self.records.line[self.first + self.count - 1]  # type: ignore[attr-defined]  # its `Assignments`
+
+    @property
     def header(self) -> str:
         """The whole ``allocation N: ...:`` line ("" without the document's lines)."""
         if self.text is None:

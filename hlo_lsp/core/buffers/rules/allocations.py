@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hlo_lsp.core.buffers.bufferset import Source
-from hlo_lsp.core.buffers.rules.context import Context, Finding, assignments, report, source
+from hlo_lsp.core.buffers.columns import Assignments
+from hlo_lsp.core.buffers.rules.context import Context, Finding, report, source, value_runs
 from hlo_lsp.core.diagnostics import Range, error
 from hlo_lsp.core.document import Lines
 from hlo_lsp.core.shapes import ELEMENT_BITS, element_count, parse_shape
@@ -15,36 +16,43 @@ def slice_out_of_range(ctx: Context) -> Iterator[Finding]:
     """``buffer.slice-out-of-range`` (error): a value's ``offset + size`` exceeds its allocation's size, or the
     offset is negative. XLA: ``BufferAllocation::AddAssignment`` CHECKs ``offset <= size_`` and
     ``offset + size <= size_`` for every assigned value."""
-    for alloc, a, kind in assignments(ctx):
-        if a.offset < 0 or a.size < 0 or a.offset + a.size > alloc.size:
-            yield report(
-                error,
-                source(kind, a),
-                "buffer.slice-out-of-range",
-                f"{a.name}: bytes [{a.offset}, {a.offset + a.size}) lie outside allocation {alloc.index} "
-                f"of {alloc.size} bytes",
-            )
+    for alloc, kind, cols, numbers in value_runs(ctx):
+        req, sizes, offsets, limit = cols.req, cols.size, cols.offset, alloc.size
+        for i in numbers:
+            offset, size = req(offsets, "offset", i), req(sizes, "size", i)
+            if offset < 0 or size < 0 or offset + size > limit:
+                a = cols._make(i)
+                yield report(
+                    error,
+                    source(kind, a),
+                    "buffer.slice-out-of-range",
+                    f"{a.name}: bytes [{a.offset}, {a.offset + a.size}) lie outside allocation {alloc.index} "
+                    f"of {alloc.size} bytes",
+                )
 
 
 def duplicate_value(ctx: Context) -> Iterator[Finding]:
     """``buffer.duplicate-value`` (error): one value id listed twice, in one allocation or in two.
     XLA: ``BufferAllocation::AddAssignment`` CHECKs the value is not yet assigned to the allocation, and
     ``BufferAssignment::AddAssignment`` CHECKs it has no allocation yet (``allocation_index_for_value_``)."""
-    first: dict[int, tuple[Source, int]] = {}
-    for alloc, a, kind in assignments(ctx):
-        here = source(kind, a)
-        prev = first.get(a.value_id)
-        if prev is None:
-            first[a.value_id] = (here, alloc.index)
-            continue
-        where = "again in the same allocation" if prev[1] == alloc.index else f"also in allocation {prev[1]}"
-        yield report(
-            error,
-            here,
-            "buffer.duplicate-value",
-            f"value {a.value_id} ({a.name}) is listed {where}; XLA assigns a value once",
-            ((prev[0], f"first listing of value {a.value_id}"),),
-        )
+    first: dict[int, tuple[str, Assignments, int, int]] = {}  # value id -> (kind, columns, record, allocation)
+    for alloc, kind, cols, numbers in value_runs(ctx):
+        req, ids = cols.req, cols.value_id
+        for i in numbers:
+            value_id = req(ids, "value_id", i)
+            prev = first.get(value_id)
+            if prev is None:
+                first[value_id] = (kind, cols, i, alloc.index)
+                continue
+            a = cols._make(i)
+            where = "again in the same allocation" if prev[3] == alloc.index else f"also in allocation {prev[3]}"
+            yield report(
+                error,
+                source(kind, a),
+                "buffer.duplicate-value",
+                f"value {value_id} ({a.name}) is listed {where}; XLA assigns a value once",
+                ((source(prev[0], prev[1]._make(prev[2])), f"first listing of value {value_id}"),),
+            )
 
 
 def total_mismatch(ctx: Context) -> Iterator[Finding]:
@@ -116,17 +124,21 @@ def size_below_shape(ctx: Context) -> Iterator[Finding]:
     ``HloBufferSize`` takes the max over aliased values. Tuples (platform-specific pointer tables), token and
     opaque values are not checked; a value larger than its shape is never flagged."""
     seen: dict[str, int | None] = {}
-    for _alloc, a, kind in assignments(ctx):
-        need = seen.get(a.shape, -1)
-        if need == -1:
-            need = seen[a.shape] = _packed_bytes(a.shape)
-        if need is not None and a.size < need:
-            yield report(
-                error,
-                source(kind, a),
-                "buffer.size-below-shape",
-                f"{a.name} has size {a.size}, but its shape {a.shape} holds {need} bytes of data",
-            )
+    for _alloc, kind, cols, numbers in value_runs(ctx):
+        req, sizes, shapes = cols.req, cols.size, cols.shape
+        for i in numbers:
+            shape = shapes[i]
+            need = seen.get(shape, -1)
+            if need == -1:
+                need = seen[shape] = _packed_bytes(shape)
+            if need is not None and req(sizes, "size", i) < need:
+                a = cols._make(i)
+                yield report(
+                    error,
+                    source(kind, a),
+                    "buffer.size-below-shape",
+                    f"{a.name} has size {a.size}, but its shape {a.shape} holds {need} bytes of data",
+                )
 
 
 def _packed_bytes(shape_text: str) -> int | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hlo_lsp.core.buffers.bufferset import Source
+from hlo_lsp.core.buffers.columns import PeakEntries, SequenceSteps
 from hlo_lsp.core.buffers.rules.context import Context, Finding, report, source
 from hlo_lsp.core.diagnostics import error, warning
 
@@ -18,21 +18,20 @@ def live_range_bounds(ctx: Context) -> Iterator[Finding]:
     bs = ctx.bs
     mx = bs.live_range_max
     for v in bs.values_by_key.values():
-        if v.live_range is None or v.live_range_at is None:
+        got = v.live_range
+        if got is None:
             continue
-        start, end = v.live_range
-        at = v.live_range_at
+        start, end = got
         if start > end:
-            yield report(
-                error,
-                at,
-                "live-range.inverted",
-                f"{v.key} is live from {start} to {end}: the range ends before it starts",
-            )
+            code = "live-range.inverted"
+            message = f"{v.key} is live from {start} to {end}: the range ends before it starts"
         elif start < 0 or mx is not None and end > mx:
-            yield report(
-                error, at, "live-range.beyond-schedule", f"{v.key} is live {start}-{end}, outside the schedule 0-{mx}"
-            )
+            code, message = "live-range.beyond-schedule", f"{v.key} is live {start}-{end}, outside the schedule 0-{mx}"
+        else:
+            continue
+        at = v.live_range_at  # made only for a finding: one per value took most of this check's time
+        if at is not None:
+            yield report(error, at, code, message)
 
 
 def sequence_steps(ctx: Context) -> Iterator[Finding]:
@@ -44,29 +43,33 @@ def sequence_steps(ctx: Context) -> Iterator[Finding]:
     kind = bs.sequence_at
     if not bs.sequence or kind is None:
         return
-    seen: dict[str, Source] = {}
+    steps = bs.sequence
+    if not isinstance(steps, SequenceSteps):
+        return  # no sequence was read (the join's default)
+    seen: dict[str, int] = {}  # name -> position of its first step
     reported_index = False
-    for pos, step in enumerate(bs.sequence):
-        here = source(kind, step)
-        if step.step != pos and not reported_index:
+    req, numbers, names = steps.req, steps.step, steps.name
+    for pos in range(len(steps)):
+        number, name = req(numbers, "step", pos), names[pos]
+        if number != pos and not reported_index:
             reported_index = True
             yield report(
                 error,
-                here,
+                source(kind, steps._make(pos)),
                 "live-range.sequence-index",
-                f"step {step.step} is at position {pos} of the sequence; XLA numbers the steps 0, 1, 2, ... in order",
+                f"step {number} is at position {pos} of the sequence; XLA numbers the steps 0, 1, 2, ... in order",
             )
-        prev = seen.get(step.name)
+        prev = seen.get(name)
         if prev is not None:
             yield report(
                 error,
-                here,
+                source(kind, steps._make(pos)),
                 "live-range.duplicate-step",
-                f"`{step.name}` is scheduled twice (steps {bs.step_of(step.name)} and {step.step})",
-                ((prev, f"first step of `{step.name}`"),),
+                f"`{name}` is scheduled twice (steps {bs.step_of(name)} and {number})",
+                ((source(kind, steps._make(prev)), f"first step of `{name}`"),),
             )
         else:
-            seen[step.name] = here
+            seen[name] = pos
     mx = bs.live_range_max
     if mx is not None and not reported_index and len(bs.sequence) != mx and ctx.complete("live-range"):
         last = bs.sequence[-1]
@@ -89,17 +92,22 @@ def peak_not_live(ctx: Context) -> Iterator[Finding]:
     if n is None or bs.peak_at is None:
         return
     kind = bs.peak_at.kind
-    for p in bs.peak_entries:
-        if p.key is not None:
-            v = bs.value(p.key)
+    entries = bs.peak_entries
+    if not isinstance(entries, PeakEntries):
+        return  # no peak list was read (the join's default)
+    for i in range(len(entries)):
+        key = entries.key(i)
+        if key is not None:
+            v = bs.value(key)
             candidates = [v] if v is not None else []
         else:
-            candidates = bs.values_of(p.instruction)
-        ranges = [v.live_range for v in candidates if v.live_range is not None]
+            candidates = bs.values_of(entries.instruction[i])
+        ranges = [r for v in candidates if (r := v.live_range) is not None]
         if any(s > e for s, e in ranges):
             continue  # an inverted range is reported by `live_range_bounds`
         if not ranges or any(s <= n <= e for s, e in ranges):
             continue
+        p = entries._make(i)
         shown = ", ".join(f"{s}-{e}" for s, e in ranges[:4])
         yield report(
             warning,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hlo_lsp.core.buffers.records import Assignment
-from hlo_lsp.core.buffers.rules.context import Context, Finding, finding, report, source
+from hlo_lsp.core.buffers.columns import Assignments
+from hlo_lsp.core.buffers.rules.context import Context, Finding, finding, report, source, value_runs
 from hlo_lsp.core.diagnostics import info, warning
 
 #: Pair comparisons the overlap sweep may spend on one allocation (a few seconds at most).
@@ -25,21 +25,24 @@ def overlapping_slices(ctx: Context) -> Iterator[Finding]:
     with both values as related locations. The sweep compares each value with the values still covering its
     offset; past `OVERLAP_BUDGET` comparisons in one allocation it stops with one information
     (``buffer.overlap-incomplete``) rather than take quadratic time on a hostile file."""
-    bs = ctx.bs
-    for alloc, at_kind, assignments in ctx.runs():
+    values = ctx.bs.values_by_key
+    for alloc, at_kind, cols, numbers in value_runs(ctx):
         if alloc.color or alloc.thread_local:
             continue
+        req, keys, sizes, offsets, ids, lines = cols.req, cols.key, cols.size, cols.offset, cols.value_id, cols.line
         items = []
-        for a in assignments:
-            v = bs.values_by_key.get(a.key)
-            if v is None or v.live_range is None or a.size <= 0:
+        for i in numbers:
+            v = values.get(keys[i])
+            size = req(sizes, "size", i)
+            if v is None or v.live_range is None or size <= 0:
                 continue
             s, e = v.live_range
             if s > e:
                 continue
-            items.append((a.offset, a.offset + a.size, s, e, a))
+            offset = req(offsets, "offset", i)
+            items.append((offset, offset + size, s, e, i))
         items.sort(key=lambda t: (t[0], t[1]))
-        active: list[tuple[int, int, int, int, Assignment]] = []
+        active: list[tuple[int, int, int, int, int]] = []
         budget = OVERLAP_BUDGET
         for it in items:
             off = it[0]
@@ -55,9 +58,9 @@ def overlapping_slices(ctx: Context) -> Iterator[Finding]:
                 )
                 break
             for other in active:
-                if other[4].value_id != it[4].value_id and _interferes(other, it):
-                    first, second = sorted((other, it), key=lambda t: t[4].line)
-                    yield _overlap(at_kind, alloc.index, first, second)
+                if req(ids, "value_id", other[4]) != req(ids, "value_id", it[4]) and _interferes(other, it):
+                    first, second = sorted((other, it), key=lambda t: lines[t[4]])
+                    yield _overlap(at_kind, alloc.index, cols, first, second)
             active.append(it)
 
 
@@ -69,9 +72,10 @@ def _interferes(x, y) -> bool:
     return lo == hi and (x[0], x[1]) != (y[0], y[1])
 
 
-def _overlap(kind: str, index: int, first, second) -> Finding:
-    """The overlap of two sweep items, reported on the line of the value listed later (XLA lists by id)."""
-    va, vb = first[4], second[4]
+def _overlap(kind: str, index: int, cols: Assignments, first, second) -> Finding:
+    """The overlap of two sweep items (their last entry: a record number in ``cols``), reported on the line of
+    the value listed later (XLA lists by id)."""
+    va, vb = cols._make(first[4]), cols._make(second[4])
     msg = (
         f"{vb.name} (bytes {vb.offset}-{vb.offset + vb.size}, live {second[2]}-{second[3]}) overlaps "
         f"{va.name} (bytes {va.offset}-{va.offset + va.size}, live {first[2]}-{first[3]}) in allocation "
