@@ -67,6 +67,7 @@ class Workspace:
         # path -> the edits applied while its text is being read (see `_hand_over`)
         self._edits_during_read: dict[str, list[Edit]] = {}
         self._joins: list[tuple[tuple, object]] = []  # the last few joined buffer sets (`_joined_buffers`)
+        self._making: list[tuple[tuple, threading.Event]] = []  # the joins being made, each set when done
         self.defer_large_siblings = False  # see `bundle`
         # the thread that never reads an open document over `LOOP_READ_LINES` lines nor joins large buffer files
         # (the server's event loop: a request there gets NotReady while a worker reads it; see `analysis`, `bundle`)
@@ -452,17 +453,42 @@ class Workspace:
         """The BufferSet joining ``docs`` (kind -> analysis), made once per set of buffer texts: an edit of the
         module's HLO text makes a new bundle but never changes its buffer files, whose join takes seconds. None
         when it is not made yet and ``make`` is False."""
+        kinds_sources = tuple(sorted(((k, v.source) for k, v in docs.items()), key=lambda t: t[0]))
+
+        def same(held: tuple) -> bool:
+            return len(held) == len(kinds_sources) and all(
+                a[0] == b[0] and a[1] is b[1] for a, b in zip(held, kinds_sources)
+            )
+
+        while True:
+            with self._lock:
+                for held, bs in self._joins:
+                    if same(held):
+                        return bs
+                if not make:
+                    return None
+                # one thread joins a set of files: another asking for the same join (a pull while the worker
+                # that read the file joins its records) waits for it instead of joining beside it for the GIL
+                # (in a forked child the joining thread does not exist: it joins them itself)
+                making = None if fork.in_child() else next((d for held, d in self._making if same(held)), None)
+                if making is None:
+                    done = threading.Event()
+                    self._making.append((kinds_sources, done))
+                    break
+            with turns.waiting_for_background():
+                making.wait()
+            if not any(same(held) for held, _ in self._joins):
+                return self._join(docs, kinds_sources)  # the other thread failed: join here
+        try:
+            return self._join(docs, kinds_sources)
+        finally:
+            with self._lock:
+                self._making = [(held, d) for held, d in self._making if d is not done]
+            done.set()
+
+    def _join(self, docs: dict[str, Analysis], kinds_sources: tuple):
         from hlo_lsp.core.buffers.bufferset import BufferSet
 
-        kinds_sources = tuple(sorted(((k, v.source) for k, v in docs.items()), key=lambda t: t[0]))
-        with self._lock:
-            for held, bs in self._joins:
-                if len(held) == len(kinds_sources) and all(
-                    a[0] == b[0] and a[1] is b[1] for a, b in zip(held, kinds_sources)
-                ):
-                    return bs
-        if not make:
-            return None
         bs = BufferSet.from_docs([d.buffers for d in docs.values() if d.buffers is not None])
         with self._lock:
             self._joins = [*self._joins[-3:], (kinds_sources, bs)]

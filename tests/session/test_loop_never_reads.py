@@ -10,6 +10,7 @@ the tests' data."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,34 @@ def test_the_inlay_value_records_are_those_of_the_records_on_every_buffer_file()
         assert list(zip(lines, keys)) == records, f
         seen += bool(records)
     assert seen >= 10
+
+
+def test_two_threads_asking_for_one_join_make_it_once(large_set, monkeypatch):
+    """A pull answered while the worker that read a buffer file joins its records asks for the same join: it
+    waits for that one instead of making a second beside it (both took turns for the GIL, each twice as long)."""
+    from hlo_lsp.core.buffers.bufferset import BufferSet
+
+    made = []
+    real = BufferSet.from_docs
+    started = threading.Event()
+
+    def slow_join(docs):
+        made.append(threading.get_ident())
+        started.set()
+        time.sleep(0.3)  # long enough for the second thread to ask meanwhile
+        return real(docs)
+
+    monkeypatch.setattr(BufferSet, "from_docs", staticmethod(slow_join))
+    path = str(large_set[VALUES])
+    ws = Workspace()
+    ws.defer_large_siblings = True
+    ws.open(path, Path(path).read_text(), 1)
+    ws.analysis(path)
+    got: list = []
+    first = threading.Thread(target=lambda: got.append(ws.bundle(path).buffers))
+    first.start()
+    assert started.wait(30)
+    second = _in_thread(lambda: ws.bundle(path).buffers)
+    first.join(60)
+    assert len(made) == 1
+    assert got[0] is second is not None
