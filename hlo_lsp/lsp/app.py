@@ -93,8 +93,8 @@ def space_out_full_collections() -> None:
     """Make the cyclic collector's automatic full collections rare. With a large module's model in memory (millions
     of objects) each one holds the GIL for 0.1-0.3 s wherever it strikes: in the background reads and the
     whole-document answers' threads after a large open it struck a dozen times, and each time a hover waited.
-    The server collects in full itself when its background work is done, and freezes what survives
-    (`server._collect_and_trim`); until then cyclic garbage waits a few seconds longer."""
+    The server collects in full itself at the first idle moment after its background work, and freezes what
+    survives (`server._collect_when_idle`); until then cyclic garbage waits a few seconds longer."""
     young, middle, _ = gc.get_threshold()
     gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
 
@@ -122,6 +122,7 @@ class HloLanguageServer(LanguageServer):
         self.insight_settings = InsightSettings()
         space_out_full_collections()
         self.pulled = False  # the client pulls its diagnostics: none is pushed (`pulls_diagnostics`)
+        self.release_frozen = False  # the next idle collection collects the frozen objects too (`server`)
 
     # -- helpers ---------------------------------------------------------------------------------------------
 

@@ -117,6 +117,10 @@ class DocumentAnswers:
         taking every other turn of the GIL, and the background never waits for long."""
         self._idle.wait(limit)
 
+    def computing(self) -> bool:
+        """A whole-document answer is being computed."""
+        return not self._idle.is_set()
+
     def version_of(self, path: str) -> int | None:
         """The document's current version (None when it is not open)."""
         return self._version_of(path)

@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import json
 import logging
+import time
 from typing import Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
@@ -42,6 +43,12 @@ class RawResult:
 
 
 class AnsweringProtocol(LanguageServerProtocol):
+    last_heard = 0.0  # `time.monotonic()` when the last message from the client was handled
+
+    def quiet_for(self) -> float:
+        """Seconds since the client's last message."""
+        return time.monotonic() - self.last_heard
+
     def structure_message(self, data: dict[str, Any]):
         try:
             return super().structure_message(data)
@@ -90,6 +97,7 @@ class AnsweringProtocol(LanguageServerProtocol):
             del self._request_futures[msg_id]
 
     def handle_message(self, message):
+        self.last_heard = time.monotonic()
         if message is ANSWERED:
             return
         method = getattr(message, "method", None)

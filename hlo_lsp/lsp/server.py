@@ -21,7 +21,8 @@ from collections.abc import Callable
 
 from lsprotocol import types as lsp
 
-from hlo_lsp.core import memos
+from hlo_lsp.core import kinds, memos
+from hlo_lsp.core.analysis import file_size
 from hlo_lsp.core.diagnostics import Diagnostic
 from hlo_lsp.core.process import turns
 from hlo_lsp.core.process.heap import release_free_memory
@@ -30,6 +31,7 @@ from hlo_lsp.ide import lens
 from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_verifier
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, log, safe, server  # noqa: F401 - the public names
 from hlo_lsp.lsp.convert import uri_to_path
+from hlo_lsp.lsp.protocol import AnsweringProtocol
 
 _TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # stage timings of reading and checking on stderr
 DEBOUNCE_S = 0.05  # a burst of changes that need a full re-read waits this long for the next one
@@ -153,7 +155,7 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
     # background work, under a progress of its own: the users/callers maps (until built, users are found per
     # computation) and the sibling buffer files (until read, a hover says they are being read)
     a = ls.ws.try_analysis(path)
-    token = _begin_progress(ls, path, "indexing uses and reading the buffer-assignment files")
+    token = _begin_progress(ls, path, "indexing uses and reading the buffer-assignment files", with_siblings=True)
     try:
         if a is not None and a.hlo is not None and ls.current_version(path) == version:
             await asyncio.to_thread(_in_background, a.hlo.build_maps)
@@ -165,12 +167,11 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
             # keeps ~45 MB for that module, of no use to an editor that shows no lenses
             await asyncio.to_thread(_in_background, lens.module_report, ls.ws, path)
         await _joined(ls, path, version)
-        await asyncio.to_thread(_collect_and_trim)
         _trace("warm", path)
     finally:
         _end_progress(ls, token)
-        if not ls.ws.is_open(path):
-            _trim_soon(ls)  # closed while its background work ran: what that work stored goes again
+        # closed while its background work ran: what that work stored goes again
+        _collect_when_idle(ls, release=not ls.ws.is_open(path))
 
 
 async def _joined(ls: HloLanguageServer, path: str, version: int | None) -> None:
@@ -209,8 +210,9 @@ def _in_background(fn: Callable[..., object], *args) -> None:
 
 
 def _collect_and_trim(release: bool = False) -> None:
-    """After the background reads: a full collection (the server's own garbage in cycles, ~10 MB after opening
-    the 23 MB module; 0.05 s), then the C heap's free pages back to the system. With ``release`` (after closes),
+    """After the background reads, at an idle moment (`_collect_when_idle`): a full collection (the server's own
+    garbage in cycles, a few hundred objects after opening the 23 MB module; 0.1-0.2 s, as it walks the model
+    not frozen yet), then the C heap's free pages back to the system. With ``release`` (after closes),
     the objects frozen by an earlier call are collected too: a closed document's model was frozen with the
     rest, and what of it sits in reference cycles would otherwise never be freed."""
     if release:
@@ -284,14 +286,13 @@ def _try_analysis(ws: Workspace, path: str, wait: bool = False) -> None:
         pass  # published as one unreadable-file diagnostic
 
 
-def _begin_progress(ls: HloLanguageServer, path: str, message: str) -> str | None:
-    """Start a `$/progress` bar for reading a large document when the client shows them; its token or None."""
+def _begin_progress(ls: HloLanguageServer, path: str, message: str, with_siblings: bool = False) -> str | None:
+    """Start a `$/progress` bar for reading a large document (``with_siblings``: a document whose module's files
+    together are large: the background work reads them all) when the client shows them; its token or None."""
     if not ls.client_progress or ls.closing:
         return None
-    try:
-        if os.path.getsize(path) < PROGRESS_MIN_BYTES:
-            return None
-    except OSError:
+    siblings = [str(p) for p in kinds.sibling_paths(path).values()] if with_siblings and os.path.isabs(path) else []
+    if sum(file_size(p) for p in {path, *siblings}) < PROGRESS_MIN_BYTES:
         src = ls.ws.open_source(path)
         if src is None or len(src.doc.lines) < PROGRESS_MIN_BYTES // 100:
             return None
@@ -344,9 +345,10 @@ def did_close(ls: HloLanguageServer, params: lsp.DidCloseTextDocumentParams) -> 
         memos.clear_all()  # the last document closed: the memo tables go too (memory follows what is open)
     if not ls.pulled:
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
-    _trim_soon(ls)
+    _collect_when_idle(ls, release=True, delay=1.0)
 
 
+_COLLECT = ""  # the key of the pending `_collect_when_idle` in `_pending` (no document has it)
 _WARM = "warm:"  # the key of a document's `_warm_again` task in `_pending` (document paths are absolute)
 
 
@@ -360,7 +362,7 @@ def _warm_again(ls: HloLanguageServer, path: str) -> None:
         old.cancel()
 
     async def warm() -> None:
-        token = _begin_progress(ls, path, "reading the buffer-assignment files again")
+        token = _begin_progress(ls, path, "reading the buffer-assignment files again", with_siblings=True)
         try:
             await asyncio.to_thread(_in_background, ls.ws.warm, path)
             await _joined(ls, path, ls.current_version(path))
@@ -371,21 +373,46 @@ def _warm_again(ls: HloLanguageServer, path: str) -> None:
     ls._pending[_WARM + path] = asyncio.ensure_future(warm())
 
 
-def _trim_soon(ls: HloLanguageServer, delay: float = 1.0) -> None:
-    """After a burst of closes: one collection and the C heap's free pages back to the system (`_collect_and_trim`
-    in a worker thread), so memory follows what is open."""
-    old = ls._pending.pop("", None)  # the key no document has
+IDLE_S = 0.5  # the client silent this long and no whole-document answer being computed: the server is idle
+IDLE_WAIT_LIMIT_S = 30.0  # a client that never falls silent this long still gets its memory collected
+
+
+def _idle_for(ls: HloLanguageServer) -> float:
+    """How long the server has been idle: the time since the client's last message, 0 while a whole-document
+    answer is being computed."""
+    if ls.answers.computing():
+        return 0.0
+    protocol = ls.protocol  # always an AnsweringProtocol (`HloProtocol`)
+    return protocol.quiet_for() if isinstance(protocol, AnsweringProtocol) else IDLE_S
+
+
+def _collect_when_idle(ls: HloLanguageServer, release: bool = False, delay: float = 0.0) -> None:
+    """Once the server is idle (`IDLE_S`, waiting at most `IDLE_WAIT_LIMIT_S`), after ``delay``: forget what no
+    open document uses, then `_collect_and_trim` in a worker thread; with ``release`` (after closes, or once
+    asked so by a call this one replaces), the frozen objects too, so memory follows what is open.
+
+    The full collection holds the GIL 0.1-0.2 s after a large read (the new model is walked; it found a few
+    hundred objects of garbage there), and made right after the background reads it struck the hovers and the
+    requests the editor sends on open; at an idle moment nobody waits for it."""
+    old = ls._pending.pop(_COLLECT, None)
     if old is not None:
         old.cancel()
+    ls.release_frozen = ls.release_frozen or release
 
     async def later():
         await asyncio.sleep(delay)
+        waited = 0.0
+        while waited < IDLE_WAIT_LIMIT_S and (idle := _idle_for(ls)) < IDLE_S:
+            step = max(IDLE_S - idle, 0.05)
+            await asyncio.sleep(step)
+            waited += step
         ls.ws.sweep()  # what background reads for documents closed meanwhile stored after their close
         if not ls.ws.open_paths():
             memos.clear_all()
-        await asyncio.to_thread(_collect_and_trim, True)
+        release, ls.release_frozen = ls.release_frozen, False
+        await asyncio.to_thread(_collect_and_trim, release)
 
-    ls._pending[""] = asyncio.ensure_future(later())
+    ls._pending[_COLLECT] = asyncio.ensure_future(later())
 
 
 from hlo_lsp.lsp import (  # noqa: E402,F401  register their features
