@@ -18,8 +18,9 @@ and ``neovim`` v0.11 profiles, which say what the editor supports: delta tokens,
    diagnostics too, but the server offers pull only to a client it can ask to pull again, and pushes them to
    Neovim: the first and last push are reported). Each is timed from writing it to reading its answer
    ("first"). While they are in flight, a hover every 100 ms at random instruction lines ("hover during": p95,
-   max).
-2. **again**: the same requests again, nothing changed.
+   max, over every hover of steps 1-3 and after each while the server's background work, under its
+   ``$/progress``, goes on; each hover's time from ``didOpen`` and latency are in the ``--json`` output).
+2. **again**: the same requests again, nothing changed; then hovers until the background work is done.
 3. **after edit**: a one-line edit (a space inserted on a middle line), then the editor's after-edit requests
    (``semanticTokens/full/delta`` with the last result id, ``codeLens``, ``inlayHint``, ``documentSymbol``,
    ``foldingRange``). The delta applied to the tokens held must equal a fresh ``full`` answer afterwards
@@ -39,6 +40,7 @@ import random
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -124,6 +126,7 @@ class Session:
         self.result_id: str | None = None
         self.sizes: dict[str, int] = {}
         self.delta_ok: bool | None = None
+        self.opened = time.monotonic()  # set again at didOpen
         self.names = [(i, m.start(1)) for i, x in enumerate(self.lines) if (m := NAME_LINE.match(x))] or [
             (i, 0) for i in range(0, len(self.lines), max(1, len(self.lines) // 1000))
         ]
@@ -169,22 +172,34 @@ class Session:
             return None
         return secs
 
-    async def requests_with_hovers(self, methods: list[str], mid: int) -> tuple[dict, list[float]]:
+    async def hovers_until(self, done: Callable[[], bool], hovers: list[tuple[float, float]]) -> None:
+        """A hover every 100 ms until ``done()``; each answered one as (seconds since didOpen, latency)."""
+        while not done():
+            await asyncio.sleep(0.1)
+            sent = time.monotonic() - self.opened
+            h = await self.hover()
+            if h is not None:
+                hovers.append((round(sent, 3), h))
+
+    async def requests_with_hovers(self, methods: list[str], mid: int, hovers: list[tuple[float, float]]) -> dict:
         """All ``methods`` at once (as an editor sends them), a hover every 100 ms until they are answered."""
-        hovers: list[float] = []
         tasks = {m: asyncio.ensure_future(self.ask(m, mid)) for m in methods}
-
-        async def probe() -> None:
-            while not all(t.done() for t in tasks.values()):
-                await asyncio.sleep(0.1)
-                h = await self.hover()
-                if h is not None:
-                    hovers.append(h)
-
-        p = asyncio.ensure_future(probe())
+        p = asyncio.ensure_future(self.hovers_until(lambda: all(t.done() for t in tasks.values()), hovers))
         times = {m: await t for m, t in tasks.items()}
         await p
-        return times, hovers
+        return times
+
+    def reading(self) -> bool:
+        """A ``$/progress`` begun since ``didOpen`` (the server's reads, its background work) has not ended."""
+        begun = {tok for t, tok, kind in self.client.progress if t >= self.opened and kind == "begin"}
+        ended = {tok for t, tok, kind in self.client.progress if kind == "end"}
+        return bool(begun - ended)
+
+    async def idle_with_hovers(self, hovers: list[tuple[float, float]]) -> None:
+        """A hover every 100 ms while the server's background work goes on (its ``$/progress``), then wait until
+        the server is idle (`wait_idle`, without hovers: they alone keep it from looking idle)."""
+        await self.hovers_until(lambda: not self.reading(), hovers)
+        await wait_idle(self.client, max_wait=120)
 
     async def edit(self, line: int) -> None:
         self.version += 1
@@ -233,7 +248,7 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
     on_open = [m for m in ON_OPEN[editor] if m != PULLED or client.pulls]
     try:
         mid = len(s.lines) // 2
-        t0 = time.monotonic()
+        t0 = s.opened = time.monotonic()
         first_diag = client.wait_diagnostics(lambda r: r[1] == s.doc) if not client.pulls else None
         await client._send(
             encode(
@@ -250,19 +265,21 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
         else:  # VS Code pulls at once on open; the pull is answered once the document is read
             pulled = await s.ask(PULLED, mid)
             rec["read_s"] = round(time.monotonic() - t0, 2) if pulled is not None else None
-        first, hovers_open = await s.requests_with_hovers([m for m in on_open if m != PULLED], mid)
+        during: list[tuple[float, float]] = []  # (sent, seconds) of every hover from the first diagnostics on
+        first = await s.requests_with_hovers([m for m in on_open if m != PULLED], mid, during)
         if client.pulls and rec.get("read_s") is not None:
             first[PULLED] = rec["read_s"]  # from didOpen, the read included
-        again, _ = await s.requests_with_hovers(on_open, mid)
-        await wait_idle(client, max_wait=120)
+        again = await s.requests_with_hovers(on_open, mid, during)
+        await s.idle_with_hovers(during)
         idle_hovers = [h for h in [await s.hover() for _ in range(40)] if h is not None]
         await s.edit(mid + 1)
-        after, hovers_edit = await s.requests_with_hovers(AFTER_EDIT[editor], mid)
+        after = await s.requests_with_hovers(AFTER_EDIT[editor], mid, during)
         if "semanticTokens/full/delta" in after and s.tokens is not None:
             held = s.tokens
             await s.ask("semanticTokens/full", mid)
             s.delta_ok = held == s.tokens
-        await wait_idle(client, max_wait=120)
+        await s.idle_with_hovers(during)
+        hover_secs = [h for _, h in during]
         pushed = [r[0] for r in client.diagnostics if r[1] == s.doc and r[2] in (1, None)]
         rec.update(
             last_diagnostics_s=round(pushed[-1] - t0, 2) if pushed else None,
@@ -272,9 +289,10 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
             after_edit=after,
             sizes=s.sizes,
             delta_ok=s.delta_ok,
-            hover_during_p95=pct(hovers_open + hovers_edit, 95),
-            hover_during_max=max(hovers_open + hovers_edit, default=None),
-            hover_during_n=len(hovers_open + hovers_edit),
+            hover_during_p95=pct(hover_secs, 95),
+            hover_during_max=max(hover_secs, default=None),
+            hover_during_n=len(hover_secs),
+            hovers_during=during,
             hover_idle_p95=pct(idle_hovers, 95),
             rss_mb=round(tree_rss_mb(client.pid), 0),
             # provisional lenses and pulled diagnostics (a buffer file whose large siblings are joined in the
