@@ -476,9 +476,7 @@ class Workspace:
                     self._making.append((kinds_sources, done))
                     break
             with turns.waiting_for_background():
-                making.wait()
-            if not any(same(held) for held, _ in self._joins):
-                return self._join(docs, kinds_sources)  # the other thread failed: join here
+                making.wait()  # then its join is kept, or (it failed) this thread makes it
         try:
             return self._join(docs, kinds_sources)
         finally:
