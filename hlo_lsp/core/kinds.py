@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 HLO = "hlo"
@@ -166,16 +167,48 @@ def module_stem(path: str | Path) -> tuple[str, str] | None:
     return None
 
 
+SETTLED_NS = 2_000_000_000  # a folder changed this long ago has its sibling lists kept (see `sibling_paths`)
+_SIBLINGS_KEPT = 4096
+_siblings: dict[str, tuple[tuple[int, int, int, int], dict[str, Path]]] = {}
+
+
 def sibling_paths(path: str | Path) -> dict[str, Path]:
     """The files of ``path``'s module that exist beside it: kind -> path (``hlo`` and the split kinds).
 
     Only the document's own folder is looked at; a sibling that is a symlink leading out of that folder is left
     out, so discovery never escapes the folder.
+
+    Every hover and definition asks this (a document's bundle is keyed by its siblings), and finding them costs
+    some 25 system calls (each candidate's ``stat``, each path component's ``lstat`` for the symlink check). Each
+    call lets a busy worker thread take the GIL, and getting it back costs the request up to a switch interval:
+    10-20 ms a hover while a whole-document answer was computed. So the answer is kept per folder state: the
+    folder's device, inode, modification and status-change times. They change whenever an entry is added,
+    removed, renamed or replaced (a symlink re-pointed included); the status-change time also whenever the
+    modification time is set back (it cannot be set); the inode when a symlink on the way leads elsewhere. One
+    ``stat`` of the folder then checks it. A folder changed within the last `SETTLED_NS` is never trusted this
+    way (as git does with racily clean files): its timestamps' granularity could hide a second change.
     """
     ms = module_stem(path)
     if ms is None:
         return {}
-    folder, stem = ms
+    key = str(path)
+    try:
+        st = os.stat(ms[0])
+    except OSError:
+        return {}
+    stamp = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    kept = _siblings.get(key)
+    if kept is not None and kept[0] == stamp:
+        return dict(kept[1])
+    found = _find_siblings(*ms)
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS:
+        if len(_siblings) >= _SIBLINGS_KEPT:
+            _siblings.clear()
+        _siblings[key] = (stamp, found)
+    return dict(found)
+
+
+def _find_siblings(folder: str, stem: str) -> dict[str, Path]:
     base = Path(folder)
     try:
         real_base = base.resolve()
