@@ -47,10 +47,20 @@ class _Wire:
         return col_to_wire(lines[line], col, self.encoding) if 0 <= line < len(lines) else col
 
     def range(self, r) -> dict:
-        return {
-            "start": {"line": r.start_line, "character": self.col(r.start_line, r.start_col)},
-            "end": {"line": r.end_line, "character": self.col(r.end_line, r.end_col)},
-        }
+        # inlined `col` for the common ASCII line (tens of thousands of ranges in a large file's outline)
+        lines, n = self.lines, len(self.lines)
+        sl, sc, el, ec = r.start_line, r.start_col, r.end_line, r.end_col
+        if 0 <= sl < n:
+            t = lines[sl]
+            sc = (sc if sc <= len(t) else len(t)) if sc >= 0 else 0
+            if not t.isascii():
+                sc = col_to_wire(t, sc, self.encoding)
+        if 0 <= el < n:
+            t = lines[el] if el != sl else t
+            ec = (ec if ec <= len(t) else len(t)) if ec >= 0 else 0
+            if not t.isascii():
+                ec = col_to_wire(t, ec, self.encoding)
+        return {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
 
 
 def _ready(ls: HloLanguageServer, path: str, siblings: bool = False) -> bool:

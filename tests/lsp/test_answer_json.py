@@ -32,3 +32,33 @@ def test_ints_json_equals_json_dumps(data, chunk):
 @given(st.lists(JSONISH, max_size=6))
 def test_list_json_equals_json_dumps(items):
     assert list_json(items) == json.dumps(items, separators=(",", ":"), ensure_ascii=False)
+
+
+LINE_TEXT = st.text(alphabet=st.sampled_from("ab %=(é€😀\t"), max_size=12)
+
+
+@given(
+    st.lists(LINE_TEXT, max_size=4),
+    st.sampled_from(["utf-8", "utf-16", "utf-32"]),
+    st.lists(st.tuples(*[st.integers(-2, 14)] * 4), min_size=1, max_size=6),
+)
+def test_wire_ranges_equal_per_column_conversion(lines, encoding, ranges):
+    """`_Wire.range` (its ASCII fast path inlined) gives what `col_to_wire` gives column by column, for lines in
+    and out of the document, columns past either end, and every encoding."""
+    from types import SimpleNamespace
+
+    from hlo_lsp.lsp.convert import col_to_wire
+    from hlo_lsp.lsp.handlers_document import _Wire
+
+    w = _Wire.__new__(_Wire)
+    w.encoding, w.lines = encoding, lines
+
+    def col(line: int, c: int) -> int:
+        return col_to_wire(lines[line], c, encoding) if 0 <= line < len(lines) else c
+
+    for sl, sc, el, ec in ranges:
+        r = SimpleNamespace(start_line=sl, start_col=sc, end_line=el, end_col=ec)
+        assert w.range(r) == {
+            "start": {"line": sl, "character": col(sl, sc)},
+            "end": {"line": el, "character": col(el, ec)},
+        }
