@@ -32,6 +32,7 @@ from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_ver
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, log, safe, server  # noqa: F401 - the public names
 from hlo_lsp.lsp.convert import uri_to_path
 from hlo_lsp.lsp.protocol import AnsweringProtocol
+from hlo_lsp.lsp.stdio import ThreadedWriter
 
 _TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # stage timings of reading and checking on stderr
 DEBOUNCE_S = 0.05  # a burst of changes that need a full re-read waits this long for the next one
@@ -78,6 +79,8 @@ def on_exit(ls: HloLanguageServer, params) -> None:
     is 0 after a shutdown request, 1 otherwise, as the protocol asks."""
     ls.closing = True
     code = 0 if getattr(ls.protocol, "_shutdown", False) else 1
+    if isinstance(ls.protocol.writer, ThreadedWriter):
+        ls.protocol.writer.flush(2.0)  # what is queued for the writer thread (the answer to shutdown, say)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

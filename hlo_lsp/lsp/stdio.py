@@ -1,0 +1,165 @@
+"""The server's stdio transport: one thread reads whole messages from stdin, one thread writes answers to stdout;
+the event loop only handles them.
+
+pygls reads stdin through its thread pool one piece at a time: each header line and then the body is a round trip
+from the event loop to a pool thread and back, each way a hand-over of the GIL. While worker threads compute (an
+outline, the tokens, the background reads), every hand-over waits for a busy thread to let go, and a hover spent
+up to 31 ms between its ``Content-Length`` line being read and its handling (the 23 MB module with VS Code's
+on-open requests under way; its handling itself took 10 ms). Here a reader thread takes a whole message in one go
+(the header lines and the body come from the reader's buffer without a system call when they arrived together)
+and hands its body to the loop in one call; the loop parses and handles it as pygls does.
+
+pygls also writes each answer on the event loop, blocking it until the client has taken the bytes: a 0.9 MB folding
+answer held the loop for 10 ms. Here a large answer is queued for a writer thread (`ThreadedWriter`); a small one
+is written at once while nothing is queued, in order either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import queue
+import sys
+import threading
+from typing import BinaryIO
+
+from pygls.exceptions import JsonRpcException
+
+log = logging.getLogger("hlo_lsp")
+
+MAX_HEADER_LINES = 64  # more header lines than this before a blank line: not a message; skipped
+
+
+def read_message(stream: BinaryIO) -> bytes | None:
+    """The body of the next message on ``stream`` (blocking); None at the end of the stream. Header lines other
+    than ``Content-Length`` are ignored, and a header block without one is skipped, as pygls does."""
+    while True:
+        length = None
+        for _ in range(MAX_HEADER_LINES):
+            line = stream.readline()
+            if not line:
+                return None
+            if not line.strip():
+                if length is not None:
+                    break
+                continue  # a blank line before any Content-Length: keep looking
+            name, sep, value = line.partition(b":")
+            if sep and name.strip().lower() == b"content-length" and value.strip().isdigit():
+                length = int(value.strip())
+        else:
+            log.warning("stdin: %d header lines without a body; skipped", MAX_HEADER_LINES)
+            continue
+        if length is None:
+            continue
+        body = stream.read(length)
+        if len(body) < length:
+            return None  # the stream ended inside the body
+        return body
+
+
+DIRECT_MAX = 65_536  # bytes: an answer up to this size (a pipe's buffer) is written at once when nothing is queued
+
+
+class ThreadedWriter:
+    """pygls' writer interface over a binary stream, in the order given, without the event loop waiting for the
+    client to read a large answer: an answer over `DIRECT_MAX`, and anything given while one is queued, is written
+    by a thread of its own; a small one with nothing queued is written at once (a hover's answer then goes out
+    without waiting for the writer thread's turn of the GIL)."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._pending = 0  # queued and not yet written
+        self._lock = threading.Lock()  # orders the writes given from several threads
+        self.broken = False
+        self._thread = threading.Thread(target=self._run, name="hlo-lsp-writer", daemon=True)
+        self._thread.start()
+
+    def write(self, data: bytes) -> None:
+        if self.broken:
+            return
+        with self._lock:
+            if self._pending == 0 and len(data) <= DIRECT_MAX:
+                self._put(data)
+                return
+            self._pending += 1
+            self._idle.clear()
+            self._queue.put(data)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until everything queued is written (at most ``timeout`` s); False when it was not."""
+        return self._idle.wait(timeout)
+
+    def close(self) -> None:
+        self.flush()
+        self._queue.put(None)
+
+    def _put(self, data: bytes) -> None:
+        try:
+            if not self.broken:
+                self._stream.write(data)
+                self._stream.flush()
+        except (OSError, ValueError):  # the client went away: nothing more can reach it
+            self.broken = True
+
+    def _run(self) -> None:
+        while (data := self._queue.get()) is not None:
+            self._put(data)
+            with self._lock:
+                self._pending -= 1
+                if self._pending == 0:
+                    self._idle.set()
+
+
+def start_io(ls, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+    """Serve ``ls`` (a pygls server) over stdin and stdout until the input ends or the client says ``exit``."""
+    writer = ThreadedWriter(stdout or sys.stdout.buffer)
+    ls.protocol.set_writer(writer)
+    ls._stop_event = threading.Event()
+    try:
+        asyncio.run(_serve(ls, stdin or sys.stdin.buffer))
+    except BrokenPipeError:
+        log.error("Connection to the client is lost! Shutting down the server.")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        writer.flush()
+        ls.shutdown()
+
+
+async def _serve(ls, stdin: BinaryIO) -> None:
+    loop = asyncio.get_running_loop()
+    bodies: asyncio.Queue[bytes | None] = asyncio.Queue()
+    protocol = ls.protocol
+
+    def read() -> None:
+        try:
+            while not ls._stop_event.is_set():
+                body = read_message(stdin)
+                if body is None:
+                    break
+                loop.call_soon_threadsafe(bodies.put_nowait, body)
+        except (OSError, ValueError) as exc:
+            log.error("stdin: %s", exc)
+        except RuntimeError:
+            return  # the loop is closed: the server ended meanwhile
+        try:
+            loop.call_soon_threadsafe(bodies.put_nowait, None)
+        except RuntimeError:
+            pass
+
+    threading.Thread(target=read, name="hlo-lsp-reader", daemon=True).start()
+    while (body := await bodies.get()) is not None and not ls._stop_event.is_set():
+        try:
+            message = json.loads(body, object_hook=protocol.structure_message)
+            protocol.handle_message(message)
+        except Exception as exc:  # noqa: BLE001 - as pygls: a message that fails is logged and reported
+            log.exception("Unable to handle message")
+            ls._report_server_error(exc, JsonRpcException)
+        # one turn of the loop before the next message: the handler a message started (an async one runs as a
+        # task) takes its first step first, so a request after a `didChange` sees the change applied, as it did
+        # when each message took pygls several turns to read
+        await asyncio.sleep(0)

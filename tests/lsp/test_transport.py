@@ -1,0 +1,139 @@
+"""The stdio transport (`hlo_lsp.lsp.stdio`) and the message functions made at ``initialize``
+(`hlo_lsp.lsp.app.warm_messages`).
+
+The reader frames messages as pygls does (other header lines ignored, a header block without ``Content-Length``
+skipped, the end of the stream inside a message ends the input); the writer writes what it is given in order and
+`flush` waits for it. After `warm_messages`, a session's answers and notifications never empty cattrs' cache of the
+functions that read the client's messages, so no request makes one on the event loop. The end-to-end tests run
+every request through the real transport."""
+
+from __future__ import annotations
+
+import io
+import threading
+
+from lsprotocol import types as lsp
+from pygls.protocol import default_converter
+
+from hlo_lsp.lsp.app import CLIENT_METHODS, warm_messages
+from hlo_lsp.lsp.stdio import DIRECT_MAX, ThreadedWriter, read_message
+
+
+def _frame(body: bytes, headers: bytes = b"") -> bytes:
+    return b"Content-Length: %d\r\n" % len(body) + headers + b"\r\n" + body
+
+
+def test_messages_are_read_whole_and_in_order():
+    bodies = [b'{"a":1}', b'{"b":"' + b"x" * 100_000 + b'"}', b"{}"]
+    stream = io.BufferedReader(io.BytesIO(b"".join(_frame(b) for b in bodies)))
+    assert [read_message(stream) for _ in range(4)] == [*bodies, None]
+
+
+def test_other_headers_and_their_case_are_accepted():
+    data = b"content-type: application/vscode-jsonrpc; charset=utf-8\r\nCONTENT-LENGTH:  3\r\n\r\n[1]"
+    assert read_message(io.BytesIO(data)) == b"[1]"
+    assert read_message(io.BytesIO(_frame(b"[2]", b"Content-Type: x\r\n"))) == b"[2]"
+
+
+def test_a_header_block_without_length_is_skipped():
+    data = b"X-Junk: 1\r\n\r\n" + b"garbage line\r\n" + _frame(b"[3]")
+    assert read_message(io.BytesIO(data)) == b"[3]"
+
+
+def test_the_end_of_the_stream_ends_the_input():
+    assert read_message(io.BytesIO(b"")) is None
+    assert read_message(io.BytesIO(b"Content-Length: 10\r\n\r\n[1]")) is None  # inside the body
+    assert read_message(io.BytesIO(b"Content-Length: 10\r\n")) is None  # inside the headers
+
+
+def test_endless_headers_never_hang_the_reader():
+    data = b"X: 1\r\n" * 1000 + _frame(b"[4]")
+    assert read_message(io.BytesIO(data)) == b"[4]"
+
+
+class _SlowStream(io.RawIOBase):
+    """A stream that takes each write slowly, from one thread at a time (asserted)."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self._in = threading.Lock()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:
+        assert self._in.acquire(blocking=False), "two writes at once"
+        try:
+            threading.Event().wait(0.001)
+            self.parts.append(bytes(b))
+            return len(b)
+        finally:
+            self._in.release()
+
+
+def test_the_writer_writes_everything_in_order_and_flush_waits_for_it():
+    stream = _SlowStream()
+    w = ThreadedWriter(stream)  # type: ignore[arg-type]
+    # small answers (written at once while nothing is queued) among large ones (queued for the writer thread)
+    sent = [b"%d" % i if i % 7 else b"%d:" % i + b"x" * (DIRECT_MAX + 1) for i in range(200)]
+    for i in range(0, 200, 50):  # from several threads, each its own run in order
+        t = threading.Thread(target=lambda a=i: [w.write(x) for x in sent[a : a + 50]])
+        t.start()
+        t.join()
+    assert w.flush(10)
+    assert stream.parts == sent
+    w.close()
+
+
+def test_a_writer_whose_client_went_away_drops_the_rest():
+    class Broken(io.RawIOBase):
+        def writable(self) -> bool:
+            return True
+
+        def write(self, b) -> int:
+            raise BrokenPipeError
+
+    w = ThreadedWriter(Broken())  # type: ignore[arg-type]
+    w.write(b"x")
+    assert w.flush(5) and w.broken
+    w.write(b"y")  # no error, nothing queued
+    assert w.flush(1)
+
+
+def _reads_made(conv) -> int:
+    return conv._structure_func.dispatch.cache_info().misses  # cattrs' made reading functions (a private API)
+
+
+def test_after_warming_a_session_makes_no_function_to_read_a_request():
+    conv = default_converter()
+    warm_messages(conv)
+    made = _reads_made(conv)
+    where = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=1))
+    # what a session writes: answers of every kind the server writes through cattrs, and its notifications
+    conv.unstructure(lsp.HoverResponse(id=1, result=lsp.Hover(contents=lsp.MarkupContent(kind="markdown", value="x"))))
+    conv.unstructure(lsp.DefinitionResponse(id=2, result=[lsp.Location(uri="file:///a", range=where)]))
+    conv.unstructure(lsp.InlayHintResponse(id=3, result=[lsp.InlayHint(position=where.start, label="x")]))
+    conv.unstructure(
+        lsp.PublishDiagnosticsNotification(
+            params=lsp.PublishDiagnosticsParams(uri="file:///a", diagnostics=[lsp.Diagnostic(range=where, message="m")])
+        )
+    )
+    for method in CLIENT_METHODS:
+        conv.get_structure_hook(lsp.METHOD_TO_TYPES[method][0])
+    hover = {
+        "jsonrpc": "2.0",
+        "id": 4,
+        "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": "file:///a"}, "position": {"line": 0, "character": 0}},
+    }
+    assert conv.structure(hover, lsp.HoverRequest).params.position.line == 0
+    assert _reads_made(conv) == made
+
+
+def test_unwarmed_the_same_session_makes_them_on_first_use():
+    """The test above can fail: without `warm_messages` the same reads make new functions."""
+    conv = default_converter()
+    made = _reads_made(conv)
+    for method in CLIENT_METHODS:
+        conv.get_structure_hook(lsp.METHOD_TO_TYPES[method][0])
+    assert _reads_made(conv) > made
