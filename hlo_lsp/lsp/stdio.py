@@ -119,10 +119,8 @@ def start_io(ls, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) 
     writer = ThreadedWriter(stdout or sys.stdout.buffer)
     ls.protocol.set_writer(writer)
     ls._stop_event = threading.Event()
-    try:
+    try:  # (a client gone away ends the input or breaks the writer: no BrokenPipeError comes out of here)
         asyncio.run(_serve(ls, stdin or sys.stdin.buffer))
-    except BrokenPipeError:
-        log.error("Connection to the client is lost! Shutting down the server.")
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 
 from lsprotocol import types as lsp
 from pygls.protocol import default_converter
@@ -64,7 +65,7 @@ class _SlowStream(io.RawIOBase):
     def write(self, b) -> int:
         assert self._in.acquire(blocking=False), "two writes at once"
         try:
-            threading.Event().wait(0.001)
+            time.sleep(0.001)
             self.parts.append(bytes(b))
             return len(b)
         finally:
