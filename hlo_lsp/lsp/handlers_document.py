@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -304,21 +304,46 @@ def token_data(ls: HloLanguageServer, path: str) -> list[int]:
         a = ls.ws.analysis(path)
     except ReadError:
         return []
-    # a long module after an edit: the previous version's tokens outside the edited lines (ide.token_reuse)
-    reused = token_reuse.reuse(ls.answers.token_memo.get(path), a)
-    toks = reused if reused is not None else semantic_tokens.document_tokens(ls.ws, path)
+    # a long module after an edit: the previous version's tokens and wire data outside the edited lines
+    # (ide.token_reuse): only the edited lines' tokens are made and encoded
+    encoding = str(w.encoding)
+    enc = _encoder(w)
+    memo = ls.answers.token_memo.get(path)
+    got = token_reuse.reuse_encoded(memo, a, encoding, enc)
+    toks: Sequence[token_reuse.Tok]
+    if got is not None:
+        toks, data = got
+    else:
+        toks = semantic_tokens.document_tokens(ls.ws, path)
+        data = enc(toks, 0)
     if version is not None and ls.answers.version_of(path) == version:  # no edit landed meanwhile
-        ls.answers.token_memo[path] = token_reuse.memo_of(a, toks)
-    lines = w.lines
-    if w.encoding == lsp.PositionEncodingKind.Utf32 or all(map(str.isascii, lines)):
-        # code points are wire columns (every line of a machine-written dump is ASCII): no per-token conversion
-        return semantic_tokens.encode([(line, s, e - s, t, m) for line, s, e, t, m in toks])
-    col = w.col
-    wire = []
-    for line, start, end, typ, mods in toks:
-        s = col(line, start)
-        wire.append((line, s, col(line, end) - s, typ, mods))
-    return semantic_tokens.encode(wire)
+        ls.answers.token_memo[path] = token_reuse.memo_of(a, toks, data, encoding)
+    return data
+
+
+def _encoder(w: _Wire) -> token_reuse.Encoder:
+    """Tokens (code-point columns) -> their wire data in ``w``'s encoding, the first token's line delta
+    counted from a given line (`semantic_tokens.encode`)."""
+
+    def encode(toks, prev_line: int) -> list[int]:
+        if not toks:
+            return []
+        lines = w.lines
+        first, last = toks[0][0], toks[-1][0]
+        if w.encoding == lsp.PositionEncodingKind.Utf32 or all(map(str.isascii, lines[first : last + 1])):
+            # code points are wire columns (every line of a machine-written dump is ASCII): no per-token conversion
+            wire = [(line, s, e - s, t, m) for line, s, e, t, m in toks]
+        else:
+            col = w.col
+            wire = []
+            for line, start, end, typ, mods in toks:
+                s = col(line, start)
+                wire.append((line, s, col(line, end) - s, typ, mods))
+        data = semantic_tokens.encode(wire)
+        data[0] -= prev_line
+        return data
+
+    return encode
 
 
 def _token_data_guarded(ls: HloLanguageServer, path: str):

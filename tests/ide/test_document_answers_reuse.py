@@ -22,8 +22,11 @@ TEXT = SRC.read_text()
 LINES = TEXT.split("\n")
 
 # an edit: (line fraction, what): append a space, insert a blank line, delete the line, rename its defined name
+# (with an ASCII letter, or with one outside the BMP: two UTF-16 units for one code point)
 EDITS = st.lists(
-    st.tuples(st.floats(0, 0.999), st.sampled_from(["space", "blank", "delete", "rename"])), min_size=1, max_size=6
+    st.tuples(st.floats(0, 0.999), st.sampled_from(["space", "blank", "delete", "rename", "astral"])),
+    min_size=1,
+    max_size=6,
 )
 
 
@@ -44,8 +47,9 @@ def _apply(ws: Workspace, path: str, lines: list[str], version: int, frac: float
         k = text.find("%")
         if k < 0:
             return
-        edit = doc.apply(ln, k + 1, ln, k + 1, "z")
-        lines[ln] = text[: k + 1] + "z" + text[k + 1 :]
+        letter = "\U0001d51e" if what == "astral" else "z"
+        edit = doc.apply(ln, k + 1, ln, k + 1, letter)
+        lines[ln] = text[: k + 1] + letter + text[k + 1 :]
     ws.edited(path, version, [edit])
 
 
@@ -168,44 +172,75 @@ def test_outline_lists_at_most_outline_blocks_computations(tmp_path, monkeypatch
     assert all(LINES.index(ln) in folds for ln in comps)
 
 
-def _reused_after(tmp_path, edits) -> tuple[list, list, int]:
+def _encoder(lines: list[str], encoding: str):
+    """The server's wire encoder (`handlers_document._encoder`) over ``lines`` in ``encoding``."""
+    from hlo_lsp.lsp.handlers_document import _encoder, _Wire
+
+    w = _Wire.__new__(_Wire)
+    w.encoding, w.lines = encoding, lines
+    return _encoder(w)
+
+
+def _reused_after(tmp_path, edits, encoding: str = "utf-16") -> tuple[list, list, int, list[int], list[int]]:
     """Definition tokens made by `token_reuse` from the previous version's after each edit (afresh where it
-    declines), the fresh tokens of the final text, and how many edits were answered by reuse."""
+    declines), the fresh tokens of the final text, how many edits were answered by reuse, and the wire data in
+    ``encoding`` spliced by `token_reuse.reuse_encoded` against the fresh tokens' wire data."""
     path = str(tmp_path / SRC.name)
     ws = Workspace()
     ws.open(path, TEXT, 1)
     a = ws.analysis(path)
     tokens = semantic_tokens.definition_tokens(a)
-    memo = token_reuse.memo_of(a, tokens)
+    enc = _encoder(ws.document(path).lines, encoding)
+    memo = token_reuse.memo_of(a, tokens, enc(tokens, 0), encoding)
     lines = list(LINES)
     reused = 0
     for v, (frac, what) in enumerate(edits, start=2):
         _apply(ws, path, lines, v, frac, what)
         a = ws.analysis(path)
+        enc = _encoder(ws.document(path).lines, encoding)
+        spliced = token_reuse.reuse_encoded(memo, a, encoding, enc)
         got = token_reuse.reuse(memo, a)
+        assert (spliced is None) == (got is None)  # the data is spliced wherever the tokens are reused
         if got is None:
-            got = semantic_tokens.document_tokens(ws, path)
+            got = list(semantic_tokens.document_tokens(ws, path))
+            data = enc(got, 0)
         else:
             reused += 1
-        memo = token_reuse.memo_of(a, got)
+            assert spliced is not None and spliced[0] == got
+            data = spliced[1]
+        memo = token_reuse.memo_of(a, got, data, encoding)
     fresh_ws = Workspace()
     fresh_ws.open(path, "\n".join(lines), 1)
-    return [tuple(t) for t in got], [tuple(t) for t in semantic_tokens.document_tokens(fresh_ws, path)], reused
+    fresh = [tuple(t) for t in semantic_tokens.document_tokens(fresh_ws, path)]
+    return [tuple(t) for t in got], fresh, reused, data, _encoder(lines, encoding)(fresh, 0)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(edits=EDITS)
-def test_reused_tokens_after_edits_equal_a_fresh_read(tmp_path, monkeypatch, edits):
-    """Tokens made from the previous version's, edit after edit, equal the fresh tokens of the final text, and
-    the delta from the tokens held before equals the fresh array."""
+@given(edits=EDITS, encoding=st.sampled_from(["utf-8", "utf-16", "utf-32"]))
+def test_reused_tokens_after_edits_equal_a_fresh_read(tmp_path, monkeypatch, edits, encoding):
+    """Tokens made from the previous version's, edit after edit, equal the fresh tokens of the final text; so
+    does their wire data spliced from the previous version's, in every encoding; and the delta from the tokens
+    held before equals the fresh array."""
     monkeypatch.setattr(semantic_tokens, "LIGHT_LINES", 0)  # every document counts as long
-    got, fresh, _ = _reused_after(tmp_path, edits)
+    got, fresh, _, data, fresh_data = _reused_after(tmp_path, edits, encoding)
     assert got == fresh
+    assert data == fresh_data
     before = _wire(semantic_tokens.definition_tokens(_fresh_analysis(tmp_path)))
     edit = token_edits(before, _wire(got))
     assert apply_token_edits(
         before, [] if edit is None else [{"start": edit[0], "deleteCount": edit[1], "data": edit[2]}]
     ) == _wire(fresh)
+
+
+def test_spliced_data_of_a_renamed_line_counts_utf16_units(tmp_path, monkeypatch):
+    """An instruction renamed with a letter outside the BMP: the spliced data gives its token two UTF-16 units
+    more than in code points, as a fresh encoding does, and the edit was answered by reuse."""
+    monkeypatch.setattr(semantic_tokens, "LIGHT_LINES", 0)
+    rows = [i for i, x in enumerate(LINES) if x.startswith("  ") and " = " in x]
+    got, fresh, reused, data, fresh_data = _reused_after(tmp_path, [(rows[len(rows) // 2] / len(LINES), "astral")])
+    assert reused == 1 and got == fresh and data == fresh_data
+    k = next(i for i, t in enumerate(got) if t[0] == rows[len(rows) // 2])
+    assert data[5 * k + 2] == got[k][2] - got[k][1] + 1
 
 
 def _fresh_analysis(tmp_path):
@@ -225,6 +260,6 @@ def test_tokens_are_reused_after_edits_inside_instruction_lines(tmp_path, monkey
         (rows[1] / len(LINES), "space"),
         (rows[-2] / len(LINES), "blank"),
     ]
-    got, fresh, reused = _reused_after(tmp_path, edits)
-    assert got == fresh
+    got, fresh, reused, data, fresh_data = _reused_after(tmp_path, edits)
+    assert got == fresh and data == fresh_data
     assert reused == len(edits)
