@@ -113,22 +113,32 @@ def _symbol_json(w: _Wire, s) -> dict:
 
 CHILD_MIN_CHARS = 2_000_000  # from this size on, a whole-document answer is computed in a forked child
 CHILD_TIMEOUT_S = 60.0
+# how much lower the CPU priority of a child making a long answer is (the outline, folding ranges, links: the
+# editor gives them half the yardstick, and 0.1 of it to the token delta, lenses and hovers that the process
+# itself answers meanwhile). The process runs one thread of Python at a time, so on 2 cores the children still
+# have one core to themselves; without this, after an edit of the 23 MB module three children and the token delta
+# shared both cores, and the delta, 60 ms of work alone, took 220 ms.
+LONG_ANSWER_NICE = 10
 
 
-def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any]) -> Any:
+def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], nice: int = 0) -> Any:
     """``fn()``, computed in a forked child when ``path`` is large (`CHILD_MIN_CHARS`): the child works on the
     other core from the model as it is (copy-on-write, nothing sent on the way in) and sends back the answer's
     JSON text, while this process's one GIL stays with the requests and the background reads; in a thread it
     took turns with both (a hover waited behind it, and it behind the reading of the siblings). ``fn`` must be
     pure: what it stores in the child is lost (so its caller prepares here what is kept: the document read, a
-    bundle's peak report, the answers' bookkeeping). Computed here when forking is off or the child fails."""
+    bundle's peak report, the answers' bookkeeping). Computed here when forking is off or the child fails.
+    ``nice``: the child's lower CPU priority (`LONG_ANSWER_NICE` for the answers the editor waits longer for)."""
     try:
         large = ls.ws.analysis(path).size > CHILD_MIN_CHARS
     except ReadError:
         large = False
     if large:
+        if nice:
+            ls.answers.wait_short()  # a fork now would make the short answers under way copy what they write
         locks = [*ls.ws.fork_locks(), *lens.fork_locks()]
-        got = fork.result(fork.start(lambda _: fn(), None, locks=locks, timeout=CHILD_TIMEOUT_S, freeze=False))
+        child = fork.start(lambda _: fn(), None, locks=locks, timeout=CHILD_TIMEOUT_S, freeze=False, nice=nice)
+        got = fork.result(child)
         if got is not None:
             return got
     return fn()
@@ -142,7 +152,7 @@ def document_symbols_json(ls: HloLanguageServer, path: str) -> RawResult:
         w = _Wire(ls, path)
         return _dumps([_symbol_json(w, s) for s in symbols.document_symbols(ls.ws, path)])
 
-    return _in_child(ls, path, answer)
+    return _in_child(ls, path, answer, LONG_ANSWER_NICE)
 
 
 def folding_json(ls: HloLanguageServer, path: str) -> RawResult:
@@ -153,7 +163,7 @@ def folding_json(ls: HloLanguageServer, path: str) -> RawResult:
         ranges = symbols.folding_ranges(ls.ws, path)
         return _dumps([{"startLine": f.start_line, "endLine": f.end_line, "kind": "region"} for f in ranges])
 
-    return _in_child(ls, path, answer)
+    return _in_child(ls, path, answer, LONG_ANSWER_NICE)
 
 
 def links_json(ls: HloLanguageServer, path: str) -> RawResult:
@@ -179,7 +189,7 @@ def links_json(ls: HloLanguageServer, path: str) -> RawResult:
         links = symbols.document_links(ls.ws, path, later)
         return _dumps([_link_json(ls, w, link, path, version) for link in links])
 
-    return _in_child(ls, path, answer)
+    return _in_child(ls, path, answer, LONG_ANSWER_NICE)
 
 
 def _link_json(ls: HloLanguageServer, w: _Wire, link, path: str, version: int | None) -> dict:
@@ -212,7 +222,9 @@ def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult | Provisional:
         except ReadError:
             partial = False
         if partial:
-            return Provisional(_lenses_in_child(ls, path, lens.file_lenses))
+            # a pass over the file's allocations: in this process (a fork costs more than the work, and its
+            # copy-on-write faults slowed the other answers of the batch)
+            return Provisional(_lens_json(ls, path, lens.file_lenses(ls.ws, path)))
     ls.answers.not_waiting(path, "codeLens")
     lens.module_report(ls.ws, path)  # the peak report is kept with the bundle: made here, never in a child
     return _lenses_in_child(ls, path, lens.code_lenses)
@@ -287,7 +299,8 @@ async def on_document_link_resolve(ls: HloLanguageServer, link: lsp.DocumentLink
 @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
 async def on_code_lens(ls: HloLanguageServer, params: lsp.CodeLensParams):
     if ls.insight_settings.code_lens:
-        return await _answer(ls, params, "codeLens", code_lens_json)
+        with ls.answers.short_request():
+            return await _answer(ls, params, "codeLens", code_lens_json)
     return []
 
 
@@ -369,5 +382,6 @@ async def on_semantic_tokens_full(ls: HloLanguageServer, params: lsp.SemanticTok
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA)
 async def on_semantic_tokens_delta(ls: HloLanguageServer, params: lsp.SemanticTokensDeltaParams):
     path = uri_to_path(params.text_document.uri)
-    tokens = await ls.answers.answer(path, "semanticTokens", _token_data_guarded(ls, path))
-    return ls.answers.tokens_delta(path, params.previous_result_id, tokens)
+    with ls.answers.short_request():
+        tokens = await ls.answers.answer(path, "semanticTokens", _token_data_guarded(ls, path))
+        return ls.answers.tokens_delta(path, params.previous_result_id, tokens)

@@ -62,13 +62,16 @@ def start(
     locks: Sequence[Any] = (),
     timeout: float | None = None,
     freeze: bool = True,
+    nice: int = 0,
 ) -> Child | None:
     """Fork a child computing ``fn(arg)`` on the parent's memory as it is now; None when forking is off or
         fails (compute in-process). ``locks`` are held across the fork (taken before it, released after it on both
         sides), so that no lock the child needs was held by a thread the child does not have; ``timeout`` (default
     `TIMEOUT_S`) bounds the child's life; ``freeze`` puts the
         parent's objects out of the child's collections (a read's child, which allocates much; an answer's child
-        runs without collecting anyway, and leaves the parent's frozen set as it was)."""
+        runs without collecting anyway, and leaves the parent's frozen set as it was); ``nice`` lowers the
+        child's CPU priority by that much (`os.nice`): work whose answer may take longer leaves the cores to the
+        parent's shorter work first."""
     if not ENABLED:
         return None
     try:
@@ -92,7 +95,7 @@ def start(
             for lock in reversed(held):
                 lock.release()
             os.close(r)
-            _child(fn, arg, w)
+            _child(fn, arg, w, nice)
         if freeze:
             gc.unfreeze()
     finally:
@@ -128,11 +131,16 @@ def discard(child: Child | None) -> None:
         pass
 
 
-def _child(fn: Callable[[Any], Any], part: Any, w: int) -> None:
+def _child(fn: Callable[[Any], Any], part: Any, w: int, nice: int = 0) -> None:
     global _IN_CHILD
     _IN_CHILD = True
     code = 1
     try:
+        if nice:
+            try:
+                os.nice(nice)
+            except OSError:
+                pass  # the priority is a preference: the result is the same without it
         gc.unfreeze()
         gc.disable()
         data = pickle.dumps(fn(part), protocol=pickle.HIGHEST_PROTOCOL)

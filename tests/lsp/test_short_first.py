@@ -1,0 +1,94 @@
+"""Short answers first: a long answer's fork waits until the short requests under way (the token delta, the
+lenses) are answered, at most a bounded time; and a long answer's child runs at a lower CPU priority."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+
+from hlo_lsp.core.process import fork
+from hlo_lsp.lsp.doc_answers import DocumentAnswers
+
+
+async def test_wait_short_returns_after_the_short_answer_is_written():
+    """A thread waiting in `wait_short` goes on only after the short request's answer was sent (the callback
+    that writes it, as pygls adds it to the handler's task, has run)."""
+    answers = DocumentAnswers(lambda path: 1)
+    order: list[str] = []
+    release = asyncio.Event()
+
+    async def handler() -> str:
+        with answers.short_request():
+            await release.wait()
+            return "tokens"
+
+    task = asyncio.ensure_future(handler())
+    # as pygls writes the answer; the request still counts as under way at that moment
+    task.add_done_callback(lambda t: order.append(f"sent {t.result()}, free: {answers.wait_short(0.0)}"))
+    await asyncio.sleep(0)  # the handler is inside its short request
+
+    def long_answer() -> None:
+        assert answers.wait_short(10)
+        order.append("forked")
+
+    waiter = asyncio.ensure_future(asyncio.to_thread(long_answer))
+    await asyncio.sleep(0.05)
+    assert order == []  # still waiting: the short request is under way
+    release.set()
+    await waiter
+    assert order == ["sent tokens, free: False", "forked"]
+
+
+async def test_wait_short_is_bounded_and_free_when_nothing_short_runs():
+    answers = DocumentAnswers(lambda path: 1)
+    assert await asyncio.to_thread(answers.wait_short, 0.0)  # nothing under way: at once
+
+    never = asyncio.Event()
+
+    async def stuck() -> None:
+        with answers.short_request():
+            await never.wait()
+
+    task = asyncio.ensure_future(stuck())
+    await asyncio.sleep(0)
+    t = time.monotonic()
+    assert not await asyncio.to_thread(answers.wait_short, 0.1)  # gives up after the limit
+    assert 0.09 <= time.monotonic() - t < 5
+    task.cancel()  # a cancelled short request ends too
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert await asyncio.to_thread(answers.wait_short, 0.0)
+
+
+async def test_overlapping_short_requests_all_count():
+    answers = DocumentAnswers(lambda path: 1)
+    first, second = asyncio.Event(), asyncio.Event()
+
+    async def handler(ev: asyncio.Event) -> None:
+        with answers.short_request():
+            await ev.wait()
+
+    tasks = [asyncio.ensure_future(handler(first)), asyncio.ensure_future(handler(second))]
+    await asyncio.sleep(0)
+    first.set()
+    await tasks[0]
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not answers.wait_short(0.0)  # the second is still under way
+    second.set()
+    await tasks[1]
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert answers.wait_short(0.0)
+
+
+@pytest.mark.skipif(not fork.ENABLED, reason="forked children only on Linux")
+def test_a_long_answers_child_runs_at_lower_priority():
+    here = os.nice(0)
+    assert fork.result(fork.start(lambda _: os.nice(0), None, freeze=False, nice=5)) == min(here + 5, 19)
+    assert fork.result(fork.start(lambda _: os.nice(0), None, freeze=False)) == here
