@@ -116,8 +116,9 @@ CHILD_TIMEOUT_S = 60.0
 # how much lower the CPU priority of a child making a long answer is (the outline, folding ranges, links: the
 # editor gives them half the yardstick, and 0.1 of it to the token delta, lenses and hovers that the process
 # itself answers meanwhile). The process runs one thread of Python at a time, so on 2 cores the children still
-# have one core to themselves; without this, after an edit of the 23 MB module three children and the token delta
-# shared both cores, and the delta, 60 ms of work alone, took 220 ms.
+# have one core to themselves. After an edit of the 23 MB module, three children beside the token delta made it
+# take 150-220 ms for 20 ms of work; lowering their priority took 0.25 X to 0.20 X, and the rest went with the
+# wait for the short answers before forking (`DocumentAnswers.wait_short`).
 LONG_ANSWER_NICE = 10
 
 
