@@ -154,10 +154,6 @@ def _section(name: str, kind: str, lines: Lines, first: int, last: int, children
     )
 
 
-def _used_end(u) -> int:
-    return u.from_instruction_line if u.from_instruction_line is not None else u.line
-
-
 def _buffer_symbols(a: Analysis, budget: _Budget, allocations: bool = True) -> list[Symbol]:
     """The outline of a buffer file: each allocation (without ``allocations``: none, for folding, which folds
     them from their lines alone), then its sections."""
@@ -198,7 +194,7 @@ def _buffer_symbols(a: Analysis, budget: _Budget, allocations: bool = True) -> l
             lines,
             doc.used_values,
             budget,
-            lambda u: Symbol(u.name, "field", _line_range(lines, u.line, _used_end(u)), u.range, f"id {u.value_id}"),
+            lambda u: Symbol(u.name, "field", _line_range(lines, u.line, u.last_line), u.range, f"id {u.value_id}"),
             "values",
             by_line,
         )
@@ -208,7 +204,7 @@ def _buffer_symbols(a: Analysis, budget: _Budget, allocations: bool = True) -> l
                 "namespace",
                 lines,
                 max(0, doc.used_values[0].line - 1),
-                _used_end(doc.used_values[-1]),
+                doc.used_values[-1].last_line,
                 kids,
             )
         )

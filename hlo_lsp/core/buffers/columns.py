@@ -297,7 +297,8 @@ class UsedValues(_ValueLines):
         self.text = text
 
     def spans(self) -> Iterator[tuple[int, int]]:
-        """(first line, last line) of each value: its own line through its `` from instruction:`` line."""
+        """(first line, last line) of each value: its own line through its `` from instruction:`` line (each
+        record's `UsedValue.last_line`, without making the records)."""
         for ln, fl in zip(self.line, self.from_line):
             yield ln, ln if fl == NONE else fl
 

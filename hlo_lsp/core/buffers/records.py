@@ -159,6 +159,12 @@ class UsedValue:
         return _block(self)[1]
 
     @property
+    def last_line(self) -> int:
+        """The value's last line: its `` from instruction:`` line, its own line without one (`UsedValues.spans`
+        gives every value's from the columns)."""
+        return self.from_instruction_line if self.from_instruction_line is not None else self.line
+
+    @property
     def from_instruction(self) -> str | None:
         """The instruction text after ``from instruction:``; None when the value has no such line."""
         line = self._from_line()
