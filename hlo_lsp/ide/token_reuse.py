@@ -38,15 +38,15 @@ Encoder = Callable[[Sequence[Tok], int], list[int]]
 @dataclass
 class TokenMemo:
     """What the next version's tokens are made from: the lines they were made for (a copy: the store is edited
-    in place), the tokens, the computations' (line, name column, name) and the number of instructions; with
-    ``data``, the tokens' wire data in the position encoding ``encoding`` (`reuse_encoded`)."""
+    in place), the tokens, the computations' (line, name column, name), the number of instructions, and the
+    tokens' wire data in the position encoding ``encoding`` (`reuse_encoded`)."""
 
     lines: list[str]
     tokens: list[Tok]
     comps: list[tuple[int, int, str]]
     n_instructions: int
-    data: list[int] | None = None
-    encoding: str | None = None
+    data: list[int]
+    encoding: str
 
 
 def _long_module(a) -> bool:
@@ -62,7 +62,7 @@ def _signature(mod) -> tuple[list[tuple[int, int, str]], int]:
     return list(map(_SIG, comps)), sum(map(len, map(_INSTRUCTIONS, comps)))
 
 
-def memo_of(a, tokens: Sequence[Tok], data: list[int] | None = None, encoding: str | None = None) -> TokenMemo | None:
+def memo_of(a, tokens: Sequence[Tok], data: list[int], encoding: str) -> TokenMemo | None:
     """The memo of ``tokens``, the full definition tokens of analysis ``a`` (and ``data``, their wire data in
     ``encoding``); None when ``a`` is not a long module (its tokens are not definitions only, and are not
     reused)."""
@@ -125,16 +125,17 @@ def reuse(memo: TokenMemo | None, a) -> list[Tok] | None:
     return None if got is None else got[0]
 
 
-def reuse_encoded(memo: TokenMemo | None, a, encoding: str, encode: Encoder) -> tuple[list[Tok], list[int]] | None:
-    """`reuse`'s tokens and their wire data, the memo's ``data`` kept outside the changed lines and ``encode``
-    used for the tokens between (see the module docstring); None when the tokens cannot be reused or the memo
-    holds no data in ``encoding``."""
-    if memo is None or memo.data is None or memo.encoding != encoding:
+def reuse_encoded(memo: TokenMemo | None, a, encoding: str, encode: Encoder) -> TokenMemo | None:
+    """The next version's memo: `reuse`'s tokens and their wire data (the memo's ``data`` kept outside the
+    changed lines, ``encode`` used for the tokens between: see the module docstring), with the computations'
+    signature the splice read; None when the tokens cannot be reused or the memo's data is in another
+    encoding."""
+    if memo is None or memo.encoding != encoding:
         return None
     got = _splice(memo, a)
     if got is None:
         return None
-    out, i0, i1, mid = got
+    out, i0, i1, mid, comps, n_instructions = got
     old_tokens, old = memo.tokens, memo.data
     if len(old) != 5 * len(old_tokens):
         return None
@@ -149,12 +150,12 @@ def reuse_encoded(memo: TokenMemo | None, a, encoding: str, encode: Encoder) -> 
         if first_after == last:
             return None  # the same line as the token before it: its start would be relative (never, as above)
         tail[0] = first_after - last
-    return out, old[: 5 * i0] + mid_data + tail
+    return TokenMemo(list(a.lines), out, comps, n_instructions, old[: 5 * i0] + mid_data + tail, encoding)
 
 
-def _splice(memo: TokenMemo | None, a) -> tuple[list[Tok], int, int, list[Tok]] | None:
+def _splice(memo: TokenMemo | None, a) -> tuple[list[Tok], int, int, list[Tok], list[tuple[int, int, str]], int] | None:
     """The tokens of ``a`` made from ``memo``, with where the changed run was in the memo's tokens (``i0``,
-    ``i1``) and its new tokens (``mid``); None when they cannot be made so."""
+    ``i1``), its new tokens (``mid``) and ``a``'s computations' signature; None when they cannot be made so."""
     if memo is None or not _long_module(a):
         return None
     old, new = memo.lines, a.lines
@@ -188,4 +189,4 @@ def _splice(memo: TokenMemo | None, a) -> tuple[list[Tok], int, int, list[Tok]] 
         or (not mid and i0 and after and tokens[i0 - 1] > after[0])
     ):
         return None
-    return out, i0, i1, mid
+    return out, i0, i1, mid, comps, n_instructions

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -323,15 +323,15 @@ def token_data(ls: HloLanguageServer, path: str) -> list[int]:
     encoding = str(w.encoding)
     enc = _encoder(w)
     memo = ls.answers.token_memo.get(path)
-    got = token_reuse.reuse_encoded(memo, a, encoding, enc)
-    toks: Sequence[token_reuse.Tok]
-    if got is not None:
-        toks, data = got
+    nxt = token_reuse.reuse_encoded(memo, a, encoding, enc)
+    if nxt is not None:
+        data = nxt.data
     else:
         toks = semantic_tokens.document_tokens(ls.ws, path)
         data = enc(toks, 0)
+        nxt = token_reuse.memo_of(a, toks, data, encoding)
     if version is not None and ls.answers.version_of(path) == version:  # no edit landed meanwhile
-        ls.answers.token_memo[path] = token_reuse.memo_of(a, toks, data, encoding)
+        ls.answers.token_memo[path] = nxt
     return data
 
 

@@ -204,11 +204,13 @@ def _reused_after(tmp_path, edits, encoding: str = "utf-16") -> tuple[list, list
         if got is None:
             got = list(semantic_tokens.document_tokens(ws, path))
             data = enc(got, 0)
+            memo = token_reuse.memo_of(a, got, data, encoding)
         else:
             reused += 1
-            assert spliced is not None and spliced[0] == got
-            data = spliced[1]
-        memo = token_reuse.memo_of(a, got, data, encoding)
+            assert spliced is not None and spliced.tokens == got
+            assert spliced == token_reuse.memo_of(a, got, spliced.data, encoding)  # the next version's memo
+            data = spliced.data
+            memo = spliced
     fresh_ws = Workspace()
     fresh_ws.open(path, "\n".join(lines), 1)
     fresh = [tuple(t) for t in semantic_tokens.document_tokens(fresh_ws, path)]
