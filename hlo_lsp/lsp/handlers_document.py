@@ -122,21 +122,23 @@ CHILD_TIMEOUT_S = 60.0
 LONG_ANSWER_NICE = 10
 
 
-def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], nice: int = 0) -> Any:
+def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answer: bool = False) -> Any:
     """``fn()``, computed in a forked child when ``path`` is large (`CHILD_MIN_CHARS`): the child works on the
     other core from the model as it is (copy-on-write, nothing sent on the way in) and sends back the answer's
     JSON text, while this process's one GIL stays with the requests and the background reads; in a thread it
     took turns with both (a hover waited behind it, and it behind the reading of the siblings). ``fn`` must be
     pure: what it stores in the child is lost (so its caller prepares here what is kept: the document read, a
     bundle's peak report, the answers' bookkeeping). Computed here when forking is off or the child fails.
-    ``nice``: the child's lower CPU priority (`LONG_ANSWER_NICE` for the answers the editor waits longer for)."""
+    ``long_answer``: one the editor gives half the yardstick (outline, folding, links): its fork waits for the
+    short answers under way (`DocumentAnswers.wait_short`) and the child runs at `LONG_ANSWER_NICE`."""
     try:
         large = ls.ws.analysis(path).size > CHILD_MIN_CHARS
     except ReadError:
         large = False
     if large:
-        if nice:
+        if long_answer:
             ls.answers.wait_short()  # a fork now would make the short answers under way copy what they write
+        nice = LONG_ANSWER_NICE if long_answer else 0
         locks = [*ls.ws.fork_locks(), *lens.fork_locks()]
         child = fork.start(lambda _: fn(), None, locks=locks, timeout=CHILD_TIMEOUT_S, freeze=False, nice=nice)
         got = fork.result(child)
@@ -153,7 +155,7 @@ def document_symbols_json(ls: HloLanguageServer, path: str) -> RawResult:
         w = _Wire(ls, path)
         return _dumps([_symbol_json(w, s) for s in symbols.document_symbols(ls.ws, path)])
 
-    return _in_child(ls, path, answer, LONG_ANSWER_NICE)
+    return _in_child(ls, path, answer, long_answer=True)
 
 
 def folding_json(ls: HloLanguageServer, path: str) -> RawResult:
@@ -164,7 +166,7 @@ def folding_json(ls: HloLanguageServer, path: str) -> RawResult:
         ranges = symbols.folding_ranges(ls.ws, path)
         return _dumps([{"startLine": f.start_line, "endLine": f.end_line, "kind": "region"} for f in ranges])
 
-    return _in_child(ls, path, answer, LONG_ANSWER_NICE)
+    return _in_child(ls, path, answer, long_answer=True)
 
 
 def links_json(ls: HloLanguageServer, path: str) -> RawResult:
@@ -190,7 +192,7 @@ def links_json(ls: HloLanguageServer, path: str) -> RawResult:
         links = symbols.document_links(ls.ws, path, later)
         return _dumps([_link_json(ls, w, link, path, version) for link in links])
 
-    return _in_child(ls, path, answer, LONG_ANSWER_NICE)
+    return _in_child(ls, path, answer, long_answer=True)
 
 
 def _link_json(ls: HloLanguageServer, w: _Wire, link, path: str, version: int | None) -> dict:
