@@ -24,7 +24,7 @@ from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
 from hlo_lsp.lsp.convert import col_to_wire, path_to_uri, uri_to_path
-from hlo_lsp.lsp.doc_answers import Provisional, TokenArray, ints_json, list_json, lower_switch_interval
+from hlo_lsp.lsp.doc_answers import Provisional, TokenArray, ints_json, list_json, lower_switch_interval, short_wait
 from hlo_lsp.lsp.protocol import RawResult
 
 log = logging.getLogger("hlo_lsp")
@@ -132,12 +132,13 @@ def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answ
     ``long_answer``: one the editor gives half the yardstick (outline, folding, links): its fork waits for the
     short answers under way (`DocumentAnswers.wait_short`) and the child runs at `LONG_ANSWER_NICE`."""
     try:
-        large = ls.ws.analysis(path).size > CHILD_MIN_CHARS
+        size = ls.ws.analysis(path).size
     except ReadError:
-        large = False
-    if large:
+        size = 0
+    if size > CHILD_MIN_CHARS:
         if long_answer:
-            ls.answers.wait_short()  # a fork now would make the short answers under way copy what they write
+            # a fork now would make the short answers under way copy what they write
+            ls.answers.wait_short(short_wait(size))
         nice = LONG_ANSWER_NICE if long_answer else 0
         locks = [*ls.ws.fork_locks(), *lens.fork_locks()]
         child = fork.start(lambda _: fn(), None, locks=locks, timeout=CHILD_TIMEOUT_S, freeze=False, nice=nice)

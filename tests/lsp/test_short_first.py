@@ -92,3 +92,14 @@ def test_a_long_answers_child_runs_at_lower_priority():
     here = os.nice(0)
     assert fork.result(fork.start(lambda _: os.nice(0), None, freeze=False, nice=5)) == min(here + 5, 19)
     assert fork.result(fork.start(lambda _: os.nice(0), None, freeze=False)) == here
+
+
+def test_the_wait_for_short_answers_grows_with_the_document():
+    """The short answers are given a tenth of the yardstick, which grows with the text: a long answer on a
+    document past `SHORT_FIRST_CHARS` waits for them in proportion (on the 100 MB module the token delta alone
+    is a tenth of a second of work), and never less than `SHORT_FIRST_S` on a smaller one."""
+    from hlo_lsp.lsp.doc_answers import SHORT_FIRST_CHARS, SHORT_FIRST_S, short_wait
+
+    assert short_wait(0) == short_wait(SHORT_FIRST_CHARS) == SHORT_FIRST_S
+    assert short_wait(4 * SHORT_FIRST_CHARS) == pytest.approx(4 * SHORT_FIRST_S)
+    assert short_wait(100_000_000) > short_wait(23_000_000)
