@@ -87,13 +87,18 @@ def ints_json(data: list[int]) -> str:
 
 
 class TokenArray:
-    """A semantic-token ``data`` array and, once a full answer needed it, its JSON text."""
+    """A semantic-token ``data`` array and, once a full answer needed it, its JSON text as UTF-8 bytes."""
 
     __slots__ = ("data", "json")
 
     def __init__(self, data: list[int]) -> None:
         self.data = data
-        self.json: str | None = None
+        self.json: bytes | None = None
+
+
+def ints_json_bytes(data: list[int]) -> bytes:
+    """`ints_json` as the UTF-8 bytes a `RawResult` sends (the digits and commas are ASCII: one copy)."""
+    return ints_json(data).encode("ascii")
 
 
 def lower_switch_interval() -> None:
@@ -284,8 +289,8 @@ class DocumentAnswers:
         text is made here when the caller has not made it, off the loop, already)."""
         rid = self._keep(path, tokens.data)
         if tokens.json is None:
-            tokens.json = ints_json(tokens.data)
-        return RawResult('{"resultId":"%s","data":%s}' % (rid, tokens.json))
+            tokens.json = ints_json_bytes(tokens.data)
+        return RawResult('{"resultId":"%s","data":' % rid, tokens.json, b"}")
 
     def tokens_delta(self, path: str, previous_id: str, tokens: TokenArray) -> RawResult:
         """A ``SemanticTokensDelta`` from the array the editor holds (``previous_id``) to ``tokens``; a full

@@ -24,7 +24,14 @@ from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
 from hlo_lsp.lsp.convert import col_to_wire, path_to_uri, uri_to_path
-from hlo_lsp.lsp.doc_answers import Provisional, TokenArray, ints_json, list_json, lower_switch_interval, short_wait
+from hlo_lsp.lsp.doc_answers import (
+    Provisional,
+    TokenArray,
+    ints_json_bytes,
+    list_json,
+    lower_switch_interval,
+    short_wait,
+)
 from hlo_lsp.lsp.protocol import RawResult
 
 log = logging.getLogger("hlo_lsp")
@@ -379,7 +386,7 @@ async def on_semantic_tokens_full(ls: HloLanguageServer, params: lsp.SemanticTok
     path = uri_to_path(params.text_document.uri)
     tokens = await ls.answers.answer(path, "semanticTokens", _token_data_guarded(ls, path))
     if tokens.json is None:  # made once per array, off the loop, and kept with it for the next full request
-        tokens.json = await asyncio.to_thread(ints_json, tokens.data)
+        tokens.json = await asyncio.to_thread(ints_json_bytes, tokens.data)
     return ls.answers.tokens_result(path, tokens)
 
 

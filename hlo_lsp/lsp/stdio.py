@@ -11,7 +11,8 @@ and hands its body to the loop in one call; the loop parses and handles it as py
 
 pygls also writes each answer on the event loop, blocking it until the client has taken the bytes: a 0.9 MB folding
 answer held the loop for 10 ms. Here a large answer is queued for a writer thread (`ThreadedWriter`); a small one
-is written at once while nothing is queued, in order either way.
+is written at once while nothing is queued. Messages go in the order given, except that a small answer goes before
+the large messages still queued.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import queue
 import sys
 import threading
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import BinaryIO
 
 from pygls.exceptions import JsonRpcException
@@ -61,19 +64,43 @@ def read_message(stream: BinaryIO) -> bytes | None:
 DIRECT_MAX = 65_536  # bytes: an answer up to this size (a pipe's buffer) is written at once when nothing is queued
 
 
+_local = threading.local()
+
+
+@contextmanager
+def answering() -> Iterator[None]:
+    """Around the writing of a request's answer (`protocol.AnsweringProtocol._send_response`): a small one may
+    go before the large messages queued (`ThreadedWriter`)."""
+    _local.answer = True
+    try:
+        yield
+    finally:
+        _local.answer = False
+
+
 class ThreadedWriter:
-    """pygls' writer interface over a binary stream, in the order given, without the event loop waiting for the
-    client to read a large answer: an answer over `DIRECT_MAX`, and anything given while one is queued, is written
-    by a thread of its own; a small one with nothing queued is written at once (a hover's answer then goes out
-    without waiting for the writer thread's turn of the GIL)."""
+    """pygls' writer interface over a binary stream, without the event loop waiting for the client to read a
+    large answer: a message over `DIRECT_MAX`, and anything given while one is queued, is written by a thread of
+    its own; a small one with nothing queued is written at once (a hover's answer then goes out without waiting
+    for the writer thread's turn of the GIL).
+
+    Messages are written in the order given, except that a small answer to a request (written inside
+    `answering`) goes before the messages still queued: an editor's batch of requests on open gets several MB of
+    outline, folding and tokens back, and a viewport request or a hover answered meanwhile waited until the
+    client had read all of them (JSON-RPC matches answers to requests by id, in any order). Notifications and
+    the server's own requests keep their order among everything (a newer ``publishDiagnostics`` never goes
+    before an older one, nor a refresh request before the provisional answer it refreshes)."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._answers: deque[bytes] = deque()  # small answers, before ...
+        self._others: deque[bytes] = deque()  # ... everything else, in order
+        self._closed = False
         self._idle = threading.Event()
         self._idle.set()
         self._pending = 0  # queued and not yet written
         self._lock = threading.Lock()  # orders the writes given from several threads
+        self._ready = threading.Condition(self._lock)
         self.broken = False
         self._thread = threading.Thread(target=self._run, name="hlo-lsp-writer", daemon=True)
         self._thread.start()
@@ -81,13 +108,15 @@ class ThreadedWriter:
     def write(self, data: bytes) -> None:
         if self.broken:
             return
+        small = len(data) <= DIRECT_MAX
         with self._lock:
-            if self._pending == 0 and len(data) <= DIRECT_MAX:
+            if self._pending == 0 and small:
                 self._put(data)
                 return
+            (self._answers if small and getattr(_local, "answer", False) else self._others).append(data)
             self._pending += 1
             self._idle.clear()
-            self._queue.put(data)
+            self._ready.notify()
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until everything queued is written (at most ``timeout`` s); False when it was not."""
@@ -95,7 +124,9 @@ class ThreadedWriter:
 
     def close(self) -> None:
         self.flush()
-        self._queue.put(None)
+        with self._lock:
+            self._closed = True
+            self._ready.notify()
 
     def _put(self, data: bytes) -> None:
         try:
@@ -106,7 +137,16 @@ class ThreadedWriter:
             self.broken = True
 
     def _run(self) -> None:
-        while (data := self._queue.get()) is not None:
+        while True:
+            with self._lock:
+                while not self._answers and not self._others and not self._closed:
+                    self._ready.wait()
+                if self._answers:
+                    data = self._answers.popleft()
+                elif self._others:
+                    data = self._others.popleft()
+                else:
+                    return  # closed, and everything written
             self._put(data)
             with self._lock:
                 self._pending -= 1

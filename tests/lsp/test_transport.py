@@ -17,7 +17,7 @@ from lsprotocol import types as lsp
 from pygls.protocol import default_converter
 
 from hlo_lsp.lsp.app import CLIENT_METHODS, warm_messages
-from hlo_lsp.lsp.stdio import DIRECT_MAX, ThreadedWriter, read_message
+from hlo_lsp.lsp.stdio import DIRECT_MAX, ThreadedWriter, answering, read_message
 
 
 def _frame(body: bytes, headers: bytes = b"") -> bytes:
@@ -84,6 +84,55 @@ def test_the_writer_writes_everything_in_order_and_flush_waits_for_it():
     assert w.flush(10)
     assert stream.parts == sent
     w.close()
+
+
+def test_a_small_answer_goes_before_the_large_messages_queued_and_the_rest_keeps_its_order():
+    """While a large message is being written, a small answer to a request goes before the messages still
+    queued; every other message (notifications, the server's requests, large answers) keeps its order."""
+
+    class Gated(io.RawIOBase):
+        def __init__(self) -> None:
+            self.parts: list[bytes] = []
+            self.gate = threading.Event()
+            self.writing = threading.Event()
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, b) -> int:
+            self.writing.set()
+            self.gate.wait(10)  # the client reads the first large message slowly
+            self.parts.append(bytes(b))
+            return len(b)
+
+    big = b"x" * (DIRECT_MAX + 1)
+    stream = Gated()
+    w = ThreadedWriter(stream)  # type: ignore[arg-type]
+    w.write(b"outline:" + big)
+    assert stream.writing.wait(10)  # in flight
+    w.write(b"folding:" + big)  # an answer, but large: queued in order
+    w.write(b"diagnostics-1")  # a notification: queued in order
+    with answering():
+        w.write(b"hover")
+    w.write(b"diagnostics-2")
+    with answering():
+        w.write(b"range")
+        w.write(b"tokens:" + big)
+    stream.gate.set()
+    assert w.flush(10)
+    assert [p.split(b":")[0] for p in stream.parts] == [
+        b"outline",
+        b"hover",
+        b"range",
+        b"folding",
+        b"diagnostics-1",
+        b"diagnostics-2",
+        b"tokens",
+    ]
+    w.close()
+    with answering():  # with nothing queued, a small answer is written at once
+        ThreadedWriter(s := _SlowStream()).write(b"now")  # type: ignore[arg-type]
+    assert s.parts == [b"now"]
 
 
 def test_a_writer_whose_client_went_away_drops_the_rest():
