@@ -96,11 +96,10 @@ class ThreadedWriter:
         self._answers: deque[bytes] = deque()  # small answers, before ...
         self._others: deque[bytes] = deque()  # ... everything else, in order
         self._closed = False
-        self._idle = threading.Event()
-        self._idle.set()
         self._pending = 0  # queued and not yet written
         self._lock = threading.Lock()  # orders the writes given from several threads
-        self._ready = threading.Condition(self._lock)
+        # signalled when a message is queued (the writer thread waits for one) and when the queue empties (`flush`)
+        self._changed = threading.Condition(self._lock)
         self.broken = False
         self._thread = threading.Thread(target=self._run, name="hlo-lsp-writer", daemon=True)
         self._thread.start()
@@ -115,18 +114,18 @@ class ThreadedWriter:
                 return
             (self._answers if small and getattr(_local, "answer", False) else self._others).append(data)
             self._pending += 1
-            self._idle.clear()
-            self._ready.notify()
+            self._changed.notify_all()
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until everything queued is written (at most ``timeout`` s); False when it was not."""
-        return self._idle.wait(timeout)
+        with self._changed:
+            return self._changed.wait_for(lambda: self._pending == 0, timeout)
 
     def close(self) -> None:
         self.flush()
         with self._lock:
             self._closed = True
-            self._ready.notify()
+            self._changed.notify_all()
 
     def _put(self, data: bytes) -> None:
         try:
@@ -140,7 +139,7 @@ class ThreadedWriter:
         while True:
             with self._lock:
                 while not self._answers and not self._others and not self._closed:
-                    self._ready.wait()
+                    self._changed.wait()
                 if self._answers:
                     data = self._answers.popleft()
                 elif self._others:
@@ -151,7 +150,7 @@ class ThreadedWriter:
             with self._lock:
                 self._pending -= 1
                 if self._pending == 0:
-                    self._idle.set()
+                    self._changed.notify_all()
 
 
 def start_io(ls, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
