@@ -108,6 +108,9 @@ class Analysis:
     verified: list[Diagnostic] | None = None  # the last whole-module verifier run, when one was made
     donations: list[Diagnostic] | None = None  # the donation hints of that run (`rules.donation`)
     edited_lines: set[int] = field(default_factory=set)  # lines edited since `verified` was computed
+    # a buffer file open in the editor: the lines its model was read from (a snapshot of the line store, which
+    # edits change in place), so that the next version's model can be patched from it (`buffers.patch`)
+    read_lines: list[str] | None = None
     _size: int = 0
     _size_key: tuple | None = None
 
@@ -130,11 +133,22 @@ class Analysis:
         return self._size
 
 
-def analyse(path: str, source: Source, lines: list[str] | None = None, text: str | None = None) -> Analysis:
+def analyse(
+    path: str,
+    source: Source,
+    lines: list[str] | None = None,
+    text: str | None = None,
+    previous: Analysis | None = None,
+) -> Analysis:
     """Read one document into its model; never raises. ``lines`` is a snapshot of the source's lines (taken
     while no edit can interleave); the module keeps it, and `Workspace.analysis` swaps it for the editor's
     line store itself when no edit landed meanwhile. A file read from disk is never edited: its text is read
-    as it is, without a snapshot."""
+    as it is, without a snapshot. ``previous``, the analysis of an earlier version of an open buffer file,
+    is patched for the edit when the edit allows it (`buffers.patch`), instead of the whole file read."""
+    if previous is not None and lines is not None and isinstance(source.doc, LineDocument):
+        patched = _patched(path, source, lines, previous)
+        if patched is not None:
+            return patched
     disk = source.doc if isinstance(source.doc, DiskDocument) else None
     if disk is not None:
         text = disk.text
@@ -163,6 +177,8 @@ def analyse(path: str, source: Source, lines: list[str] | None = None, text: str
         a.buffers = doc
         a.index = OccurrenceIndex(doc.occurrences)
         a.read_diagnostics = list(doc.diagnostics)
+        if disk is None:
+            a.read_lines = lines
     elif kind == kinds.OOM or kind is None and looks_like_oom(text):
         a.kind = kinds.OOM
         a.oom = read_oom(text)
@@ -170,6 +186,39 @@ def analyse(path: str, source: Source, lines: list[str] | None = None, text: str
         first = source.doc.lines[0] if len(source.doc.lines) else ""
         what = kinds.describe_companion(path) or "an XLA dump companion file"  # COMPANION: always described
         a.read_diagnostics = [info(Range(0, 0, 0, len(first)), "dump.companion", what)]
+    return a
+
+
+def _head(lines: list[str], n: int = 8192) -> str:
+    """The first ``n`` characters of the text of ``lines`` (what `kinds.detect_kind` looks at)."""
+    out, size = [], 0
+    for line in lines:
+        out.append(line)
+        size += len(line) + 1
+        if size >= n:
+            break
+    return "\n".join(out)[:n]
+
+
+def _patched(path: str, source: Source, lines: list[str], previous: Analysis) -> Analysis | None:
+    """``previous`` (a buffer file's analysis) brought to the text ``lines`` by patching its model; None when
+    that is not possible (another kind of document, or an edit `buffers.patch` does not patch)."""
+    from hlo_lsp.core.buffers.patch import patch
+
+    old = previous.buffers
+    if old is None or previous.read_lines is None or previous.path != path:
+        return None
+    kind = kinds.detect_kind(path, _head(lines))
+    if kind != previous.kind:
+        return None
+    doc = patch(old, previous.read_lines, lines)
+    if doc is None:
+        return None
+    a = Analysis(path, kind, source)
+    a.buffers = doc
+    a.index = previous.index if doc is old else OccurrenceIndex(doc.occurrences)
+    a.read_diagnostics = list(doc.diagnostics)
+    a.read_lines = lines
     return a
 
 

@@ -304,3 +304,27 @@ class LineDocument:
         self._text = None
         self.generation += 1
         return Edit(start_line, len(old), len(new), old)
+
+
+def common_prefix(a: list, b: list, n: int | None = None) -> int:
+    """Length of the longest common prefix (at most ``n``), compared in slices (C speed) that halve near the
+    first mismatch."""
+    if n is None:
+        n = min(len(a), len(b))
+    i, step = 0, 4096
+    while step:
+        while i + step <= n and a[i : i + step] == b[i : i + step]:
+            i += step
+        step //= 2
+    return i
+
+
+def common_suffix(a: list, b: list, limit: int) -> int:
+    """Length of the longest common suffix, at most ``limit`` (as `common_prefix`, from the end)."""
+    la, lb = len(a), len(b)
+    i, step = 0, 4096
+    while step:
+        while i + step <= limit and a[la - i - step : la - i] == b[lb - i - step : lb - i]:
+            i += step
+        step //= 2
+    return i

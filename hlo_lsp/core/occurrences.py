@@ -211,14 +211,15 @@ class OccurrenceIndex:
         hi = bisect.bisect_left(pos, _pack(line + 1, 0))
         return self._occ[lo:hi]
 
-    def all_spans(self) -> Iterator[tuple[int, int, int, str, bool]]:
-        """(line, start, end, kind, is definition) of every occurrence, in document order, read from the columns
-        (no `Occurrence` made)."""
+    def all_spans(self, lo: int = 0, hi: int | None = None) -> Iterator[tuple[int, int, int, str, bool]]:
+        """(line, start, end, kind, is definition) of every occurrence (of occurrences ``lo .. hi - 1``), in
+        document order, read from the columns (no `Occurrence` made)."""
         occ = self._occ
         pairs = [(kind, role == "def") for kind, role in _PAIRS]
         pos, end = occ.pos, occ.ends
         wide = occ.wide
-        for i, code in enumerate(occ.codes):
+        codes = occ.codes if lo == 0 and hi is None else occ.codes[lo:hi]
+        for i, code in enumerate(codes, lo):
             p = pos[i]
             start = p & _COL_MAX
             if start == _COL_MAX and i in wide:

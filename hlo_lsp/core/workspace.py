@@ -66,6 +66,8 @@ class Workspace:
         self._busy: dict[str, tuple[int, threading.Event]] = {}  # path -> (reading thread, set when done)
         # path -> the edits applied while its text is being read (see `_hand_over`)
         self._edits_during_read: dict[str, list[Edit]] = {}
+        # path -> the last analysis of an open buffer file, kept across an edit for the next read to patch
+        self._patch_from: dict[str, Analysis] = {}
         self._joins: list[tuple[tuple, object]] = []  # the last few joined buffer sets (`_joined_buffers`)
         self._making: list[tuple[tuple, threading.Event]] = []  # the joins being made, each set when done
         self.defer_large_siblings = False  # see `bundle`
@@ -84,6 +86,7 @@ class Workspace:
         with self._lock:
             self._open[path] = Source(path, LineDocument(text), version)
             self._analyses.pop(path, None)
+            self._patch_from.pop(path, None)
 
     def change(self, path: str, text: str, version: int | None = None) -> None:
         """Replace the whole text of an open document (full sync)."""
@@ -104,6 +107,8 @@ class Workspace:
             src = Source(path, old.doc, version)
             self._open[path] = src
             a = self._analyses.get(path)
+            if a is not None and a.read_lines is not None:
+                self._patch_from[path] = a  # a buffer file: its next model is patched from this one
             if a is None or a.hlo is None or a.hlo.lines is not old.doc.lines:
                 self._drop_analysis(path)
                 log = self._edits_during_read.get(path)
@@ -137,6 +142,7 @@ class Workspace:
             orphans.update(p for p in siblings if p != path and p in self._open)
             self._open.pop(path, None)
             self._analyses.pop(path, None)
+            self._patch_from.pop(path, None)
             for key, (_, b) in list(self._bundles.items()):
                 if key == path or any(a.path == path for a in b.documents()):
                     del self._bundles[key]
@@ -240,8 +246,9 @@ class Workspace:
             text = src.doc.kept_text() if isinstance(src.doc, LineDocument) else None
             if lines is not None:
                 self._edits_during_read[path] = []
+            previous = self._patch_from.pop(path, None) if lines is not None else None
         try:
-            a = analyse(path, src, lines, text)
+            a = analyse(path, src, lines, text, previous)
             if isinstance(src.doc, LineDocument):
                 src.doc.forget_large_text()  # read: the lines alone are kept
             with self._lock:
@@ -252,6 +259,8 @@ class Workspace:
                     self._analyses[path] = a
                 elif log is not None and lines is not None:
                     self._hand_over(path, a, src, lines, log)
+                    if a.read_lines is not None and path in self._open and path not in self._analyses:
+                        self._patch_from.setdefault(path, a)  # edited meanwhile: the next read patches this one
         finally:
             with self._lock:  # cached first, then waiters are released to take it
                 reader = self._busy.get(path)

@@ -169,16 +169,22 @@ def definition_tokens(a) -> list[Tok5]:
                 if s < MAX_LINE:
                     append((line_of[i], s, s + len(names[i]), var, DECL))
     elif a.buffers is not None and a.index is not None and hasattr(a.index, "all_spans"):
-        types = {k: _T[v] for k, v in _OCC_TYPE.items()}
-        var = _T["variable"]
-        out = [
-            (ln, s, e, types.get(kind, var), DECL if is_def else 0)
-            for ln, s, e, kind, is_def in a.index.all_spans()
-            if s < MAX_LINE
-        ]
+        out = occurrence_tokens(a.index)
     if any(out[k] > out[k + 1] for k in range(len(out) - 1)):
         out.sort()  # a malformed document (an instruction outside its computation's lines)
     return out
+
+
+def occurrence_tokens(index, lo: int = 0, hi: int | None = None) -> list[Tok5]:
+    """The tokens of a buffer file's occurrences (of occurrences ``lo .. hi - 1``), one each but those starting
+    past `MAX_LINE` (`definition_tokens`)."""
+    types = {k: _T[v] for k, v in _OCC_TYPE.items()}
+    var = _T["variable"]
+    return [
+        (ln, s, e, types.get(kind, var), DECL if is_def else 0)
+        for ln, s, e, kind, is_def in index.all_spans(lo, hi)
+        if s < MAX_LINE
+    ]
 
 
 def _combined(words: str) -> re.Pattern:

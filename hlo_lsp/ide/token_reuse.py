@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from hlo_lsp.core import kinds
+from hlo_lsp.core.document import common_prefix, common_suffix
 from hlo_lsp.core.hlo.instructions import name_columns
+from hlo_lsp.core.occurrences import COL_BITS
 from hlo_lsp.ide import semantic_tokens
 
 Tok = tuple[int, int, int, int, int]  # (line, start, end, type, modifiers), code-point columns
@@ -47,6 +49,55 @@ class TokenMemo:
     n_instructions: int
     data: list[int]
     encoding: str
+
+
+@dataclass
+class BufferTokenMemo:
+    """What a long buffer file's next tokens are made from: its model's serial number, the tokens' wire data
+    (one token per occurrence of the model, in order) and its position encoding (`reuse_buffer_encoded`)."""
+
+    serial: int
+    data: list[int]
+    encoding: str
+
+
+def buffer_memo_of(a, data: list[int], encoding: str) -> BufferTokenMemo | None:
+    """The memo of ``data``, the wire data of a long buffer file's full tokens; None when ``a`` is no such file
+    or a token was left out (one past `semantic_tokens.MAX_LINE`): the tokens must be the occurrences."""
+    doc = a.buffers
+    if doc is None or len(a.lines) <= semantic_tokens.LIGHT_LINES or len(data) != 5 * len(doc.occurrences):
+        return None
+    return BufferTokenMemo(doc.serial, data, encoding)
+
+
+def reuse_buffer_encoded(memo, a, encoding: str, encode: Encoder) -> BufferTokenMemo | None:
+    """The next memo of a long buffer file whose model was patched from the memo's (`buffers.patch`): the
+    memo's data before and after the patched occurrences kept, those encoded, the first token after them given
+    its new line delta (as `reuse_encoded` does for modules); None when the model was not patched from it."""
+    doc = a.buffers
+    if not isinstance(memo, BufferTokenMemo) or doc is None or memo.encoding != encoding:
+        return None
+    if len(a.lines) <= semantic_tokens.LIGHT_LINES:
+        return None
+    if doc.serial == memo.serial:
+        return memo
+    p = doc.patched
+    if p is None or p.source != memo.serial or len(memo.data) < 5 * p.old_end:
+        return None
+    occ = doc.occurrences
+    mid = semantic_tokens.occurrence_tokens(a.index, p.start, p.start + p.count)
+    if len(mid) != p.count:
+        return None  # a token left out: the tokens are no longer the occurrences
+    prev = occ.pos[p.start - 1] >> COL_BITS if p.start else 0
+    tail = memo.data[5 * p.old_end :]
+    if tail:
+        last = mid[-1][0] if mid else prev
+        first_after = occ.pos[p.start + p.count] >> COL_BITS
+        if first_after == last or (not mid and p.start and first_after == prev):
+            return None  # never: a block ends where a line begins
+        tail[0] = first_after - last
+    data = memo.data[: 5 * p.start] + encode(mid, prev) + tail
+    return BufferTokenMemo(doc.serial, data, encoding) if len(data) == 5 * len(occ) else None
 
 
 def _long_module(a) -> bool:
@@ -72,30 +123,6 @@ def memo_of(a, tokens: Sequence[Tok], data: list[int], encoding: str) -> TokenMe
     return TokenMemo(list(a.lines), tokens if isinstance(tokens, list) else list(tokens), comps, n, data, encoding)
 
 
-def common_prefix(a: list, b: list, n: int | None = None) -> int:
-    """Length of the longest common prefix (at most ``n``), compared in slices (C speed) that halve near the
-    first mismatch."""
-    if n is None:
-        n = min(len(a), len(b))
-    i, step = 0, 4096
-    while step:
-        while i + step <= n and a[i : i + step] == b[i : i + step]:
-            i += step
-        step //= 2
-    return i
-
-
-def common_suffix(a: list, b: list, limit: int) -> int:
-    """Length of the longest common suffix, at most ``limit`` (as `common_prefix`, from the end)."""
-    la, lb = len(a), len(b)
-    i, step = 0, 4096
-    while step:
-        while i + step <= limit and a[la - i - step : la - i] == b[lb - i - step : lb - i]:
-            i += step
-        step //= 2
-    return i
-
-
 def _tokens_in(a, start: int, end: int) -> list[Tok]:
     """The instruction definition tokens of lines ``start..end-1`` (exclusive end)."""
     mod = a.hlo
@@ -118,19 +145,19 @@ def _tokens_in(a, start: int, end: int) -> list[Tok]:
     return out
 
 
-def reuse(memo: TokenMemo | None, a) -> list[Tok] | None:
+def reuse(memo: object, a) -> list[Tok] | None:
     """The full definition tokens of ``a`` made from ``memo`` (the previous version's), or None when they cannot
     be (see the module docstring)."""
     got = _splice(memo, a)
     return None if got is None else got[0]
 
 
-def reuse_encoded(memo: TokenMemo | None, a, encoding: str, encode: Encoder) -> TokenMemo | None:
+def reuse_encoded(memo: object, a, encoding: str, encode: Encoder) -> TokenMemo | None:
     """The next version's memo: `reuse`'s tokens and their wire data (the memo's ``data`` kept outside the
     changed lines, ``encode`` used for the tokens between: see the module docstring), with the computations'
     signature the splice read; None when the tokens cannot be reused or the memo's data is in another
     encoding."""
-    if memo is None or memo.encoding != encoding:
+    if not isinstance(memo, TokenMemo) or memo.encoding != encoding:
         return None
     got = _splice(memo, a)
     if got is None:
@@ -153,10 +180,10 @@ def reuse_encoded(memo: TokenMemo | None, a, encoding: str, encode: Encoder) -> 
     return TokenMemo(list(a.lines), out, comps, n_instructions, old[: 5 * i0] + mid_data + tail, encoding)
 
 
-def _splice(memo: TokenMemo | None, a) -> tuple[list[Tok], int, int, list[Tok], list[tuple[int, int, str]], int] | None:
+def _splice(memo: object, a) -> tuple[list[Tok], int, int, list[Tok], list[tuple[int, int, str]], int] | None:
     """The tokens of ``a`` made from ``memo``, with where the changed run was in the memo's tokens (``i0``,
     ``i1``), its new tokens (``mid``) and ``a``'s computations' signature; None when they cannot be made so."""
-    if memo is None or not _long_module(a):
+    if not isinstance(memo, TokenMemo) or not _long_module(a):
         return None
     old, new = memo.lines, a.lines
     pre = common_prefix(old, new, min(len(old), len(new)))

@@ -47,7 +47,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcContentModified
 
-from hlo_lsp.ide.token_reuse import common_prefix, common_suffix
+from hlo_lsp.core.document import common_prefix, common_suffix
 from hlo_lsp.lsp.protocol import RawResult
 
 log = logging.getLogger("hlo_lsp")

@@ -328,18 +328,18 @@ def token_data(ls: HloLanguageServer, path: str) -> list[int]:
         a = ls.ws.analysis(path)
     except ReadError:
         return []
-    # a long module after an edit: the previous version's tokens and wire data outside the edited lines
-    # (ide.token_reuse): only the edited lines' tokens are made and encoded
+    # a long module or buffer file after an edit: the previous version's tokens and wire data outside the edited
+    # lines (ide.token_reuse): only the edited lines' tokens are made and encoded
     encoding = str(w.encoding)
     enc = _encoder(w)
     memo = ls.answers.token_memo.get(path)
-    nxt = token_reuse.reuse_encoded(memo, a, encoding, enc)
+    nxt = token_reuse.reuse_encoded(memo, a, encoding, enc) or token_reuse.reuse_buffer_encoded(memo, a, encoding, enc)
     if nxt is not None:
         data = nxt.data
     else:
         toks = semantic_tokens.document_tokens(ls.ws, path)
         data = enc(toks, 0)
-        nxt = token_reuse.memo_of(a, toks, data, encoding)
+        nxt = token_reuse.memo_of(a, toks, data, encoding) or token_reuse.buffer_memo_of(a, data, encoding)
     if version is not None and ls.answers.version_of(path) == version:  # no edit landed meanwhile
         ls.answers.token_memo[path] = nxt
     return data

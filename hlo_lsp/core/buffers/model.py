@@ -8,12 +8,16 @@ go-to-definition can point back into the text. Value identities use the canonica
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from hlo_lsp.core.buffers import columns as _columns
 from hlo_lsp.core.buffers.records import Allocation, Assignment, MemoryTable, StackNode
 from hlo_lsp.core.diagnostics import Diagnostic
+from hlo_lsp.core.document import TextLines
 from hlo_lsp.core.occurrences import OccurrenceTable
+
+_SERIALS = itertools.count(1)
 
 
 @dataclass(slots=True)
@@ -41,6 +45,16 @@ class BufferDoc:
         default_factory=lambda: _columns.Assignments()
     )  # every allocation's value lines
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # What patching the model for an edit needs (`patch`): the text it was read from, how many of
+    # ``diagnostics`` the pass over the lines made (`finish` appends the rest), the sections seen and the
+    # live-range subsections read by the end of the pass, and the model's serial number (with, for a patched
+    # model, the serial it was patched from and where its occurrences changed: `patch.Patched`)
+    text: TextLines | None = field(default=None, repr=False, compare=False)
+    read_count: int = -1
+    end_saw: frozenset = frozenset()
+    end_lr_parts: frozenset = frozenset()
+    serial: int = field(default_factory=lambda: next(_SERIALS), compare=False)
+    patched: object = field(default=None, repr=False, compare=False)
 
     def assignments(self) -> list[Assignment]:
         """Every value line of every allocation, in document order."""

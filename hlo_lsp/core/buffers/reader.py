@@ -43,8 +43,9 @@ class _Reader(AllocationsReader, ValuesReader, LiveRangeReader, ReportReader):
     per-line dispatch (`top` for a line in column 0, `indented` for the others), `finish` checks what spans
     sections."""
 
-    def run(self) -> BufferDoc:
-        """Read every line. Where the section has a fast loop (the value lines of the listing, the used values,
+    def run(self, finish: bool = True) -> BufferDoc:
+        """Read every line (without the checks of the whole text when ``finish`` is False: a fragment read by
+        `patch`). Where the section has a fast loop (the value lines of the listing, the used values,
         the schedule, the live ranges and the peak list: nearly all of a large file), it reads on until a line it
         does not take; that line goes through the dispatcher, which may start another section."""
         fast = {
@@ -76,8 +77,14 @@ class _Reader(AllocationsReader, ValuesReader, LiveRangeReader, ReportReader):
             ln += 1
         self.finish_value()
         self.finish_alloc()
-        self.finish()
-        return self.doc
+        doc = self.doc
+        doc.read_count = len(doc.diagnostics)
+        doc.end_saw = frozenset(self.saw)
+        doc.end_lr_parts = frozenset(self.lr_parts)
+        doc.text = self.text_lines
+        if finish:
+            self.finish()
+        return doc
 
     def top(self, ln: int, line: str) -> None:
         """A line in column 0: a section header, or a line of a section whose lines start there."""

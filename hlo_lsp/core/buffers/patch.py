@@ -1,0 +1,393 @@
+"""A buffer file's model patched for an edit inside one record block, instead of the whole file read again.
+
+Reading the 4.6 MB ``-buffer-assignment.txt`` of the benchmark dump takes 0.25 s, the 11 MB values file 0.4 s; an
+edit (typing on a line) changes one allocation, one used value or one live-range line of them. The reader is a
+state machine over lines, and at the first line of a record in its section's fast loop (an ``allocation N:``
+header, a ``<id name @c>`` header, a live-range item) its state is that section's and nothing else: the
+record before is closed there. So the lines from such a record's first line up to the next record's first line
+(the *block*) are read the same when read on their own, after a *primer* (the section's header line: what puts
+the reader in that section), as they were in the whole file.
+
+`patch` finds the block around the changed lines (the lines before and after them are the old text's), reads the
+old block and the new block that way, and:
+
+1. checks that the old block read alone gives exactly what the whole read recorded for its lines (records,
+   occurrences, diagnostics) and that each read ends in the state the primer alone leaves (nothing in the block
+   opened another section, skipped lines or set anything of the document's): otherwise it answers None and the
+   file is read again as a whole;
+2. makes the new model: each column of the record lists, the occurrence table and the pass's diagnostics are the
+   old ones before the block, the new block's rows, and the old ones after it, moved by the lines the edit added
+   or removed (C-speed slices of arrays and lists);
+3. runs the reader's checks of the whole text (`finish`) on it, as the read does.
+
+The old model is left as it was (a request or a join may still be reading it). `tests/core/test_buffers_patch.py`
+checks on real dumps that after random edits the patched model equals a fresh read of the final text.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from dataclasses import dataclass
+from operator import attrgetter
+
+from hlo_lsp.core.buffers.columns import NONE, Records
+from hlo_lsp.core.buffers.model import BufferDoc
+from hlo_lsp.core.buffers.reader import _Reader
+from hlo_lsp.core.buffers.records import Allocation
+from hlo_lsp.core.diagnostics import Diagnostic, Range
+from hlo_lsp.core.document import TextLines, common_prefix, common_suffix
+from hlo_lsp.core.occurrences import COL_BITS, OccurrenceTable
+
+# the section a block is read in, and the lines that put the reader there
+PRIMERS: dict[str, tuple[str, ...]] = {
+    "alloc": ("BufferAssignment:",),
+    "used": ("Used values:",),
+    "seq": ("HloLiveRange (max 0):", "  InstructionSequence:"),
+    "lrs": ("HloLiveRange (max 0):", "  BufferLiveRange:"),
+    "peak": ("HloLiveRange (max 0):", "  Live ranges at 0 (peak):"),
+}
+LISTS = ("assignment_records", "used_values", "sequence", "live_ranges", "peak_entries")  # the column lists
+_LIST_OF = {"used": "used_values", "seq": "sequence", "lrs": "live_ranges", "peak": "peak_entries"}
+PATCHED_KINDS = ("assignment", "values", "live-range")  # the split files whose records are all in blocks
+_ALLOC_HEAD = attrgetter(*Allocation.__slots__[:14])  # every field before records, first, count, text
+_LINE = attrgetter("line")
+
+
+@dataclass(frozen=True, slots=True)
+class Patched:
+    """Where a patched model's occurrences differ from the model it was patched from (serial ``source``):
+    occurrences ``start .. start + count - 1`` are new, in place of the old ``start .. old_end - 1``; the ones
+    after moved by ``shift`` lines. Semantic tokens splice their previous data with it (`ide.token_reuse`)."""
+
+    source: int
+    start: int
+    old_end: int
+    count: int
+    shift: int
+
+
+def _columns(records: Records) -> list[str]:
+    return [s for cls in type(records).__mro__ for s in getattr(cls, "__slots__", ()) if s not in ("wide", "text")]
+
+
+def _state(r: _Reader) -> tuple:
+    """What of the reader and its document a block must leave as its primer did (see the module docstring)."""
+    d = r.doc
+    return (
+        r.section,
+        r.sub,
+        r.value,
+        r.alloc,
+        r.table,
+        r.space,
+        tuple(r.stack_parents),
+        frozenset(r.saw),
+        r.skipping,
+        frozenset(r.lr_parts),
+        r.pending_old_table,
+        d.total_bytes_used,
+        d.total_bytes_used_line,
+        d.live_range_available,
+        d.live_range_max,
+        d.live_range_line,
+        d.peak_step,
+        d.peak_line,
+        d.peak_breakdown_total,
+        len(d.stack_trace),
+        len(d.memory_report),
+    )
+
+
+_PRIMED: dict[tuple[str, str], tuple] = {}
+
+
+def _primed(section: str, kind: str) -> tuple:
+    """The state the primer alone leaves (kept: the same for every block)."""
+    got = _PRIMED.get((section, kind))
+    if got is None:
+        r = _Reader("\n".join(PRIMERS[section]), kind)
+        doc = r.run(finish=False)
+        empty = not doc.diagnostics and not doc.occurrences and not doc.allocations
+        got = _PRIMED[(section, kind)] = (_state(r), empty)
+    return got
+
+
+def _read_block(section: str, kind: str, lines: list[str]) -> BufferDoc | None:
+    """``lines`` read on their own after ``section``'s primer; None when they leave another state than the
+    primer alone (they opened a section, set something of the document's, or end skipping lines)."""
+    state, empty = _primed(section, kind)
+    if not empty:
+        return None
+    primer = PRIMERS[section]
+    r = _Reader("\n".join((*primer, *lines, "")), kind)  # ended with a newline, as a block is in the file
+    doc = r.run(finish=False)
+    if _state(r) != state:
+        return None
+    if section not in ("alloc", "used"):
+        return doc  # an item is one line: the line before it closed nothing
+    # its first line must start a record: in the file, any other line would belong to the record before
+    if section == "alloc":
+        first = doc.allocations[0].line if doc.allocations else None
+    else:
+        records = getattr(doc, _LIST_OF[section])
+        first = records.line[0] if len(records) else None
+    lead = next((i for i, line in enumerate(lines) if line), len(lines))  # empty lines are passed over
+    return doc if first == len(primer) + lead else None
+
+
+def _moved(col, by: int):
+    """A line column moved by ``by`` lines (NONE stays NONE)."""
+    if not by:
+        return col
+    if isinstance(col, array):
+        if col.typecode == "q":
+            return array("q", [v if v == NONE else v + by for v in col])
+        return array(col.typecode, [v + by for v in col])
+    return [v + by for v in col]
+
+
+def _diagnostic_moved(d: Diagnostic, by: int) -> Diagnostic | None:
+    """``d`` moved by ``by`` lines; None when it points elsewhere too (related places, fixes)."""
+    if not by:
+        return d
+    if d.related or d.fixes:
+        return None
+    r = d.range
+    return Diagnostic(
+        Range(r.start_line + by, r.start_col, r.end_line + by, r.end_col),
+        d.severity,
+        d.code,
+        d.message,
+        (),
+        (),
+        d.source,
+    )
+
+
+def _section_at(doc: BufferDoc, line: int) -> tuple[str, list | array] | None:
+    """The section whose records hold ``line`` (the last record starting at or before it), with the first lines
+    of its records."""
+    if doc.kind == "assignment":
+        return "alloc", [a.line for a in doc.allocations]
+    if doc.kind == "values":
+        return "used", doc.used_values.line
+    best = None
+    for section in ("seq", "lrs", "peak"):
+        starts = getattr(doc, _LIST_OF[section]).line
+        k = bisect_left(starts, line + 1) - 1
+        if k >= 0 and (best is None or starts[k] > best[2]):
+            best = (section, starts, starts[k])
+    return None if best is None else (best[0], best[1])
+
+
+def changed_run(old: list[str], new: list[str]) -> tuple[int, int, int]:
+    """(first changed line, its end in ``old``, its end in ``new``): the lines before and after are equal."""
+    pre = common_prefix(old, new, min(len(old), len(new)))
+    suf = common_suffix(old, new, min(len(old), len(new)) - pre)
+    return pre, len(old) - suf, len(new) - suf
+
+
+def patch(doc: BufferDoc, old: list[str], new: list[str]) -> BufferDoc | None:
+    """The model of the text ``new`` made from ``doc``, the model of ``old``; None when the edit is not inside
+    one block of records (the caller reads ``new`` as a whole). ``doc`` is not changed."""
+    if doc.kind not in PATCHED_KINDS or doc.read_count < 0 or doc.text is None:
+        return None
+    pre, old_end, new_end = changed_run(old, new)
+    if pre == len(old) == len(new):
+        return doc  # nothing changed
+    found = _section_at(doc, pre)
+    if found is None:
+        return None
+    section, starts = found
+    k1 = bisect_left(starts, old_end)
+    shift = new_end - old_end
+    # the block: from the last record starting at or before the changed lines (or the one before it, when the
+    # new text's lines there do not start a record) to the next record after them, or the end of the file
+    k0 = bisect_left(starts, pre + 1) - 1
+    for k in (k0, k0 - 1):
+        if k < 0:
+            return None  # before the first record: what is there is read with the section's header
+        s0 = starts[k]
+        e0 = starts[max(k1, k + 1)] if max(k1, k + 1) < len(starts) else len(old)
+        old_block = _read_block(section, doc.kind, old[s0:e0])
+        if old_block is None:
+            return None
+        new_block = _read_block(section, doc.kind, new[s0 : e0 + shift])
+        if new_block is not None:
+            return _splice(doc, old_block, new_block, s0, e0, s0 - len(PRIMERS[section]), shift, new)
+    return None
+
+
+def _splice(
+    doc: BufferDoc, old_block: BufferDoc, new_block: BufferDoc, s0: int, e0: int, base: int, shift: int, new: list[str]
+) -> BufferDoc | None:
+    out = BufferDoc(kind=doc.kind)
+    text = TextLines("\n".join(new))
+    # the column lists
+    rows_gained = {}
+    for name in LISTS:
+        held: Records = getattr(doc, name)
+        got = _splice_records(held, getattr(old_block, name), getattr(new_block, name), s0, e0, base, shift)
+        if got is None:
+            return None
+        setattr(out, name, got[0])
+        rows_gained[name] = got[1]
+    out.used_values.text = text
+    # the allocations (their value lines are rows of the spliced `assignment_records`)
+    allocations = _splice_allocations(doc, old_block, new_block, out, s0, e0, base, shift, text)
+    if allocations is None:
+        return None
+    out.allocations = allocations
+    # the occurrences
+    occ = doc.occurrences
+    if occ.wide or old_block.occurrences.wide or new_block.occurrences.wide:
+        return None
+    o0, o1 = bisect_left(occ.pos, s0 << COL_BITS), bisect_left(occ.pos, e0 << COL_BITS)
+    if _occurrence_rows(old_block.occurrences, base) != (
+        occ.pos[o0:o1],
+        occ.ends[o0:o1],
+        occ.codes[o0:o1],
+        occ.keys[o0:o1],
+    ):
+        return None
+    pos, ends, codes, keys = _occurrence_rows(new_block.occurrences, base)
+    table = OccurrenceTable()
+    table.pos = (
+        occ.pos[:o0]
+        + pos
+        + (occ.pos[o1:] if not shift else array("q", [p + (shift << COL_BITS) for p in occ.pos[o1:]]))
+    )
+    table.ends = occ.ends[:o0] + ends + occ.ends[o1:]
+    table.codes = occ.codes[:o0] + codes + occ.codes[o1:]
+    table.keys = occ.keys[:o0] + keys + occ.keys[o1:]
+    out.occurrences = table
+    # the diagnostics of the pass over the lines
+    diagnostics = _splice_diagnostics(doc, old_block, new_block, s0, e0, base, shift)
+    if diagnostics is None:
+        return None
+    out.diagnostics = diagnostics
+    # what is outside the blocks of records
+    for name in ("total_bytes_used_line", "live_range_line", "peak_line"):
+        v = getattr(doc, name)
+        if v is not None and v >= s0:
+            if v < e0:
+                return None
+            v += shift
+        setattr(out, name, v)
+    for name in ("total_bytes_used", "live_range_available", "live_range_max", "peak_step", "peak_breakdown_total"):
+        setattr(out, name, getattr(doc, name))
+    out.memory_report = doc.memory_report
+    if shift and any(t.line >= s0 for t in doc.memory_report):
+        return None
+    out.stack_trace = (
+        [
+            n
+            if n.line < s0
+            else type(n)(
+                n.name,
+                n.depth,
+                n.percent,
+                n.total,
+                n.current,
+                n.remaining,
+                n.parent,
+                n.line + shift,
+                Range(n.range.start_line + shift, n.range.start_col, n.range.end_line + shift, n.range.end_col),
+            )
+            for n in doc.stack_trace
+        ]
+        if shift
+        else doc.stack_trace
+    )
+    if any(s0 <= n.line < e0 for n in doc.stack_trace):
+        return None
+    out.text = text
+    out.read_count = len(diagnostics)
+    out.end_saw, out.end_lr_parts = doc.end_saw, doc.end_lr_parts
+    out.patched = Patched(doc.serial, o0, o1, len(pos), shift)
+    _finish(out, new)
+    return out
+
+
+def _splice_records(held: Records, old_block: Records, new_block: Records, s0: int, e0: int, base: int, shift: int):
+    """(the column list ``held`` with the block's rows replaced by ``new_block``'s, rows gained); None when
+    ``old_block`` does not hold exactly ``held``'s rows of the block."""
+    if held.wide or old_block.wide or new_block.wide:
+        return None
+    r0, r1 = bisect_left(held.line, s0), bisect_left(held.line, e0)
+    if len(old_block) != r1 - r0:
+        return None
+    out = type(held)()
+    for c in _columns(held):
+        col = getattr(held, c)
+        moved = c in ("line", "from_line")
+        if (_moved(getattr(old_block, c), base) if moved else getattr(old_block, c)) != col[r0:r1]:
+            return None
+        mid = _moved(getattr(new_block, c), base) if moved else getattr(new_block, c)
+        tail = col[r1:]
+        setattr(out, c, col[:r0] + mid + (_moved(tail, shift) if moved else tail))
+    return out, len(new_block) - (r1 - r0)
+
+
+def _splice_allocations(doc, old_block, new_block, out, s0, e0, base, shift, text) -> list[Allocation] | None:
+    allocs = doc.allocations
+    if not allocs and not new_block.allocations:
+        return []
+    a0, a1 = bisect_left(allocs, s0, key=_LINE), bisect_left(allocs, e0, key=_LINE)
+    records = out.assignment_records
+    first = bisect_left(doc.assignment_records.line, s0)  # the block's first value line among the rows
+
+    def moved(a: Allocation, by_line: int, by_row: int) -> Allocation:
+        """``a`` on the new model's rows and text (``by_line`` lines and ``by_row`` rows on)."""
+        b = Allocation(*_ALLOC_HEAD(a), records, a.first + by_row, a.count, text)  # type: ignore[call-arg]
+        if by_line:
+            b.line += by_line
+        return b
+
+    if [moved(a, base, first) for a in old_block.allocations] != allocs[a0:a1]:
+        return None
+    gained = len(new_block.assignment_records) - len(old_block.assignment_records)
+    return (
+        [moved(a, 0, 0) for a in allocs[:a0]]
+        + [moved(a, base, first) for a in new_block.allocations]
+        + [moved(a, shift, gained) for a in allocs[a1:]]
+    )
+
+
+def _occurrence_rows(t: OccurrenceTable, base: int) -> tuple[array, array, bytearray, list[str]]:
+    return array("q", [p + (base << COL_BITS) for p in t.pos]), t.ends, t.codes, t.keys
+
+
+def _splice_diagnostics(doc, old_block, new_block, s0, e0, base, shift) -> list[Diagnostic] | None:
+    """The pass's diagnostics with the block's replaced: those on the block's lines must follow each other (the
+    reader reports a record's problems while reading it, or when the next record closes it)."""
+    read = doc.diagnostics[: doc.read_count]
+    inside = [i for i, d in enumerate(read) if s0 <= d.range.start_line < e0]
+    d0 = inside[0] if inside else sum(1 for d in read if d.range.start_line < s0)
+    d1 = d0 + len(inside)
+    if inside and inside[-1] != d1 - 1:
+        return None
+    if any(d.range.start_line >= s0 for d in read[:d0]) or any(d.range.start_line < e0 for d in read[d1:]):
+        return None
+    old_mid = [_diagnostic_moved(d, base) for d in old_block.diagnostics]
+    if old_mid != read[d0:d1]:
+        return None
+    mid = [_diagnostic_moved(d, base) for d in new_block.diagnostics]
+    after = [_diagnostic_moved(d, shift) for d in read[d1:]]
+    kept = [d for d in mid + after if d is not None]
+    if len(kept) != len(mid) + len(after):
+        return None
+    return read[:d0] + kept
+
+
+def _finish(doc: BufferDoc, lines: list[str]) -> None:
+    """The reader's checks of the whole text (`reader._Reader.finish`), on the patched model."""
+    r = _Reader.__new__(_Reader)
+    r.doc = doc
+    r.lines = (
+        [line[:-1] if line.endswith("\r") else line for line in lines] if lines and lines[-1].endswith("\r") else lines
+    )
+    r.saw = set(doc.end_saw)
+    r.lr_parts = set(doc.end_lr_parts)
+    r.finish()

@@ -1,0 +1,180 @@
+"""A buffer file's model patched for an edit (`buffers.patch`) equals a fresh read of the edited text: after random
+edit sequences on real dumps, each version patched from the one before when the patch allows it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hlo_lsp.core.buffers import read_buffers
+from hlo_lsp.core.buffers.model import BufferDoc
+from hlo_lsp.core.buffers.patch import LISTS, _columns, patch
+from tests.fixtures import DATA
+
+STEM = DATA / "jax-cpu" / "loops_scan_while" / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations"
+FILES = {
+    "assignment": Path(f"{STEM}-buffer-assignment.txt"),
+    "values": Path(f"{STEM}-buffer-assignment-values.txt"),
+    "live-range": Path(f"{STEM}-live-range.txt"),
+}
+_SCALARS = (
+    "kind",
+    "total_bytes_used",
+    "total_bytes_used_line",
+    "live_range_available",
+    "live_range_max",
+    "live_range_line",
+    "peak_step",
+    "peak_line",
+    "peak_breakdown_total",
+    "stack_trace",
+    "memory_report",
+    "read_count",
+    "end_saw",
+    "end_lr_parts",
+)
+
+
+def differences(a: BufferDoc, b: BufferDoc) -> list[str]:
+    """What differs between two models (every field, every column, each allocation's view of its rows)."""
+    out = [f for f in _SCALARS if getattr(a, f) != getattr(b, f)]
+    for name in LISTS:
+        x, y = getattr(a, name), getattr(b, name)
+        out += [f"{name}.{c}" for c in [*_columns(x), "wide"] if getattr(x, c) != getattr(y, c)]
+    if a.allocations != b.allocations:
+        out.append("allocations")
+    elif any(
+        x.header != y.header or list(x.assignments) != list(y.assignments) for x, y in zip(a.allocations, b.allocations)
+    ):
+        out.append("allocations' rows or text")
+    if a.used_values != b.used_values or any(
+        x.positions != y.positions or x.uses != y.uses or x.from_instruction != y.from_instruction
+        for x, y in zip(a.used_values, b.used_values)
+    ):
+        out.append("used values' parts")
+    if a.occurrences != b.occurrences:
+        out.append("occurrences")
+    if a.diagnostics != b.diagnostics:
+        out.append("diagnostics")
+    if a.text is None or b.text is None or a.text.text != b.text.text:
+        out.append("text")
+    return out
+
+
+def edited(lines: list[str], kind: str, where: float, extra: str) -> list[str]:
+    """``lines`` with one edit of ``kind`` at the line ``where`` (a fraction of the file) of them."""
+    out = list(lines)
+    ln = min(int(where * len(out)), len(out) - 1)
+    line = out[ln]
+    if kind == "space":
+        out[ln] = line + " "
+    elif kind == "chop":
+        out[ln] = line[:-1]
+    elif kind == "mid":
+        out[ln] = line[: len(line) // 2] + extra + line[len(line) // 2 :]
+    elif kind == "digit":
+        k = next((i for i in range(len(line) - 1, -1, -1) if line[i].isdigit()), None)
+        if k is not None:
+            out[ln] = line[:k] + str((int(line[k]) + 1) % 10) + line[k + 1 :]
+    elif kind == "delete":
+        del out[ln]
+    elif kind == "duplicate":
+        out.insert(ln, line)
+    elif kind == "insert":
+        out.insert(ln, extra)
+    elif kind == "split":
+        out[ln : ln + 1] = [line[: len(line) // 2], line[len(line) // 2 :]]
+    elif kind == "join" and ln + 1 < len(out):
+        out[ln : ln + 2] = [line + out[ln + 1]]
+    return out
+
+
+EXTRA = st.sampled_from(
+    [
+        "",
+        " ",
+        "x",
+        "garbage",
+        "  garbage",
+        "    garbage",
+        "allocation 9999: size 8, maybe-live-out:",
+        " value: <9999 zz @0> (size=8,offset=0): f32[2]{0}",
+        "<9999 zz @0>",
+        " positions:",
+        "  zz",
+        " from instruction: %zz = f32[] parameter(0)",
+        "    zz{}:1-2",
+        "    1:zz",
+        "Used values:",
+        "  BufferLiveRange:",
+        "HloLiveRange (max 3):",
+        "BufferAssignment:",
+    ]
+)
+EDITS = st.lists(
+    st.tuples(
+        st.sampled_from(["space", "chop", "mid", "digit", "delete", "duplicate", "insert", "split", "join"]),
+        st.floats(0, 1),
+        EXTRA,
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@pytest.mark.parametrize("kind", sorted(FILES))
+@settings(max_examples=60, deadline=None)
+@given(edits=EDITS)
+def test_a_patched_model_equals_a_fresh_read(kind, edits):
+    lines = FILES[kind].read_text().split("\n")
+    doc = read_buffers("\n".join(lines), kind)
+    for what, where, extra in edits:
+        new = edited(lines, what, where, extra)
+        got = patch(doc, lines, new)
+        fresh = read_buffers("\n".join(new), kind)
+        if got is not None:
+            assert differences(got, fresh) == [], (what, where, extra)
+        doc, lines = (got if got is not None else fresh), new
+
+
+@pytest.mark.parametrize("kind", sorted(FILES))
+def test_typing_inside_a_record_is_patched_and_moves_the_rest(kind):
+    """The edits of typing (a character on a line, a line added or removed) are patched, not read again: the
+    property test above would pass if `patch` always declined."""
+    lines = FILES[kind].read_text().split("\n")
+    doc = read_buffers("\n".join(lines), kind)
+    patched = 0
+    tried = 0
+    for where in (0.3, 0.5, 0.7):
+        for what in ("space", "mid", "digit", "duplicate", "delete", "insert"):
+            new = edited(lines, what, where, "x" if what == "mid" else "")
+            if new == lines:
+                continue  # a digit edit of a line without one
+            tried += 1
+            got = patch(doc, lines, new)
+            if got is not None:
+                patched += 1
+                assert differences(got, read_buffers("\n".join(new), kind)) == []
+                assert got.patched is not None and got.patched.source == doc.serial
+    assert patched >= tried * 2 // 3, f"{patched} of {tried} edits patched"
+
+
+def test_the_old_model_is_left_as_it_was():
+    lines = FILES["assignment"].read_text().split("\n")
+    doc = read_buffers("\n".join(lines), "assignment")
+    before = read_buffers("\n".join(lines), "assignment")
+    new = edited(lines, "delete", 0.5, "")
+    assert patch(doc, lines, new) is not None
+    assert differences(doc, before) == []
+
+
+def test_files_with_records_outside_blocks_are_read_again():
+    """The old single file and the memory-usage report are never patched: their sections span the file."""
+    seed = next(p for p in sorted((DATA / "seeds").iterdir()) if "BufferAssignment:" in p.read_text())
+    lines = seed.read_text().split("\n")
+    doc = read_buffers("\n".join(lines), "single")
+    assert doc.kind == "single"
+    assert patch(doc, lines, edited(lines, "space", 0.5, "")) is None
