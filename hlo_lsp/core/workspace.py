@@ -445,6 +445,20 @@ class Workspace:
                 self._bundles[owner] = (made_from, b)
         return b
 
+    def joined_bundle_kept(self, path: str) -> bool:
+        """``path``'s module bundle for the current text of each of its files is made and kept, siblings joined
+        (what `bundle` then answers at once); nothing is read or joined to tell."""
+        with self._lock:
+            a = self._analyses.get(path)
+            if a is None or a.source is not self._current(path):
+                return False
+            return any(
+                not b.partial
+                and any(d is a for d in b.documents())
+                and all(self._current(d.path) is d.source for d in b.documents())
+                for _, b in self._bundles.values()
+            )
+
     def _on_loop(self) -> bool:
         """This thread is `loop_thread`, which never reads nor joins a large document."""
         return self.loop_thread == threading.get_ident()
