@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide import semantic_tokens, token_reuse
 from tests.core.test_buffers_patch import FILES, differences
+from tests.ide.test_document_answers_reuse import _apply as apply_edit
 from tests.ide.test_document_answers_reuse import _encoder
 
 # an edit: (file, line fraction, what)
@@ -22,31 +23,16 @@ EDITS = st.lists(
 )
 
 
+def _name_at(text: str) -> int:
+    """Where a value's name starts (after ``<id ``), or a live range's (column 4); -1 on other lines."""
+    if text.startswith("    "):
+        return 4
+    k = text.find("<")
+    return text.find(" ", k) + 1 if k >= 0 and " " in text[k:] else -1
+
+
 def _apply(ws: Workspace, path: str, lines: list[str], version: int, frac: float, what: str) -> None:
-    doc = ws.document(path)
-    ln = int(frac * len(lines))
-    text = lines[ln]
-    if what == "space":
-        edit = doc.apply(ln, len(text), ln, len(text), " ")
-        lines[ln] = text + " "
-    elif what == "chop" and text:
-        edit = doc.apply(ln, len(text) - 1, ln, len(text), "")
-        lines[ln] = text[:-1]
-    elif what == "blank":
-        edit = doc.apply(ln, 0, ln, 0, "\n")
-        lines.insert(ln, "")
-    elif what == "delete" and ln + 1 < len(lines):
-        edit = doc.apply(ln, 0, ln + 1, 0, "")
-        del lines[ln]
-    else:
-        k = max(text.find("<"), text.find("    "))  # a value's or a live range's name
-        if k < 0 or what in ("chop", "delete"):
-            return
-        k += 4 if text[k] == " " else 1
-        letter = "\U0001d51e" if what == "astral" else "z"
-        edit = doc.apply(ln, k, ln, k, letter)
-        lines[ln] = text[:k] + letter + text[k:]
-    ws.edited(path, version, [edit])
+    apply_edit(ws, path, lines, version, frac, what, _name_at)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -30,13 +30,29 @@ EDITS = st.lists(
 )
 
 
-def _apply(ws: Workspace, path: str, lines: list[str], version: int, frac: float, what: str) -> None:
+def _percent_name(text: str) -> int:
+    """Where the name after a line's first ``%`` starts; -1 without one."""
+    k = text.find("%")
+    return k + 1 if k >= 0 else -1
+
+
+def _apply(
+    ws: Workspace, path: str, lines: list[str], version: int, frac: float, what: str, name_at=_percent_name
+) -> None:
+    """Apply one edit to the workspace's line store and to ``lines`` (the harness's copy of the text): a space
+    appended, the last character cut (``chop``), a blank line inserted, the line deleted, or a letter inserted
+    where ``name_at`` says the line's name starts (``rename``, ``astral``: one outside the BMP)."""
     doc = ws.document(path)
     ln = int(frac * len(lines))
     text = lines[ln]
     if what == "space":
         edit = doc.apply(ln, len(text), ln, len(text), " ")
         lines[ln] = text + " "
+    elif what == "chop":
+        if not text:
+            return
+        edit = doc.apply(ln, len(text) - 1, ln, len(text), "")
+        lines[ln] = text[:-1]
     elif what == "blank":
         edit = doc.apply(ln, 0, ln, 0, "\n")
         lines.insert(ln, "")
@@ -44,12 +60,12 @@ def _apply(ws: Workspace, path: str, lines: list[str], version: int, frac: float
         edit = doc.apply(ln, 0, ln + 1, 0, "")
         del lines[ln]
     else:
-        k = text.find("%")
-        if k < 0:
+        k = name_at(text)
+        if k < 0 or what == "delete":
             return
         letter = "\U0001d51e" if what == "astral" else "z"
-        edit = doc.apply(ln, k + 1, ln, k + 1, letter)
-        lines[ln] = text[: k + 1] + letter + text[k + 1 :]
+        edit = doc.apply(ln, k, ln, k, letter)
+        lines[ln] = text[:k] + letter + text[k:]
     ws.edited(path, version, [edit])
 
 
