@@ -156,7 +156,7 @@ def analyse(
         lines = list(source.doc.lines) if lines is None else lines
         if text is None:  # ``text``, when given, is the snapshot's own text (the document's, as opened)
             text = "\n".join(lines)
-    kind = kinds.detect_kind(path, text[:8192])
+    kind = kinds.detect_kind(path, text[: kinds.HEAD_CHARS])
     a = Analysis(path, kind, source)
     if kind == kinds.HLO or kind is None and text.lstrip().startswith(("HloModule", "ENTRY", "%")):
         a.kind = kinds.HLO
@@ -189,7 +189,7 @@ def analyse(
     return a
 
 
-def _head(lines: list[str], n: int = 8192) -> str:
+def _head(lines: list[str], n: int = kinds.HEAD_CHARS) -> str:
     """The first ``n`` characters of the text of ``lines`` (what `kinds.detect_kind` looks at)."""
     out, size = [], 0
     for line in lines:
@@ -206,7 +206,7 @@ def _patched(path: str, source: Source, lines: list[str], previous: Analysis) ->
     from hlo_lsp.core.buffers.patch import patch
 
     old = previous.buffers
-    if old is None or previous.read_lines is None or previous.path != path:
+    if old is None or previous.read_lines is None:
         return None
     kind = kinds.detect_kind(path, _head(lines))
     if kind != previous.kind:

@@ -23,6 +23,10 @@ class Range(NamedTuple):
     def on_line(line: int, start: int, end: int) -> Range:
         return Range(line, start, line, end)
 
+    def moved(self, lines: int) -> Range:
+        """The same columns ``lines`` lines further down (up when negative)."""
+        return Range(self.start_line + lines, self.start_col, self.end_line + lines, self.end_col)
+
     def contains(self, line: int, col: int) -> bool:
         """True when (line, col) lies inside, the end column included (a cursor just after a word)."""
         if line < self.start_line or line > self.end_line:
@@ -79,6 +83,15 @@ class Diagnostic:
     related: tuple[Related, ...] = ()
     fixes: tuple[Fix, ...] = field(default=())
     source: str = "hlo-lsp"
+
+
+def moved(d: Diagnostic, lines: int) -> Diagnostic:
+    """``d`` with its range and its related places in the same document ``lines`` lines further down (its fixes
+    as they are)."""
+    if lines == 0:
+        return d
+    related = tuple(Related(x.range.moved(lines), x.message, x.path) for x in d.related)
+    return Diagnostic(d.range.moved(lines), d.severity, d.code, d.message, related, d.fixes, d.source)
 
 
 def error(range_: Range, code: str, message: str, **kw) -> Diagnostic:

@@ -127,6 +127,9 @@ def _first_line(head: str) -> str:
     return ""
 
 
+HEAD_CHARS = 8192  # how much of a document's beginning `detect_kind` is given
+
+
 def detect_kind(path: str | None, head: str) -> str | None:
     """The dump kind of a document from its path and its first few KB; None when it is none of ours.
 

@@ -93,7 +93,7 @@ def reuse_buffer_encoded(memo, a, encoding: str, encode: Encoder) -> BufferToken
     if tail:
         last = mid[-1][0] if mid else prev
         first_after = occ.pos[p.start + p.count] >> COL_BITS
-        if first_after == last or (not mid and p.start and first_after == prev):
+        if first_after == last:
             return None  # never: a block ends where a line begins
         tail[0] = first_after - last
     data = memo.data[: 5 * p.start] + encode(mid, prev) + tail

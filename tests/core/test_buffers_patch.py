@@ -59,7 +59,7 @@ def differences(a: BufferDoc, b: BufferDoc) -> list[str]:
         out.append("occurrences")
     if a.diagnostics != b.diagnostics:
         out.append("diagnostics")
-    if a.text is None or b.text is None or a.text.text != b.text.text:
+    if a.used_values.text is None or b.used_values.text is None or a.used_values.text.text != b.used_values.text.text:
         out.append("text")
     return out
 
@@ -178,3 +178,19 @@ def test_files_with_records_outside_blocks_are_read_again():
     doc = read_buffers("\n".join(lines), "single")
     assert doc.kind == "single"
     assert patch(doc, lines, edited(lines, "space", 0.5, "")) is None
+
+
+@pytest.mark.parametrize("kind", sorted(FILES))
+def test_a_file_with_crlf_line_ends_is_patched_as_it_is_read(kind):
+    """The reader drops each line's ``\\r`` when the text has one; the patched model's checks see the lines so too."""
+    lines = [line + "\r" for line in FILES[kind].read_text().split("\n")[:-1]] + [""]
+    doc = read_buffers("\n".join(lines), kind)
+    patched = 0
+    for where in (0.3, 0.5, 0.95):
+        for what in ("space", "delete", "insert", "mid"):
+            new = edited(lines, what, where, "x")
+            got = patch(doc, lines, new)
+            if got is not None:
+                patched += 1
+                assert differences(got, read_buffers("\n".join(new), kind)) == [], (what, where)
+    assert patched >= 8

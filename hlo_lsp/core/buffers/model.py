@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from hlo_lsp.core.buffers import columns as _columns
 from hlo_lsp.core.buffers.records import Allocation, Assignment, MemoryTable, StackNode
 from hlo_lsp.core.diagnostics import Diagnostic
-from hlo_lsp.core.document import TextLines
 from hlo_lsp.core.occurrences import OccurrenceTable
 
 _SERIALS = itertools.count(1)
@@ -45,11 +44,10 @@ class BufferDoc:
         default_factory=lambda: _columns.Assignments()
     )  # every allocation's value lines
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    # What patching the model for an edit needs (`patch`): the text it was read from, how many of
-    # ``diagnostics`` the pass over the lines made (`finish` appends the rest), the sections seen and the
-    # live-range subsections read by the end of the pass, and the model's serial number (with, for a patched
-    # model, the serial it was patched from and where its occurrences changed: `patch.Patched`)
-    text: TextLines | None = field(default=None, repr=False, compare=False)
+    # What patching the model for an edit needs (`patch`): how many of ``diagnostics`` the pass over the lines
+    # made (`finish` appends the rest; -1 for a model no reader made), the sections seen and the live-range
+    # subsections read by the end of the pass, and the model's serial number (with, for a patched model, the
+    # serial it was patched from and where its occurrences changed: `patch.Patched`)
     read_count: int = -1
     end_saw: frozenset = frozenset()
     end_lr_parts: frozenset = frozenset()

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter
 
 from hlo_lsp.core.buffers.columns import NONE, Records
 from hlo_lsp.core.buffers.model import BufferDoc
 from hlo_lsp.core.buffers.reader import _Reader
 from hlo_lsp.core.buffers.records import Allocation
-from hlo_lsp.core.diagnostics import Diagnostic, Range
+from hlo_lsp.core.diagnostics import Diagnostic, moved
 from hlo_lsp.core.document import TextLines, common_prefix, common_suffix
 from hlo_lsp.core.occurrences import COL_BITS, OccurrenceTable
 
@@ -57,14 +57,13 @@ _LINE = attrgetter("line")
 @dataclass(frozen=True, slots=True)
 class Patched:
     """Where a patched model's occurrences differ from the model it was patched from (serial ``source``):
-    occurrences ``start .. start + count - 1`` are new, in place of the old ``start .. old_end - 1``; the ones
-    after moved by ``shift`` lines. Semantic tokens splice their previous data with it (`ide.token_reuse`)."""
+    occurrences ``start .. start + count - 1`` are new, in place of the old ``start .. old_end - 1``. Semantic
+    tokens splice their previous data with it (`ide.token_reuse`)."""
 
     source: int
     start: int
     old_end: int
     count: int
-    shift: int
 
 
 def _columns(records: Records) -> list[str]:
@@ -148,21 +147,11 @@ def _moved(col, by: int):
 
 
 def _diagnostic_moved(d: Diagnostic, by: int) -> Diagnostic | None:
-    """``d`` moved by ``by`` lines; None when it points elsewhere too (related places, fixes)."""
-    if not by:
-        return d
-    if d.related or d.fixes:
+    """``d`` moved by ``by`` lines (`diagnostics.moved`); None when it points elsewhere too (related places,
+    fixes: they may lie outside the lines that move)."""
+    if by and (d.related or d.fixes):
         return None
-    r = d.range
-    return Diagnostic(
-        Range(r.start_line + by, r.start_col, r.end_line + by, r.end_col),
-        d.severity,
-        d.code,
-        d.message,
-        (),
-        (),
-        d.source,
-    )
+    return moved(d, by)
 
 
 def _section_at(doc: BufferDoc, line: int) -> tuple[str, list | array] | None:
@@ -191,7 +180,7 @@ def changed_run(old: list[str], new: list[str]) -> tuple[int, int, int]:
 def patch(doc: BufferDoc, old: list[str], new: list[str]) -> BufferDoc | None:
     """The model of the text ``new`` made from ``doc``, the model of ``old``; None when the edit is not inside
     one block of records (the caller reads ``new`` as a whole). ``doc`` is not changed."""
-    if doc.kind not in PATCHED_KINDS or doc.read_count < 0 or doc.text is None:
+    if doc.kind not in PATCHED_KINDS or doc.read_count < 0:
         return None
     pre, old_end, new_end = changed_run(old, new)
     if pre == len(old) == len(new):
@@ -225,14 +214,12 @@ def _splice(
     out = BufferDoc(kind=doc.kind)
     text = TextLines("\n".join(new))
     # the column lists
-    rows_gained = {}
     for name in LISTS:
         held: Records = getattr(doc, name)
         got = _splice_records(held, getattr(old_block, name), getattr(new_block, name), s0, e0, base, shift)
         if got is None:
             return None
-        setattr(out, name, got[0])
-        rows_gained[name] = got[1]
+        setattr(out, name, got)
     out.used_values.text = text
     # the allocations (their value lines are rows of the spliced `assignment_records`)
     allocations = _splice_allocations(doc, old_block, new_block, out, s0, e0, base, shift, text)
@@ -280,39 +267,24 @@ def _splice(
     out.memory_report = doc.memory_report
     if shift and any(t.line >= s0 for t in doc.memory_report):
         return None
-    out.stack_trace = (
-        [
-            n
-            if n.line < s0
-            else type(n)(
-                n.name,
-                n.depth,
-                n.percent,
-                n.total,
-                n.current,
-                n.remaining,
-                n.parent,
-                n.line + shift,
-                Range(n.range.start_line + shift, n.range.start_col, n.range.end_line + shift, n.range.end_col),
-            )
-            for n in doc.stack_trace
-        ]
-        if shift
-        else doc.stack_trace
-    )
+    out.stack_trace = [
+        n if n.line < s0 or not shift else replace(n, line=n.line + shift, range=n.range.moved(shift))
+        for n in doc.stack_trace
+    ]
     if any(s0 <= n.line < e0 for n in doc.stack_trace):
         return None
-    out.text = text
     out.read_count = len(diagnostics)
     out.end_saw, out.end_lr_parts = doc.end_saw, doc.end_lr_parts
-    out.patched = Patched(doc.serial, o0, o1, len(pos), shift)
-    _finish(out, new)
+    out.patched = Patched(doc.serial, o0, o1, len(pos))
+    _finish(out, new, text)
     return out
 
 
-def _splice_records(held: Records, old_block: Records, new_block: Records, s0: int, e0: int, base: int, shift: int):
-    """(the column list ``held`` with the block's rows replaced by ``new_block``'s, rows gained); None when
-    ``old_block`` does not hold exactly ``held``'s rows of the block."""
+def _splice_records(
+    held: Records, old_block: Records, new_block: Records, s0: int, e0: int, base: int, shift: int
+) -> Records | None:
+    """The column list ``held`` with the block's rows replaced by ``new_block``'s; None when ``old_block`` does
+    not hold exactly ``held``'s rows of the block."""
     if held.wide or old_block.wide or new_block.wide:
         return None
     r0, r1 = bisect_left(held.line, s0), bisect_left(held.line, e0)
@@ -327,7 +299,7 @@ def _splice_records(held: Records, old_block: Records, new_block: Records, s0: i
         mid = _moved(getattr(new_block, c), base) if moved else getattr(new_block, c)
         tail = col[r1:]
         setattr(out, c, col[:r0] + mid + (_moved(tail, shift) if moved else tail))
-    return out, len(new_block) - (r1 - r0)
+    return out
 
 
 def _splice_allocations(doc, old_block, new_block, out, s0, e0, base, shift, text) -> list[Allocation] | None:
@@ -381,13 +353,12 @@ def _splice_diagnostics(doc, old_block, new_block, s0, e0, base, shift) -> list[
     return read[:d0] + kept
 
 
-def _finish(doc: BufferDoc, lines: list[str]) -> None:
-    """The reader's checks of the whole text (`reader._Reader.finish`), on the patched model."""
+def _finish(doc: BufferDoc, lines: list[str], text: TextLines) -> None:
+    """The reader's checks of the whole text (`reader._Reader.finish`), on the patched model, over the lines as
+    the reader holds them (without their ``\r`` when the text has one: `read_common.ReaderState`)."""
     r = _Reader.__new__(_Reader)
     r.doc = doc
-    r.lines = (
-        [line[:-1] if line.endswith("\r") else line for line in lines] if lines and lines[-1].endswith("\r") else lines
-    )
+    r.lines = [line[:-1] if line.endswith("\r") else line for line in lines] if "\r" in text.text else lines
     r.saw = set(doc.end_saw)
     r.lr_parts = set(doc.end_lr_parts)
     r.finish()

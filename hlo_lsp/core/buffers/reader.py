@@ -81,7 +81,6 @@ class _Reader(AllocationsReader, ValuesReader, LiveRangeReader, ReportReader):
         doc.read_count = len(doc.diagnostics)
         doc.end_saw = frozenset(self.saw)
         doc.end_lr_parts = frozenset(self.lr_parts)
-        doc.text = self.text_lines
         if finish:
             self.finish()
         return doc

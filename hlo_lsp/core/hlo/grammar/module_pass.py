@@ -4,22 +4,11 @@ every block's diagnostics and occurrences shifted by its first line (`join_block
 
 from __future__ import annotations
 
-from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, error, warning
+from hlo_lsp.core.diagnostics import Diagnostic, Range, Related, error, moved, warning
 from hlo_lsp.core.occurrences import Occurrence
 
 from .blocks import Block
 from .results import BlockResult, ComputationSummary, GrammarResult
-
-
-def _shift_range(r: Range, dl: int) -> Range:
-    return Range(r.start_line + dl, r.start_col, r.end_line + dl, r.end_col)
-
-
-def _shift_diag(d: Diagnostic, dl: int) -> Diagnostic:
-    if dl == 0:
-        return d
-    related = tuple(Related(_shift_range(x.range, dl), x.message, x.path) for x in d.related)
-    return Diagnostic(_shift_range(d.range, dl), d.severity, d.code, d.message, related, d.fixes, d.source)
 
 
 def join_blocks(text: str, blocks: list[Block], results: list[BlockResult]) -> GrammarResult:
@@ -28,7 +17,7 @@ def join_blocks(text: str, blocks: list[Block], results: list[BlockResult]) -> G
     summaries: list[ComputationSummary] = []
     for i, (b, r) in enumerate(zip(blocks, results)):
         p.placement(i, b, r)
-        p.diags.extend(_shift_diag(d, b.start_line) for d in r.diagnostics)
+        p.diags.extend(moved(d, b.start_line) for d in r.diagnostics)
         p.definitions(i, b.start_line, r)
         if r.summary is not None:
             summaries.append(r.summary)
