@@ -112,8 +112,13 @@ def allocation_titles(doc) -> list[tuple[int, int, str]]:
     """(line, end column of the ``allocation N`` token, title) of each allocation lens of `file_lenses`, in line
     order, without a `Lens` each (23,576 of them in the benchmark's assignment file). A title holds digits,
     letters, ``%``, ``,`` and spaces only."""
-    whole = sum(x.size for x in doc.allocations)
-    return [(x.line, x.name_end, f"{pct(x.size, whole)} of total, {_values(x.count)}") for x in doc.allocations]
+    A = doc.allocations  # by column (`columns.Allocations`): no allocation made
+    sizes = A.ints("size")
+    whole = sum(sizes)
+    return [
+        (ln, end, f"{pct(size, whole)} of total, {_values(n)}")
+        for ln, end, size, n in zip(A.line, A.name_end, sizes, A.values)
+    ]
 
 
 def _values(n: int) -> str:

@@ -109,6 +109,13 @@ class Records(_RecordSequence):
         v = column[i]
         return self.wide[(name, i)] if v == WIDE else v
 
+    def ints(self, name: str) -> Sequence[int]:
+        """Int column ``name`` as numbers (the column itself unless a number of it is too large for it)."""
+        column = getattr(self, name)
+        if not any(k[0] == name for k in self.wide):
+            return column
+        return [self.req(column, name, i) for i in range(len(column))]
+
     def __len__(self) -> int:
         return len(self.line)
 
@@ -374,6 +381,140 @@ class Assignments(_ValueLines):
             ln,
             _new(Range, (ln, self.start[i], ln, self.end[i])),
         )
+
+
+class Allocations(Records):
+    """The `Allocation`s of a ``BufferAssignment:`` listing, by column: a patched model (`patch`) slices the
+    columns instead of copying 23,576 objects, and the outline, folding and lenses read them without making the
+    objects. The objects, once every one is asked for (the join, the rules), are kept (`_made`): a record is
+    never changed after the reader adds it. Each made allocation sees the document's value lines (``records``)
+    and text."""
+
+    __slots__ = (
+        "number",
+        "size",
+        "line",
+        "name_end",
+        "address",
+        "color",
+        "parameter",
+        "parameter_shape",
+        "parameter_shape_index",
+        "output_shape",
+        "flags",
+        "first",
+        "values",
+        "wide",
+        "records",
+        "text",
+        "_made",
+    )
+    # the bits of ``flags``, in XLA's order
+    CONSTANT, THREAD_LOCAL, MAYBE_LIVE_OUT, PREALLOCATED_TEMP = 1, 2, 4, 8
+
+    def __init__(self, records=None, text=None):
+        self.number = array("q")  # the ``N`` of ``allocation N``
+        self.size = array("q")
+        self.line = array("I")
+        self.name_end = array("I")
+        self.address: list[str | None] = []
+        self.color = array("q")
+        self.parameter = array("q")
+        self.parameter_shape: list[str | None] = []
+        self.parameter_shape_index: list[tuple[int, ...] | None] = []
+        self.output_shape: list[str | None] = []
+        self.flags = bytearray()
+        self.first = array("q")
+        self.values = array("q")  # how many value lines it lists
+        self.wide: dict = {}
+        self.records = records  # the document's `Assignments`
+        self.text = text  # the document's lines
+        self._made: list | None = None
+
+    def add(self, a: _records.Allocation) -> None:
+        """Allocation ``a``, read whole (its values counted)."""
+        put = self.put
+        put(self.number, "number", a.index)
+        put(self.size, "size", a.size)
+        self.line.append(a.line)
+        self.name_end.append(a.name_end)
+        self.address.append(a.address)
+        put(self.color, "color", a.color)
+        put(self.parameter, "parameter", a.parameter)
+        self.parameter_shape.append(a.parameter_shape)
+        self.parameter_shape_index.append(a.parameter_shape_index)
+        self.output_shape.append(a.output_shape)
+        self.flags.append(
+            a.constant * self.CONSTANT
+            | a.thread_local * self.THREAD_LOCAL
+            | a.maybe_live_out * self.MAYBE_LIVE_OUT
+            | a.preallocated_temp * self.PREALLOCATED_TEMP
+        )
+        self.first.append(a.first)
+        self.values.append(a.count)
+        self._made = None
+
+    def last_lines(self) -> list[int]:
+        """`Allocation.last_line` of each allocation, without making them."""
+        at = self.records.line if self.records is not None else ()
+        return [ln if not n else at[f + n - 1] for ln, f, n in zip(self.line, self.first, self.values)]
+
+    def kinds(self, i: int) -> list[str]:
+        """`Allocation.kinds` of allocation ``i``, without making it."""
+        flags = self.flags[i]
+        if not flags and not self.color[i] and self.parameter[i] == NONE and self.output_shape[i] is None:
+            return []  # a temp (most of them)
+        out = []
+        color = self.req(self.color, "color", i)
+        if color:
+            out.append(f"color {color}")
+        parameter = self.num(self.parameter, "parameter", i)
+        if parameter is not None:
+            out.append(f"parameter {parameter}")
+        if self.output_shape[i] is not None:
+            out.append("output")
+        if flags:
+            for bit, label in (
+                (self.CONSTANT, "constant"),
+                (self.THREAD_LOCAL, "thread-local"),
+                (self.MAYBE_LIVE_OUT, "maybe-live-out"),
+                (self.PREALLOCATED_TEMP, "preallocated-temp"),
+            ):
+                if flags & bit:
+                    out.append(label)
+        return out
+
+    def _make(self, i: int):
+        made = self._made
+        if made is not None:
+            return made[i]
+        req, flags = self.req, self.flags[i]
+        return _records.Allocation(
+            req(self.number, "number", i),
+            req(self.size, "size", i),
+            self.line[i],
+            self.name_end[i],
+            self.address[i],
+            req(self.color, "color", i),
+            self.num(self.parameter, "parameter", i),
+            self.parameter_shape[i],
+            self.parameter_shape_index[i],
+            self.output_shape[i],
+            bool(flags & self.CONSTANT),
+            bool(flags & self.THREAD_LOCAL),
+            bool(flags & self.MAYBE_LIVE_OUT),
+            bool(flags & self.PREALLOCATED_TEMP),
+            self.records,
+            self.first[i],
+            self.values[i],
+            self.text,
+        )
+
+    def __iter__(self):
+        made = self._made
+        if made is None:
+            self._made = made = [self._make(i) for i in range(len(self.line))]
+        return iter(made)
 
 
 class AssignmentRun(_RecordSequence):

@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from hlo_lsp.core.buffers import columns as _columns
-from hlo_lsp.core.buffers.records import Allocation, Assignment, MemoryTable, StackNode
+from hlo_lsp.core.buffers.records import Assignment, MemoryTable, StackNode
 from hlo_lsp.core.diagnostics import Diagnostic
 from hlo_lsp.core.occurrences import OccurrenceTable
 
@@ -24,7 +24,7 @@ class BufferDoc:
     """One buffer file's model. The record lists read like lists of records (see `columns`)."""
 
     kind: str
-    allocations: list[Allocation] = field(default_factory=list)
+    allocations: _columns.Allocations = field(default_factory=lambda: _columns.Allocations())
     total_bytes_used: int | None = None
     total_bytes_used_line: int | None = None
     used_values: _columns.UsedValues = field(default_factory=lambda: _columns.UsedValues())

@@ -29,12 +29,11 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, replace
-from operator import attrgetter
+from typing import TypeVar
 
 from hlo_lsp.core.buffers.columns import NONE, Records
 from hlo_lsp.core.buffers.model import BufferDoc
 from hlo_lsp.core.buffers.reader import _Reader
-from hlo_lsp.core.buffers.records import Allocation
 from hlo_lsp.core.diagnostics import Diagnostic, moved
 from hlo_lsp.core.document import TextLines, common_prefix, common_suffix
 from hlo_lsp.core.occurrences import COL_BITS, OccurrenceTable
@@ -50,8 +49,7 @@ PRIMERS: dict[str, tuple[str, ...]] = {
 LISTS = ("assignment_records", "used_values", "sequence", "live_ranges", "peak_entries")  # the column lists
 _LIST_OF = {"used": "used_values", "seq": "sequence", "lrs": "live_ranges", "peak": "peak_entries"}
 PATCHED_KINDS = ("assignment", "values", "live-range")  # the split files whose records are all in blocks
-_ALLOC_HEAD = attrgetter(*Allocation.__slots__[:14])  # every field before records, first, count, text
-_LINE = attrgetter("line")
+R = TypeVar("R", bound=Records)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +65,10 @@ class Patched:
 
 
 def _columns(records: Records) -> list[str]:
-    return [s for cls in type(records).__mro__ for s in getattr(cls, "__slots__", ()) if s not in ("wide", "text")]
+    return [s for cls in type(records).__mro__ for s in getattr(cls, "__slots__", ()) if s not in _NOT_COLUMNS]
+
+
+_NOT_COLUMNS = ("wide", "text", "records", "_made")  # a column list's slots that are not columns
 
 
 def _state(r: _Reader) -> tuple:
@@ -158,7 +159,7 @@ def _section_at(doc: BufferDoc, line: int) -> tuple[str, list | array] | None:
     """The section whose records hold ``line`` (the last record starting at or before it), with the first lines
     of its records."""
     if doc.kind == "assignment":
-        return "alloc", [a.line for a in doc.allocations]
+        return "alloc", doc.allocations.line
     if doc.kind == "values":
         return "used", doc.used_values.line
     best = None
@@ -221,10 +222,16 @@ def _splice(
             return None
         setattr(out, name, got)
     out.used_values.text = text
-    # the allocations (their value lines are rows of the spliced `assignment_records`)
-    allocations = _splice_allocations(doc, old_block, new_block, out, s0, e0, base, shift, text)
+    # the allocations: their value lines are rows of the spliced `assignment_records` (the block's from the
+    # block's first row on, those after it as many rows on as the block gained)
+    first = bisect_left(doc.assignment_records.line, s0)
+    gained = len(new_block.assignment_records) - len(old_block.assignment_records)
+    allocations = _splice_records(
+        doc.allocations, old_block.allocations, new_block.allocations, s0, e0, base, shift, (first, gained)
+    )
     if allocations is None:
         return None
+    allocations.records, allocations.text = out.assignment_records, text
     out.allocations = allocations
     # the occurrences
     occ = doc.occurrences
@@ -281,10 +288,11 @@ def _splice(
 
 
 def _splice_records(
-    held: Records, old_block: Records, new_block: Records, s0: int, e0: int, base: int, shift: int
-) -> Records | None:
+    held: R, old_block: R, new_block: R, s0: int, e0: int, base: int, shift: int, rows: tuple[int, int] = (0, 0)
+) -> R | None:
     """The column list ``held`` with the block's rows replaced by ``new_block``'s; None when ``old_block`` does
-    not hold exactly ``held``'s rows of the block."""
+    not hold exactly ``held``'s rows of the block. Line columns move by ``base`` in the block and ``shift``
+    after it; an allocation's first value row by ``rows`` (the block's first row, the rows it gained)."""
     if held.wide or old_block.wide or new_block.wide:
         return None
     r0, r1 = bisect_left(held.line, s0), bisect_left(held.line, e0)
@@ -293,38 +301,13 @@ def _splice_records(
     out = type(held)()
     for c in _columns(held):
         col = getattr(held, c)
-        moved = c in ("line", "from_line")
-        if (_moved(getattr(old_block, c), base) if moved else getattr(old_block, c)) != col[r0:r1]:
+        by = (base, shift) if c in ("line", "from_line") else rows if c == "first" else None
+        if (_moved(getattr(old_block, c), by[0]) if by else getattr(old_block, c)) != col[r0:r1]:
             return None
-        mid = _moved(getattr(new_block, c), base) if moved else getattr(new_block, c)
+        mid = _moved(getattr(new_block, c), by[0]) if by else getattr(new_block, c)
         tail = col[r1:]
-        setattr(out, c, col[:r0] + mid + (_moved(tail, shift) if moved else tail))
+        setattr(out, c, col[:r0] + mid + (_moved(tail, by[1]) if by else tail))
     return out
-
-
-def _splice_allocations(doc, old_block, new_block, out, s0, e0, base, shift, text) -> list[Allocation] | None:
-    allocs = doc.allocations
-    if not allocs and not new_block.allocations:
-        return []
-    a0, a1 = bisect_left(allocs, s0, key=_LINE), bisect_left(allocs, e0, key=_LINE)
-    records = out.assignment_records
-    first = bisect_left(doc.assignment_records.line, s0)  # the block's first value line among the rows
-
-    def moved(a: Allocation, by_line: int, by_row: int) -> Allocation:
-        """``a`` on the new model's rows and text (``by_line`` lines and ``by_row`` rows on)."""
-        b = Allocation(*_ALLOC_HEAD(a), records, a.first + by_row, a.count, text)  # type: ignore[call-arg]
-        if by_line:
-            b.line += by_line
-        return b
-
-    if [moved(a, base, first) for a in old_block.allocations] != allocs[a0:a1]:
-        return None
-    gained = len(new_block.assignment_records) - len(old_block.assignment_records)
-    return (
-        [moved(a, 0, 0) for a in allocs[:a0]]
-        + [moved(a, base, first) for a in new_block.allocations]
-        + [moved(a, shift, gained) for a in allocs[a1:]]
-    )
 
 
 def _occurrence_rows(t: OccurrenceTable, base: int) -> tuple[array, array, bytearray, list[str]]:

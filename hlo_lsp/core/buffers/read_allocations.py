@@ -69,7 +69,7 @@ class AllocationsReader(ReaderState):
         """In the old single file, ``Total bytes used`` is the sum of the allocations' sizes."""
         doc = self.doc
         if doc.kind == "single" and doc.allocations and doc.total_bytes_used is not None:
-            total = sum(a.size for a in doc.allocations)
+            total = sum(doc.allocations.ints("size"))
             if total != doc.total_bytes_used:
                 ln = doc.total_bytes_used_line or 0
                 self.err(
@@ -132,7 +132,6 @@ class AllocationsReader(ReaderState):
             )
             rest = line[m.end() : -1]
         self._properties(ln, line, m.end(), rest, alloc)
-        self.doc.allocations.append(alloc)
         self.allocation_def(ln, 0, m.end(1), m.group(1))  # unique per allocation: nothing to share
         self.alloc = alloc
 
@@ -284,4 +283,6 @@ class AllocationsReader(ReaderState):
                 f"allocation {alloc.index} lists no values",
                 CODE_STRUCTURE,
             )
+        if alloc is not None:
+            self.doc.allocations.add(alloc)  # its values counted: the listing keeps it by column
         self.alloc = None

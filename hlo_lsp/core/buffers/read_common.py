@@ -55,6 +55,8 @@ class ReaderState:
         self.line_offsets = self.text_lines.offsets()  # where each line starts in it, less its line number
         self.doc = BufferDoc(kind=kind_hint or "")
         self.doc.used_values.text = self.text_lines
+        self.doc.allocations.records = self.doc.assignment_records
+        self.doc.allocations.text = self.text_lines
         self.section: str | None = None  # alloc | used | seq | lr | peak | stack | mem | lr-none
         self.sub: str | None = None  # positions | uses (inside a used value)
         self.alloc: Allocation | None = None
