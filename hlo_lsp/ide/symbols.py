@@ -16,6 +16,8 @@ computations met first in the file; not 200,000 entries (57 MB of JSON, 20 s) th
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.document import Lines
 from hlo_lsp.core.hlo.model import HloModule
@@ -48,6 +50,12 @@ class _Budget:
         return k
 
 
+def outline_budget(total: int | None = None, per_block: int | None = None) -> _Budget:
+    """What `document_symbols` lists under blocks at most (see the module docstring): `OUTLINE_BUDGET` and
+    `OUTLINE_CHILDREN` unless given."""
+    return _Budget(OUTLINE_BUDGET if total is None else total, OUTLINE_CHILDREN if per_block is None else per_block)
+
+
 def _more(lines: Lines, n: int, what: str, first: int, last: int) -> Symbol:
     """The entry standing for ``n`` children left out of the outline, lines ``first..last``."""
     return Symbol(
@@ -59,15 +67,13 @@ def _more(lines: Lines, n: int, what: str, first: int, last: int) -> Symbol:
     )
 
 
-def document_symbols(
-    ws: Workspace, path: str, total: int = OUTLINE_BUDGET, per_block: int = OUTLINE_CHILDREN
-) -> list[Symbol]:
+def document_symbols(ws: Workspace, path: str, total: int | None = None, per_block: int | None = None) -> list[Symbol]:
     """The outline of ``path``, bounded as the module docstring says; [] when it cannot be read or is not ours."""
     try:
         a = ws.analysis(path)
     except ReadError:
         return []
-    budget = _Budget(total, per_block)
+    budget = outline_budget(total, per_block)
     if a.hlo is not None:
         return _hlo_symbols(a.hlo, budget)
     if a.buffers is not None:
@@ -154,41 +160,89 @@ def _section(name: str, kind: str, lines: Lines, first: int, last: int, children
     )
 
 
-def _buffer_symbols(a: Analysis, budget: _Budget, allocations: bool = True) -> list[Symbol]:
-    """The outline of a buffer file: each allocation (without ``allocations``: none, for folding, which folds
-    them from their lines alone), then its sections."""
+class AllocationEntry(NamedTuple):
+    """An allocation's outline entry (`allocation_entries`), as the `Symbol` it stands for (`symbol`) holds it."""
+
+    name: str
+    line: int
+    last_line: int  # the entry's range: ``line``, column 0 to ``last_line``, column ``last_end``
+    last_end: int
+    name_end: int  # the selection range: ``line``, column 0 to ``name_end``
+    detail: str
+    children: list[Symbol]
+
+    def symbol(self) -> Symbol:
+        ln = self.line
+        return Symbol(
+            self.name,
+            "object",
+            Range(ln, 0, self.last_line, self.last_end),
+            Range(ln, 0, ln, self.name_end),
+            self.detail,
+            self.children,
+        )
+
+
+def allocation_entries(a: Analysis, budget: _Budget) -> list[AllocationEntry]:
+    """The outline's entries of a buffer file's allocations (the first `OUTLINE_BLOCKS`), read from their
+    columns: the benchmark's 23,576 allocations as `Symbol`s, then dicts, then JSON took 0.3 s; the server writes
+    these tuples' JSON directly (`handlers_document`)."""
+    doc = a.buffers
+    if doc is None:
+        return []
+    lines = a.lines
+    A = doc.allocations
+    n = min(len(A), OUTLINE_BLOCKS)
+    indexes, sizes, lasts, kinds = A.ints("number"), A.ints("size"), A.last_lines(), A.kinds
+    end = len(lines) - 1
+    out = []
+    for i, ln, count, name_end in zip(range(n), A.line, A.values, A.name_end):
+        kids = (
+            _bounded(
+                lines,
+                A[i].assignments,
+                budget,
+                lambda x: Symbol(
+                    x.name, "field", _line_range(lines, x.line, x.line), x.range, f"{x.size} bytes @ {x.offset}"
+                ),
+                "values",
+                _by_line,
+            )
+            if count and budget.left
+            else []
+        )
+        last = min(max(lasts[i], ln), end)
+        detail = f"{sizes[i]} bytes, " + (", ".join(kinds(i)) or "temp")
+        if count and not kids:
+            detail += f" · {count:,} values"  # `_unlisted`
+        entry = (f"allocation {indexes[i]}", ln, last, len(lines[last]) if last >= 0 else 0, name_end, detail, kids)
+        out.append(AllocationEntry(*entry))
+    return out
+
+
+def _by_line(x) -> int:
+    return x.line
+
+
+def _buffer_symbols(a: Analysis, budget: _Budget) -> list[Symbol]:
+    """The outline of a buffer file: each allocation, then its sections."""
+    return [e.symbol() for e in allocation_entries(a, budget)] + buffer_sections(a, budget)
+
+
+def buffer_sections(a: Analysis, budget: _Budget, allocations: bool = True) -> list[Symbol]:
+    """The outline of a buffer file after its allocations' entries (`allocation_entries`): the entry for the
+    allocations past `OUTLINE_BLOCKS` (with ``allocations``; folding has its own for every allocation), then
+    the file's sections."""
     doc = a.buffers
     if doc is None:
         return []
     lines = a.lines
     out: list[Symbol] = []
-    by_line = lambda x: x.line  # noqa: E731
-    for al in doc.allocations[:OUTLINE_BLOCKS] if allocations else ():
-        last = al.last_line
-        values = al.assignments
-        kids = _bounded(
-            lines,
-            values,
-            budget,
-            lambda x: Symbol(
-                x.name, "field", _line_range(lines, x.line, x.line), x.range, f"{x.size} bytes @ {x.offset}"
-            ),
-            "values",
-            by_line,
-        )
-        out.append(
-            Symbol(
-                f"allocation {al.index}",
-                "object",
-                _line_range(lines, al.line, last),
-                al.range,
-                _unlisted(f"{al.size} bytes, " + (", ".join(al.kinds()) or "temp"), kids, len(values), "values"),
-                kids,
-            )
-        )
+    by_line = _by_line
     if allocations and len(doc.allocations) > OUTLINE_BLOCKS:
-        rest = doc.allocations[OUTLINE_BLOCKS:]
-        out.append(_more(lines, len(rest), "allocations", rest[0].line, rest[-1].last_line))
+        A = doc.allocations
+        last = A.last_lines()[-1]
+        out.append(_more(lines, len(A) - OUTLINE_BLOCKS, "allocations", A.line[OUTLINE_BLOCKS], last))
     if doc.used_values:
         kids = _bounded(
             lines,
@@ -255,34 +309,35 @@ def _buffer_symbols(a: Analysis, budget: _Budget, allocations: bool = True) -> l
 
 
 def folding_ranges(ws: Workspace, path: str) -> list[FoldingRange]:
-    """Foldable blocks: every multi-line entry of the unbounded outline (computations, allocations, sections,
-    used values), found without making the outline's entries where they cannot fold (one-line children)."""
-    out: list[FoldingRange] = []
+    """Foldable blocks (`folding_spans`) as `FoldingRange`s."""
+    return [FoldingRange(s, e) for s, e in folding_spans(ws, path)]
+
+
+def folding_spans(ws: Workspace, path: str) -> list[tuple[int, int]]:
+    """Foldable blocks as (first line, last line), in order: every multi-line entry of the unbounded outline
+    (computations, allocations, sections, used values), found without making the outline's entries where they
+    cannot fold (one-line children) nor the allocations (read from their columns)."""
+    out: list[tuple[int, int]] = []
     try:
         a = ws.analysis(path)
     except ReadError:
         return out
     lines = a.lines
+    n = len(lines) - 1
     if a.hlo is not None:  # the module and its computations (instructions are one line each)
         stack = []
-        if a.hlo.header_line is not None and a.hlo.name and len(lines) - 1 > a.hlo.header_line:
-            out.append(FoldingRange(a.hlo.header_line, len(lines) - 1))
-        n = len(lines) - 1
+        if a.hlo.header_line is not None and a.hlo.name and n > a.hlo.header_line:
+            out.append((a.hlo.header_line, n))
         for c in a.hlo.computations:
             end = min(max(c.end_line, c.line), n)
             if end > c.line:
-                out.append(FoldingRange(c.line, end))
+                out.append((c.line, end))
     elif a.buffers is not None:
-        stack = [x for x in _buffer_symbols(a, _Budget(0, 0), allocations=False) if x.kind != "key"]
-        n = len(lines) - 1
-        for al in a.buffers.allocations:  # every allocation, past the outline's OUTLINE_BLOCKS too
-            last = min(al.last_line, n)
-            if last > al.line:
-                out.append(FoldingRange(al.line, last))
-        for first, end in a.buffers.used_values.spans():  # the only multi-line children
-            end = min(end, n)
-            if end > first:
-                out.append(FoldingRange(first, end))
+        stack = [x for x in buffer_sections(a, _Budget(0, 0), allocations=False) if x.kind != "key"]
+        A = a.buffers.allocations  # every allocation, past the outline's OUTLINE_BLOCKS too
+        out += [(first, min(last, n)) for first, last in zip(A.line, A.last_lines()) if min(last, n) > first]
+        # the used values are the only multi-line children
+        out += [(first, min(end, n)) for first, end in a.buffers.used_values.spans() if min(end, n) > first]
     elif a.oom is not None:  # the two lists and their entries
         stack = oom_symbols(ws, path)
     else:
@@ -290,14 +345,14 @@ def folding_ranges(ws: Workspace, path: str) -> list[FoldingRange]:
     while stack:
         s = stack.pop()
         if s.range.end_line > s.range.start_line:
-            out.append(FoldingRange(s.range.start_line, s.range.end_line))
+            out.append((s.range.start_line, s.range.end_line))
             stack.extend(c for c in s.children if c.kind != "key")  # not the `… N more` entries
     if a.hlo is not None:
         for table, ln in a.hlo.table_lines.items():
             rows = a.hlo.tables.get(table, {})
             if rows:
-                out.append(FoldingRange(ln, max(r.line for r in rows.values())))
-    return sorted(set(out), key=lambda f: (f.start_line, f.end_line))
+                out.append((ln, max(r.line for r in rows.values())))
+    return sorted(set(out))
 
 
 def document_links(ws: Workspace, path: str, later: bool = False) -> list[DocumentLink]:

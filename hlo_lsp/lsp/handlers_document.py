@@ -12,6 +12,7 @@ they cost time in proportion to the lines asked for and answer on the event loop
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -69,6 +70,16 @@ class _Wire:
                 ec = col_to_wire(t, ec, self.encoding)
         return {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
 
+    def end_col(self, line: int, col: int) -> int:
+        """Column ``col`` of ``line`` on the wire, at most the line's end (as `range` makes an end)."""
+        lines = self.lines
+        if 0 <= line < len(lines):
+            t = lines[line]
+            col = (col if col <= len(t) else len(t)) if col >= 0 else 0
+            if not t.isascii():
+                col = col_to_wire(t, col, self.encoding)
+        return col
+
 
 def _ready(ls: HloLanguageServer, path: str, siblings: bool = False) -> bool:
     """Wait (in the worker thread) until ``path`` is read, and with ``siblings`` its module's buffer files too,
@@ -82,6 +93,9 @@ def _ready(ls: HloLanguageServer, path: str, siblings: bool = False) -> bool:
         return True
     except ReadError:
         return False
+
+
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # as `list_json` encodes
 
 
 def _dumps(value: list) -> RawResult:
@@ -161,9 +175,38 @@ def document_symbols_json(ls: HloLanguageServer, path: str) -> RawResult:
 
     def answer() -> RawResult:
         w = _Wire(ls, path)
+        a = ls.ws.try_analysis(path)
+        if a is not None and a.buffers is not None and a.buffers.allocations:
+            return _buffer_outline_json(w, a)
         return _dumps([_symbol_json(w, s) for s in symbols.document_symbols(ls.ws, path)])
 
     return _in_child(ls, path, answer, long_answer=True)
+
+
+_ALLOCATION_SYMBOL = (
+    '{"name":"%s","kind":%d,'
+    '"range":{"start":{"line":%d,"character":0},"end":{"line":%d,"character":%d}},'
+    '"selectionRange":{"start":{"line":%d,"character":0},"end":{"line":%d,"character":%d}},"detail":"%s"}'
+)
+
+
+def _buffer_outline_json(w: _Wire, a) -> RawResult:
+    """The outline of a buffer file (`symbols.document_symbols`) with each allocation's entry that lists no
+    values written straight as text: the benchmark's 23,576 allocations took 0.3 s as `Symbol`s, then dicts,
+    then JSON, and take 0.12 s so. Its name and detail hold digits, letters, ``,``, ``·`` and spaces only
+    (nothing JSON escapes), and the ``allocation N`` token is ASCII from column 0: its end is the same column in
+    every encoding."""
+    budget = symbols.outline_budget()
+    fmt, kind, end_col = _ALLOCATION_SYMBOL, int(SYMBOL_KIND["object"]), w.end_col
+    parts = [
+        fmt % (name, kind, ln, last, end_col(last, last_end), ln, ln, name_end, detail)
+        if not children
+        else _ENCODE(_symbol_json(w, e.symbol()))
+        for e in symbols.allocation_entries(a, budget)
+        for name, ln, last, last_end, name_end, detail, children in (e,)
+    ]
+    parts += [_ENCODE(_symbol_json(w, s)) for s in symbols.buffer_sections(a, budget)]
+    return RawResult("[" + ",".join(parts) + "]")
 
 
 def folding_json(ls: HloLanguageServer, path: str) -> RawResult:
@@ -171,8 +214,8 @@ def folding_json(ls: HloLanguageServer, path: str) -> RawResult:
         return RawResult("[]")
 
     def answer() -> RawResult:
-        ranges = symbols.folding_ranges(ls.ws, path)
-        return _dumps([{"startLine": f.start_line, "endLine": f.end_line, "kind": "region"} for f in ranges])
+        fmt = '{"startLine":%d,"endLine":%d,"kind":"region"}'
+        return RawResult("[" + ",".join([fmt % span for span in symbols.folding_spans(ls.ws, path)]) + "]")
 
     return _in_child(ls, path, answer, long_answer=True)
 
