@@ -417,6 +417,7 @@ def _collect_when_idle(ls: HloLanguageServer, release: bool = False, delay: floa
         if not ls.ws.open_paths():
             memos.clear_all()
         release, ls.release_frozen = ls.release_frozen, False
+        await asyncio.to_thread(ls.ws.release_dropped)  # what edits dropped, off the event loop
         await asyncio.to_thread(_collect_and_trim, release)
 
     ls._pending[_COLLECT] = asyncio.ensure_future(later())

@@ -1,0 +1,59 @@
+"""An edit of a buffer file leaves the join made from its old model to be freed at an idle moment
+(`Workspace.release_dropped`), not on the event loop that applies the edit; at most `MAX_DROPPED` of them wait."""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import weakref
+
+from hlo_lsp.core import workspace
+from hlo_lsp.core.workspace import Workspace
+from tests.core.test_buffers_patch import FILES
+
+
+class _Probe:
+    """Kept in a bundle's memo: alive exactly as long as the bundle."""
+
+
+def _probe(ws: Workspace, path: str) -> weakref.ref:
+    probe = _Probe()
+    ws.bundle(path, read_large=True).memo["probe"] = probe
+    return weakref.ref(probe)
+
+
+def _edit(ws: Workspace, path: str, version: int) -> None:
+    doc = ws.document(path)
+    line = len(doc.lines) // 2
+    ws.edited(path, version, [doc.apply(line, 0, line, 0, " ")])
+
+
+def test_the_join_an_edit_dropped_is_freed_when_released(tmp_path):
+    for src in FILES.values():
+        shutil.copy(src, tmp_path / src.name)
+    path = str(tmp_path / FILES["assignment"].name)
+    ws = Workspace()
+    ws.open(path, FILES["assignment"].read_text(), 1)
+    joined = _probe(ws, path)
+    _edit(ws, path, 2)
+    gc.collect()
+    assert joined() is not None  # kept for later
+    assert "probe" not in ws.bundle(path, read_large=True).memo  # but no longer the file's
+    ws.release_dropped()
+    gc.collect()
+    assert joined() is None
+
+
+def test_at_most_max_dropped_joins_wait(tmp_path, monkeypatch):
+    for src in FILES.values():
+        shutil.copy(src, tmp_path / src.name)
+    path = str(tmp_path / FILES["values"].name)
+    ws = Workspace()
+    ws.open(path, FILES["values"].read_text(), 1)
+    refs = []
+    for version in range(2, 2 + workspace.MAX_DROPPED + 2):
+        refs.append(_probe(ws, path))
+        _edit(ws, path, version)
+    gc.collect()
+    assert sum(r() is not None for r in refs) == workspace.MAX_DROPPED  # the newest ones
+    assert all(r() is not None for r in refs[-workspace.MAX_DROPPED :])
