@@ -1,5 +1,6 @@
 """An edit of a buffer file leaves the join made from its old model to be freed at an idle moment
-(`Workspace.release_dropped`), not on the event loop that applies the edit; at most `MAX_DROPPED` of them wait."""
+(`Workspace.release_dropped`) or by the worker making the file's next model, before it makes it; not on the
+event loop that applies the edit."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import gc
 import shutil
 import weakref
 
-from hlo_lsp.core import workspace
 from hlo_lsp.core.workspace import Workspace
 from tests.core.test_buffers_patch import FILES
 
@@ -44,16 +44,18 @@ def test_the_join_an_edit_dropped_is_freed_when_released(tmp_path):
     assert joined() is None
 
 
-def test_at_most_max_dropped_joins_wait(tmp_path, monkeypatch):
+def test_the_next_model_of_the_edited_file_is_made_after_the_old_join_is_freed(tmp_path):
     for src in FILES.values():
         shutil.copy(src, tmp_path / src.name)
     path = str(tmp_path / FILES["values"].name)
     ws = Workspace()
     ws.open(path, FILES["values"].read_text(), 1)
-    refs = []
-    for version in range(2, 2 + workspace.MAX_DROPPED + 2):
-        refs.append(_probe(ws, path))
+    for version in range(2, 5):
+        joined = _probe(ws, path)
         _edit(ws, path, version)
-    gc.collect()
-    assert sum(r() is not None for r in refs) == workspace.MAX_DROPPED  # the newest ones
-    assert all(r() is not None for r in refs[-workspace.MAX_DROPPED :])
+        gc.collect()
+        assert joined() is not None
+        a = ws.analysis(path)
+        gc.collect()
+        assert joined() is None
+        assert a.buffers.patched is not None  # patched from the old model, which lived on for it
