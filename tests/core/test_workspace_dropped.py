@@ -28,28 +28,29 @@ def _edit(ws: Workspace, path: str, version: int) -> None:
     ws.edited(path, version, [doc.apply(line, 0, line, 0, " ")])
 
 
-def test_the_join_an_edit_dropped_is_freed_when_released(tmp_path):
+def _opened(tmp_path, kind: str) -> tuple[Workspace, str]:
     for src in FILES.values():
         shutil.copy(src, tmp_path / src.name)
-    path = str(tmp_path / FILES["assignment"].name)
+    path = str(tmp_path / FILES[kind].name)
     ws = Workspace()
-    ws.open(path, FILES["assignment"].read_text(), 1)
+    ws.open(path, FILES[kind].read_text(), 1)
+    return ws, path
+
+
+def test_the_join_an_edit_dropped_is_freed_when_released(tmp_path):
+    ws, path = _opened(tmp_path, "assignment")
     joined = _probe(ws, path)
     _edit(ws, path, 2)
     gc.collect()
     assert joined() is not None  # kept for later
-    assert "probe" not in ws.bundle(path, read_large=True).memo  # but no longer the file's
     ws.release_dropped()
     gc.collect()
     assert joined() is None
+    assert "probe" not in ws.bundle(path, read_large=True).memo  # the file's bundle is a new one
 
 
 def test_the_next_model_of_the_edited_file_is_made_after_the_old_join_is_freed(tmp_path):
-    for src in FILES.values():
-        shutil.copy(src, tmp_path / src.name)
-    path = str(tmp_path / FILES["values"].name)
-    ws = Workspace()
-    ws.open(path, FILES["values"].read_text(), 1)
+    ws, path = _opened(tmp_path, "values")
     for version in range(2, 5):
         joined = _probe(ws, path)
         _edit(ws, path, version)
