@@ -411,6 +411,7 @@ class Allocations(Records):
     )
     # the bits of ``flags``, in XLA's order
     CONSTANT, THREAD_LOCAL, MAYBE_LIVE_OUT, PREALLOCATED_TEMP = 1, 2, 4, 8
+    _BITS = (CONSTANT, THREAD_LOCAL, MAYBE_LIVE_OUT, PREALLOCATED_TEMP)  # in `records.FLAG_LABELS`' order
 
     def __init__(self, records=None, text=None):
         self.number = array("q")  # the ``N`` of ``allocation N``
@@ -444,12 +445,8 @@ class Allocations(Records):
         self.parameter_shape.append(a.parameter_shape)
         self.parameter_shape_index.append(a.parameter_shape_index)
         self.output_shape.append(a.output_shape)
-        self.flags.append(
-            a.constant * self.CONSTANT
-            | a.thread_local * self.THREAD_LOCAL
-            | a.maybe_live_out * self.MAYBE_LIVE_OUT
-            | a.preallocated_temp * self.PREALLOCATED_TEMP
-        )
+        flags = (a.constant, a.thread_local, a.maybe_live_out, a.preallocated_temp)
+        self.flags.append(sum(bit for bit, on in zip(self._BITS, flags) if on))
         self.first.append(a.first)
         self.values.append(a.count)
         self._made = None
@@ -464,31 +461,23 @@ class Allocations(Records):
         flags = self.flags[i]
         if not flags and not self.color[i] and self.parameter[i] == NONE and self.output_shape[i] is None:
             return []  # a temp (most of them)
-        out = []
-        color = self.req(self.color, "color", i)
-        if color:
-            out.append(f"color {color}")
-        parameter = self.num(self.parameter, "parameter", i)
-        if parameter is not None:
-            out.append(f"parameter {parameter}")
-        if self.output_shape[i] is not None:
-            out.append("output")
-        if flags:
-            for bit, label in (
-                (self.CONSTANT, "constant"),
-                (self.THREAD_LOCAL, "thread-local"),
-                (self.MAYBE_LIVE_OUT, "maybe-live-out"),
-                (self.PREALLOCATED_TEMP, "preallocated-temp"),
-            ):
-                if flags & bit:
-                    out.append(label)
-        return out
+        return _records.allocation_kinds(
+            self.req(self.color, "color", i),
+            self.num(self.parameter, "parameter", i),
+            self.output_shape[i] is not None,
+            self._flags(flags),
+        )
+
+    def _flags(self, flags: int) -> tuple[bool, bool, bool, bool]:
+        constant, thread_local, live_out, temp = (bool(flags & bit) for bit in self._BITS)
+        return constant, thread_local, live_out, temp
 
     def _make(self, i: int):
         made = self._made
         if made is not None:
             return made[i]
-        req, flags = self.req, self.flags[i]
+        req = self.req
+        constant, thread_local, live_out, temp = self._flags(self.flags[i])
         return _records.Allocation(
             req(self.number, "number", i),
             req(self.size, "size", i),
@@ -500,10 +489,10 @@ class Allocations(Records):
             self.parameter_shape[i],
             self.parameter_shape_index[i],
             self.output_shape[i],
-            bool(flags & self.CONSTANT),
-            bool(flags & self.THREAD_LOCAL),
-            bool(flags & self.MAYBE_LIVE_OUT),
-            bool(flags & self.PREALLOCATED_TEMP),
+            constant,
+            thread_local,
+            live_out,
+            temp,
             self.records,
             self.first[i],
             self.values[i],

@@ -93,22 +93,25 @@ class Allocation:
 
     def kinds(self) -> list[str]:
         """The flags as XLA prints them, in its order (``parameter 2``, ``maybe-live-out``...)."""
-        out = []
-        if self.color:
-            out.append(f"color {self.color}")
-        if self.parameter is not None:
-            out.append(f"parameter {self.parameter}")
-        if self.output_shape is not None:
-            out.append("output")
-        for flag, label in (
-            (self.constant, "constant"),
-            (self.thread_local, "thread-local"),
-            (self.maybe_live_out, "maybe-live-out"),
-            (self.preallocated_temp, "preallocated-temp"),
-        ):
-            if flag:
-                out.append(label)
-        return out
+        flags = (self.constant, self.thread_local, self.maybe_live_out, self.preallocated_temp)
+        return allocation_kinds(self.color, self.parameter, self.output_shape is not None, flags)
+
+
+FLAG_LABELS = ("constant", "thread-local", "maybe-live-out", "preallocated-temp")  # an allocation's flags, in order
+
+
+def allocation_kinds(color: int, parameter: int | None, output: bool, flags) -> list[str]:
+    """What an allocation is, as XLA prints it, in its order: ``color N``, ``parameter N``, ``output``, then each
+    flag of `FLAG_LABELS` set in ``flags`` (one truth value each, in that order)."""
+    out = []
+    if color:
+        out.append(f"color {color}")
+    if parameter is not None:
+        out.append(f"parameter {parameter}")
+    if output:
+        out.append("output")
+    out += [label for flag, label in zip(flags, FLAG_LABELS) if flag]
+    return out
 
 
 class Position(NamedTuple):
