@@ -89,15 +89,29 @@ def reuse_buffer_encoded(memo, a, encoding: str, encode: Encoder) -> BufferToken
     if len(mid) != p.count:
         return None  # a token left out: the tokens are no longer the occurrences
     prev = occ.pos[p.start - 1] >> COL_BITS if p.start else 0
-    tail = memo.data[5 * p.old_end :]
+    end = p.start + p.count
+    first_after = occ.pos[end] >> COL_BITS if end < len(occ) else None
+    # None never from the splice: a block ends where a line begins
+    data = _spliced(memo.data, p.start, p.old_end, mid, prev, first_after, encode)
+    if data is None or len(data) != 5 * len(occ):
+        return None
+    return BufferTokenMemo(doc.serial, data, encoding)
+
+
+def _spliced(
+    old: list[int], i0: int, i1: int, mid: Sequence[Tok], prev: int, first_after: int | None, encode: Encoder
+) -> list[int] | None:
+    """Wire data ``old`` with its tokens ``i0 .. i1 - 1`` replaced by ``mid`` encoded (its first line delta
+    counted from ``prev``, the line of the token before), the first token after them given its new line delta
+    (it is on line ``first_after``; None when there is none); None when that token would be on the line of the
+    token before it (its start would then be relative to that token)."""
+    tail = old[5 * i1 :]
     if tail:
         last = mid[-1][0] if mid else prev
-        first_after = occ.pos[p.start + p.count] >> COL_BITS
-        if first_after == last:
-            return None  # never: a block ends where a line begins
+        if first_after is None or first_after == last:
+            return None
         tail[0] = first_after - last
-    data = memo.data[: 5 * p.start] + encode(mid, prev) + tail
-    return BufferTokenMemo(doc.serial, data, encoding) if len(data) == 5 * len(occ) else None
+    return old[: 5 * i0] + encode(mid, prev) + tail
 
 
 def _long_module(a) -> bool:
@@ -169,15 +183,10 @@ def reuse_encoded(memo: object, a, encoding: str, encode: Encoder) -> TokenMemo 
     prev = old_tokens[i0 - 1][0] if i0 else 0
     if mid and i0 and mid[0][0] == prev:
         return None  # never: the changed run starts on a line after the kept tokens' (the relative start would)
-    mid_data = encode(mid, prev)
-    tail = old[5 * i1 :]
-    if tail:
-        last = mid[-1][0] if mid else prev
-        first_after = out[len(out) - (len(old_tokens) - i1)][0]  # the first kept token after the run, moved
-        if first_after == last:
-            return None  # the same line as the token before it: its start would be relative (never, as above)
-        tail[0] = first_after - last
-    return TokenMemo(list(a.lines), out, comps, n_instructions, old[: 5 * i0] + mid_data + tail, encoding)
+    # the first kept token after the run, moved (on another line than the token before it: never, as above)
+    first_after = out[len(out) - (len(old_tokens) - i1)][0] if i1 < len(old_tokens) else None
+    data = _spliced(old, i0, i1, mid, prev, first_after, encode)
+    return None if data is None else TokenMemo(list(a.lines), out, comps, n_instructions, data, encoding)
 
 
 def _splice(memo: object, a) -> tuple[list[Tok], int, int, list[Tok], list[tuple[int, int, str]], int] | None:
