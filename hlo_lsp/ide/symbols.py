@@ -212,11 +212,9 @@ def allocation_entries(a: Analysis, budget: _Budget) -> list[AllocationEntry]:
             else []
         )
         last = min(max(lasts[i], ln), end)
-        detail = f"{sizes[i]} bytes, " + (", ".join(kinds(i)) or "temp")
-        if count and not kids:
-            detail += f" · {count:,} values"  # `_unlisted`
-        entry = (f"allocation {indexes[i]}", ln, last, len(lines[last]) if last >= 0 else 0, name_end, detail, kids)
-        out.append(AllocationEntry(*entry))
+        detail = _unlisted(f"{sizes[i]} bytes, " + (", ".join(kinds(i)) or "temp"), kids, count, "values")
+        last_end = len(lines[last]) if last >= 0 else 0
+        out.append(AllocationEntry(f"allocation {indexes[i]}", ln, last, last_end, name_end, detail, kids))
     return out
 
 
@@ -333,7 +331,7 @@ def folding_spans(ws: Workspace, path: str) -> list[tuple[int, int]]:
             if end > c.line:
                 out.append((c.line, end))
     elif a.buffers is not None:
-        stack = [x for x in buffer_sections(a, _Budget(0, 0), allocations=False) if x.kind != "key"]
+        stack = [x for x in buffer_sections(a, outline_budget(0, 0), allocations=False) if x.kind != "key"]
         A = a.buffers.allocations  # every allocation, past the outline's OUTLINE_BLOCKS too
         out += [(first, min(last, n)) for first, last in zip(A.line, A.last_lines()) if min(last, n) > first]
         # the used values are the only multi-line children

@@ -72,9 +72,12 @@ def short_wait(size: int) -> float:
     return SHORT_FIRST_S * max(1.0, size / SHORT_FIRST_CHARS)
 
 
+JSON_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # compact, UTF-8 kept
+
+
 def list_json(items: list) -> str:
     """``json.dumps(items)`` (compact, UTF-8 kept) made one element at a time: the GIL is released between them."""
-    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    dumps = JSON_ENCODE
     return "[" + ",".join([dumps(x) for x in items]) + "]"
 
 

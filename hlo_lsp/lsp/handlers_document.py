@@ -12,7 +12,6 @@ they cost time in proportion to the lines asked for and answer on the event loop
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +25,7 @@ from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
 from hlo_lsp.lsp.convert import col_to_wire, path_to_uri, uri_to_path
 from hlo_lsp.lsp.doc_answers import (
+    JSON_ENCODE,
     Provisional,
     TokenArray,
     ints_json_bytes,
@@ -93,9 +93,6 @@ def _ready(ls: HloLanguageServer, path: str, siblings: bool = False) -> bool:
         return True
     except ReadError:
         return False
-
-
-_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # as `list_json` encodes
 
 
 def _dumps(value: list) -> RawResult:
@@ -201,11 +198,11 @@ def _buffer_outline_json(w: _Wire, a) -> RawResult:
     parts = [
         fmt % (name, kind, ln, last, end_col(last, last_end), ln, ln, name_end, detail)
         if not children
-        else _ENCODE(_symbol_json(w, e.symbol()))
+        else JSON_ENCODE(_symbol_json(w, e.symbol()))
         for e in symbols.allocation_entries(a, budget)
         for name, ln, last, last_end, name_end, detail, children in (e,)
     ]
-    parts += [_ENCODE(_symbol_json(w, s)) for s in symbols.buffer_sections(a, budget)]
+    parts += [JSON_ENCODE(_symbol_json(w, s)) for s in symbols.buffer_sections(a, budget)]
     return RawResult("[" + ",".join(parts) + "]")
 
 
