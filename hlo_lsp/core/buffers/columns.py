@@ -413,7 +413,7 @@ class Allocations(Records):
     CONSTANT, THREAD_LOCAL, MAYBE_LIVE_OUT, PREALLOCATED_TEMP = 1, 2, 4, 8
     _BITS = (CONSTANT, THREAD_LOCAL, MAYBE_LIVE_OUT, PREALLOCATED_TEMP)  # in `records.FLAG_LABELS`' order
 
-    def __init__(self, records=None, text=None):
+    def __init__(self):
         self.number = array("q")  # the ``N`` of ``allocation N``
         self.size = array("q")
         self.line = array("I")
@@ -428,8 +428,8 @@ class Allocations(Records):
         self.first = array("q")
         self.values = array("q")  # how many value lines it lists
         self.wide: dict = {}
-        self.records = records  # the document's `Assignments`
-        self.text = text  # the document's lines
+        self.records: Assignments | None = None  # the document's value lines (set by the reader, or the patch)
+        self.text = None  # the document's lines (likewise)
         self._made: list | None = None
 
     def add(self, a: _records.Allocation) -> None:
