@@ -57,7 +57,6 @@ log = logging.getLogger("hlo_lsp")
 # and live-range files took 1.4-5.0 ms (median) at 1 ms, 0.6-1.7 ms at 0.2 ms. Two CPU-bound threads taking
 # turns are about 5 % slower for the extra switches (median of five runs).
 SWITCH_INTERVAL = 0.0002
-IDLE_WAIT_S = 2.0  # the longest a step of background work waits for the whole-document answers under way
 KEEP_TOKEN_RESULTS = 2  # semantic-token arrays kept per document for full/delta (the editor holds the last)
 SHORT_FIRST_S = 0.1  # the longest a long answer's fork waits for the short answers under way (`wait_short`)
 SHORT_FIRST_CHARS = 25_000_000  # ... for a document up to this size; a larger one waits longer in proportion
@@ -145,11 +144,11 @@ class DocumentAnswers:
         self._no_short = threading.Event()
         self._no_short.set()
 
-    def wait_idle(self, limit: float = IDLE_WAIT_S) -> None:
-        """Wait (a background thread) until no whole-document answer is being computed, at most ``limit``
-        seconds: the editor's on-open and after-edit requests are then computed without the background reads
-        taking every other turn of the GIL, and the background never waits for long."""
-        self._idle.wait(limit)
+    def wait_idle(self, limit: float) -> bool:
+        """Wait (a background thread, `process.turns.give_way`) until no whole-document answer is being
+        computed, at most ``limit`` seconds; True when none is: the editor's on-open and after-edit requests
+        are then computed without the background reads taking every other turn of the GIL."""
+        return self._idle.wait(limit)
 
     def wait_short(self, limit: float = SHORT_FIRST_S) -> bool:
         """Wait (a worker thread) until no short request (`short_request`) is under way, at most ``limit``

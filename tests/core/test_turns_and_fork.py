@@ -20,9 +20,9 @@ def gate():
     release = threading.Event()
     calls = []
 
-    def wait():
+    def wait(limit):
         calls.append(time.monotonic())
-        release.wait(5)
+        return release.wait(limit)
 
     turns.set_gate(wait)
     wait.release, wait.calls = release, calls
@@ -58,9 +58,38 @@ def test_background_work_does_not_give_way_while_a_request_waits_for_it(gate):
     t.join()
 
 
+def test_a_pause_under_way_ends_when_a_request_starts_waiting_for_background_work(gate, monkeypatch):
+    """The pull of a buffer file waits for the join the worker that read it is making, and while the pull is
+    answered the join gives way: the pause it had begun must end once the pull says it waits (in the editor
+    replay the pull waited the whole pause, 2 s, for a join of 0.4 s)."""
+    monkeypatch.setattr(turns, "MAX_PAUSE_S", 60.0)  # only the waiting request can end this pause
+    paused, resumed = threading.Event(), threading.Event()
+
+    def background_step():
+        with turns.background():
+            turns.give_way()
+            resumed.set()
+
+    gate_wait = turns._gate
+
+    def gate_noting_the_pause(limit):
+        paused.set()
+        return gate_wait(limit)
+
+    turns.set_gate(gate_noting_the_pause)
+    t = threading.Thread(target=background_step)
+    t.start()
+    assert paused.wait(10)
+    assert not resumed.is_set()
+    with turns.waiting_for_background():
+        assert resumed.wait(10)  # without the slices: only after the 60 s pause
+    assert not gate.release.is_set()  # requests still under way: it was the waiting request that ended it
+    t.join()
+
+
 def test_a_background_task_gives_way_for_a_bounded_time(monkeypatch):
     monkeypatch.setattr(turns, "MAX_PAUSE_S", 0.2)
-    turns.set_gate(lambda: time.sleep(0.15))  # requests always under way
+    turns.set_gate(lambda limit: time.sleep(limit))  # requests always under way (None: not idle)
     try:
         with turns.background():
             started = time.monotonic()

@@ -8,7 +8,8 @@ calls `give_way` between its steps, which waits while the server's gate says req
 
 A request may itself wait for background work (a sibling being read, an out-of-memory report's dump being
 found): it says so (`waiting_for_background`), and background work then never gives way, which would only make
-the request wait longer. A background task gives way for `MAX_PAUSE_S` in all at most.
+the request wait longer; a pause already begun ends within `PAUSE_SLICE_S` (the gate is asked in slices that
+long). A background task gives way for `MAX_PAUSE_S` in all at most.
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 _local = threading.local()
-_gate: Callable[[], None] | None = None
+_gate: Callable[[float], bool] | None = None
 _waiters = 0  # requests waiting for background work now (changed under _lock)
 _lock = threading.Lock()
 MAX_PAUSE_S = 1.5
+PAUSE_SLICE_S = 0.005
 
 
-def set_gate(gate: Callable[[], None] | None) -> None:
-    """``gate()`` returns once no request is being answered (or after a bounded wait); None: never wait."""
+def set_gate(gate: Callable[[float], bool] | None) -> None:
+    """``gate(limit)`` returns True once no request is being answered, False after waiting ``limit`` seconds
+    with requests still under way; None: never wait."""
     global _gate
     _gate = gate
 
@@ -66,7 +69,10 @@ def in_background() -> bool:
 
 def give_way() -> None:
     """In background work: wait while requests are being answered (the gate), unless a request waits for
-    background work or this task has given way for `MAX_PAUSE_S` already; otherwise return at once."""
+    background work or this task has given way for `MAX_PAUSE_S` already; otherwise return at once. The gate
+    is asked in slices of `PAUSE_SLICE_S`: a request that starts waiting for background work during the pause
+    (a pull waiting for the join this task makes) ends it then, not when the requests under way are done (the
+    pull is one of them: the join gave way to the request waiting for it, for the whole pause)."""
     gate = _gate
     if gate is None or not getattr(_local, "on", False) or _waiters:
         return
@@ -74,5 +80,7 @@ def give_way() -> None:
     if paused >= MAX_PAUSE_S:
         return
     t = time.monotonic()
-    gate()
+    end = t + MAX_PAUSE_S - paused
+    while not gate(PAUSE_SLICE_S) and not _waiters and time.monotonic() < end:
+        pass
     _local.paused = paused + time.monotonic() - t
