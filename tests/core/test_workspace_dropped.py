@@ -1,6 +1,6 @@
 """An edit of a buffer file leaves the join made from its old model to be freed at an idle moment
-(`Workspace.release_dropped`) or by the worker making the file's next model, before it makes it; not on the
-event loop that applies the edit."""
+(`Workspace.release_dropped`) or by the thread making the next join, before it makes it; not on the event loop
+that applies the edit, nor in the worker patching the file's model (the after-edit requests wait for that)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,16 @@ def test_the_join_an_edit_dropped_is_freed_when_released(tmp_path):
     assert "probe" not in ws.bundle(path, read_large=True).memo  # the file's bundle is a new one
 
 
-def test_the_next_model_of_the_edited_file_is_made_after_the_old_join_is_freed(tmp_path):
+def test_the_old_join_is_freed_after_the_patch_and_before_the_next_join(tmp_path, monkeypatch):
     ws, path = _opened(tmp_path, "values")
+    alive_at_join = []
+    join = ws._join
+
+    def noting_join(docs, kinds_sources):
+        gc.collect()
+        alive_at_join.append(joined() is not None)
+        return join(docs, kinds_sources)
+
     for version in range(2, 5):
         joined = _probe(ws, path)
         _edit(ws, path, version)
@@ -58,5 +66,10 @@ def test_the_next_model_of_the_edited_file_is_made_after_the_old_join_is_freed(t
         assert joined() is not None
         a = ws.analysis(path)
         gc.collect()
-        assert joined() is None
+        assert joined() is not None  # the patch did not wait for the free
         assert a.buffers.patched is not None  # patched from the old model, which lived on for it
+        monkeypatch.setattr(ws, "_join", noting_join)
+        ws.bundle(path, read_large=True)
+        monkeypatch.setattr(ws, "_join", join)
+        assert alive_at_join == [False] * (version - 1)
+        assert joined() is None
