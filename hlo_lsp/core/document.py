@@ -12,7 +12,7 @@ import os
 import re
 import zlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from typing import NamedTuple
 
@@ -306,7 +306,7 @@ class LineDocument:
         return Edit(start_line, len(old), len(new), old)
 
 
-def common_prefix(a: list, b: list, n: int | None = None) -> int:
+def common_prefix(a: Sequence, b: Sequence, n: int | None = None) -> int:
     """Length of the longest common prefix (at most ``n``), compared in slices (C speed) that halve near the
     first mismatch."""
     if n is None:
@@ -319,7 +319,7 @@ def common_prefix(a: list, b: list, n: int | None = None) -> int:
     return i
 
 
-def common_suffix(a: list, b: list, limit: int) -> int:
+def common_suffix(a: Sequence, b: Sequence, limit: int) -> int:
     """Length of the longest common suffix, at most ``limit`` (as `common_prefix`, from the end)."""
     la, lb = len(a), len(b)
     i, step = 0, 4096

@@ -21,6 +21,7 @@ every token of the 23 MB module took 50 ms after each edit; the splice is a copy
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from hlo_lsp.ide import semantic_tokens
 
 Tok = tuple[int, int, int, int, int]  # (line, start, end, type, modifiers), code-point columns
 # tokens -> their wire data, the first token's line delta counted from the given line (`reuse_encoded`)
-Encoder = Callable[[Sequence[Tok], int], list[int]]
+Encoder = Callable[[Sequence[Tok], int], "array[int]"]
 
 
 @dataclass
@@ -47,7 +48,7 @@ class TokenMemo:
     tokens: list[Tok]
     comps: list[tuple[int, int, str]]
     n_instructions: int
-    data: list[int]
+    data: array[int]
     encoding: str
 
 
@@ -57,11 +58,11 @@ class BufferTokenMemo:
     (one token per occurrence of the model, in order) and its position encoding (`reuse_buffer_encoded`)."""
 
     serial: int
-    data: list[int]
+    data: array[int]
     encoding: str
 
 
-def buffer_memo_of(a, data: list[int], encoding: str) -> BufferTokenMemo | None:
+def buffer_memo_of(a, data: array[int], encoding: str) -> BufferTokenMemo | None:
     """The memo of ``data``, the wire data of a long buffer file's full tokens; None when ``a`` is no such file
     or a token was left out (one past `semantic_tokens.MAX_LINE`): the tokens must be the occurrences."""
     doc = a.buffers
@@ -99,8 +100,8 @@ def reuse_buffer_encoded(memo, a, encoding: str, encode: Encoder) -> BufferToken
 
 
 def _spliced(
-    old: list[int], i0: int, i1: int, mid: Sequence[Tok], prev: int, first_after: int | None, encode: Encoder
-) -> list[int] | None:
+    old: array[int], i0: int, i1: int, mid: Sequence[Tok], prev: int, first_after: int | None, encode: Encoder
+) -> array[int] | None:
     """Wire data ``old`` with its tokens ``i0 .. i1 - 1`` replaced by ``mid`` encoded (its first line delta
     counted from ``prev``, the line of the token before), the first token after them given its new line delta
     (it is on line ``first_after``; None when there is none); None when that token would be on the line of the
@@ -127,7 +128,7 @@ def _signature(mod) -> tuple[list[tuple[int, int, str]], int]:
     return list(map(_SIG, comps)), sum(map(len, map(_INSTRUCTIONS, comps)))
 
 
-def memo_of(a, tokens: Sequence[Tok], data: list[int], encoding: str) -> TokenMemo | None:
+def memo_of(a, tokens: Sequence[Tok], data: array[int], encoding: str) -> TokenMemo | None:
     """The memo of ``tokens``, the full definition tokens of analysis ``a`` (and ``data``, their wire data in
     ``encoding``); None when ``a`` is not a long module (its tokens are not definitions only, and are not
     reused)."""

@@ -41,7 +41,7 @@ import json
 import logging
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -83,22 +83,26 @@ def list_json(items: list) -> str:
 INT_CHUNK = 32_768  # integers per piece of `ints_json` (about 2 ms of C work each)
 
 
-def ints_json(data: list[int]) -> str:
+def ints_json(data: Sequence[int]) -> str:
     """``json.dumps(data)`` of a list of ints, made in pieces of `INT_CHUNK` (see `list_json`)."""
     return "[" + ",".join([",".join(map(str, data[i : i + INT_CHUNK])) for i in range(0, len(data), INT_CHUNK)]) + "]"
 
 
+TOKEN_DATA = "i"  # a token data array's typecode: LSP's uinteger (0 .. 2**31 - 1), four bytes an integer
+
+
 class TokenArray:
-    """A semantic-token ``data`` array and, once a full answer needed it, its JSON text as UTF-8 bytes."""
+    """A semantic-token ``data`` array (``array(TOKEN_DATA)``) and, once a full answer needed it, its JSON text
+    as UTF-8 bytes."""
 
     __slots__ = ("data", "json")
 
-    def __init__(self, data: list[int]) -> None:
+    def __init__(self, data: Sequence[int]) -> None:
         self.data = data
         self.json: bytes | None = None
 
 
-def ints_json_bytes(data: list[int]) -> bytes:
+def ints_json_bytes(data: Sequence[int]) -> bytes:
     """`ints_json` as the UTF-8 bytes a `RawResult` sends (the digits and commas are ASCII: one copy)."""
     return ints_json(data).encode("ascii")
 
@@ -131,7 +135,7 @@ class DocumentAnswers:
         self._version_of = version_of
         self._answers: dict[str, dict[str, tuple[int | None, Any]]] = {}  # path -> key -> (version, answer)
         self._running: dict[tuple[str, str, int | None], asyncio.Future] = {}
-        self._tokens: dict[str, list[tuple[str, list[int]]]] = {}  # path -> [(result id, data)], newest last
+        self._tokens: dict[str, list[tuple[str, Sequence[int]]]] = {}  # path -> [(result id, data)], newest last
         self.token_memo: dict[str, Any] = {}  # path -> what the next version's tokens are made from (ide.token_reuse)
         # key -> paths whose answer may have been made before their siblings were joined (`Provisional`)
         self._waiting: dict[str, set[str]] = {}
@@ -272,7 +276,7 @@ class DocumentAnswers:
 
     # -- semantic tokens: result ids and deltas ------------------------------------------------------------------
 
-    def _keep(self, path: str, data: list[int]) -> str:
+    def _keep(self, path: str, data: Sequence[int]) -> str:
         """Keep ``data`` for a later delta; its result id (the same id when this very array is kept already:
         an answer kept per version, sent again)."""
         with self._lock:
@@ -307,14 +311,14 @@ class DocumentAnswers:
         return RawResult(json.dumps({"resultId": rid, "edits": edits}, separators=(",", ":")))
 
 
-def token_edits(old: list[int], new: list[int]) -> tuple[int, int, list[int]] | None:
+def token_edits(old: Sequence[int], new: Sequence[int]) -> tuple[int, int, list[int]] | None:
     """One edit (start, deleteCount, data) turning ``old`` into ``new``, on whole tokens (multiples of 5
     integers); None when they are equal."""
     if old == new:
         return None
     pre = common_prefix(old, new) // 5 * 5
     suf = common_suffix(old, new, min(len(old), len(new)) - pre) // 5 * 5
-    return pre, len(old) - pre - suf, new[pre : len(new) - suf]
+    return pre, len(old) - pre - suf, list(new[pre : len(new) - suf])
 
 
 def apply_token_edits(old: list[int], edits: list[dict]) -> list[int]:
