@@ -35,6 +35,7 @@ _SCALARS = (
     "read_count",
     "end_saw",
     "end_lr_parts",
+    "has_cr",
 )
 
 
@@ -59,7 +60,9 @@ def differences(a: BufferDoc, b: BufferDoc) -> list[str]:
         out.append("occurrences")
     if a.diagnostics != b.diagnostics:
         out.append("diagnostics")
-    if a.used_values.text is None or b.used_values.text is None or a.used_values.text.text != b.used_values.text.text:
+    # the lines each model reads its records from (a read keeps the text, a patch the editor's lines)
+    texts = [d.used_values.text for d in (a, b)] + [d.allocations.text for d in (a, b)]
+    if any(t is None for t in texts) or len({tuple(t) for t in texts}) != 1:
         out.append("text")
     return out
 
@@ -194,3 +197,35 @@ def test_a_file_with_crlf_line_ends_is_patched_as_it_is_read(kind):
                 patched += 1
                 assert differences(got, read_buffers("\n".join(new), kind)) == [], (what, where)
     assert patched >= 8
+
+
+@pytest.mark.parametrize("kind", sorted(FILES))
+def test_a_carriage_return_typed_into_a_block_or_taken_from_it_is_seen_by_the_patched_model(kind):
+    """Whether the text holds a ``\r`` (the reader then drops each line's) is known from the old model outside
+    the edited block: typing the first one in, or taking the only one out, must change it as a read would."""
+    lines = FILES[kind].read_text().split("\n")
+    doc = read_buffers("\n".join(lines), kind)
+    assert not doc.has_cr
+    patched = 0
+    for where in (0.3, 0.5, 0.95):
+        ln = min(int(where * len(lines)), len(lines) - 1)
+        if not lines[ln]:
+            continue
+        with_cr = [*lines[:ln], lines[ln] + "\r", *lines[ln + 1 :]]
+        got = patch(doc, lines, with_cr)
+        fresh = read_buffers("\n".join(with_cr), kind)
+        assert fresh.has_cr
+        if got is not None:
+            patched += 1
+            assert differences(got, fresh) == [], where
+            back = patch(got, with_cr, lines)
+            if back is not None:
+                assert not back.has_cr and differences(back, doc) == [], where
+            # an edit elsewhere keeps it
+            far = with_cr[:]
+            k = (ln + len(lines) // 2) % len(lines)
+            far[k] = " " + far[k]
+            elsewhere = patch(got, with_cr, far)
+            if elsewhere is not None:
+                assert elsewhere.has_cr and differences(elsewhere, read_buffers("\n".join(far), kind)) == [], where
+    assert patched >= 1

@@ -46,11 +46,13 @@ class BufferDoc:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # What patching the model for an edit needs (`patch`): how many of ``diagnostics`` the pass over the lines
     # made (`finish` appends the rest; -1 for a model no reader made), the sections seen and the live-range
-    # subsections read by the end of the pass, and the model's serial number (with, for a patched model, the
-    # serial it was patched from and where its occurrences changed: `patch.Patched`)
+    # subsections read by the end of the pass, whether the text holds a ``\r``, and the model's serial number
+    # (with, for a patched model, the serial it was patched from and where its occurrences changed:
+    # `patch.Patched`)
     read_count: int = -1
     end_saw: frozenset = frozenset()
     end_lr_parts: frozenset = frozenset()
+    has_cr: bool = False
     serial: int = field(default_factory=lambda: next(_SERIALS), compare=False)
     patched: object = field(default=None, repr=False, compare=False)
 

@@ -47,13 +47,14 @@ class ReaderState:
     def __init__(self, text: str | TextLines, kind_hint: str | None):
         self.text_lines = text if isinstance(text, TextLines) else TextLines(text)
         self.lines = self.text_lines.split()  # transient: the records keep line numbers, not line strings
-        if "\r" in self.text_lines.text:
+        self.doc = BufferDoc(kind=kind_hint or "")
+        self.doc.has_cr = "\r" in self.text_lines.text
+        if self.doc.has_cr:
             self.lines = [line[:-1] if line.endswith("\r") else line for line in self.lines]
             self.block_text: str | None = None  # the blocks' offsets would count the \r: line by line
         else:
             self.block_text = self.text_lines.text  # whole used-value blocks are matched in the text itself
         self.line_offsets = self.text_lines.offsets()  # where each line starts in it, less its line number
-        self.doc = BufferDoc(kind=kind_hint or "")
         self.doc.used_values.text = self.text_lines
         self.doc.allocations.records = self.doc.assignment_records
         self.doc.allocations.text = self.text_lines
