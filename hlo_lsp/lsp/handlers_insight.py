@@ -127,7 +127,8 @@ def on_inlay_hint(ls: HloLanguageServer, params: lsp.InlayHintParams):
         return []
     path = uri_to_path(params.text_document.uri)
     conv, lines = ls.conv, ls.lines_of(path)
-    hints = inlay.inlay_hints(ls.ws, path, params.range.start.line, params.range.end.line)
+    with ls.answers.short_request():  # the viewport's hints, as the range tokens
+        hints = inlay.inlay_hints(ls.ws, path, params.range.start.line, params.range.end.line)
     return [
         lsp.InlayHint(
             position=conv.position(lines, h.line, h.col),
@@ -161,7 +162,8 @@ def _tokens(ls: HloLanguageServer, uri: str, start: int = 0, end: int | None = N
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
 @safe
 def on_semantic_tokens_range(ls: HloLanguageServer, params: lsp.SemanticTokensRangeParams):
-    return _tokens(ls, params.text_document.uri, params.range.start.line, params.range.end.line)
+    with ls.answers.short_request():  # the viewport's colours: a long answer's fork (10 ms of GIL) waits for it
+        return _tokens(ls, params.text_document.uri, params.range.start.line, params.range.end.line)
 
 
 # -- completion ----------------------------------------------------------------------------------------------------
