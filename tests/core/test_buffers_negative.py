@@ -267,3 +267,19 @@ def test_empty_allocation_is_an_error_unless_a_heap_simulated_temp():
     assert [(d.range.start_line, d.severity, "lists no values" in d.message) for d in doc.diagnostics] == [
         (param, Severity.ERROR, True)
     ]
+
+
+@pytest.mark.parametrize("blank", [" ", "   ", "\t", " \t "])
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_a_whitespace_line_inside_a_record_reads_as_an_empty_line(path, blank):
+    """A line of only spaces or tabs in a used value's or an allocation's lines is read as an empty line is (a
+    line of one space once made the values reader index past its end: "internal reader error")."""
+    lines = path.read_text().split("\n")
+    inner = [k for k, line in enumerate(lines) if line.startswith(" ") and line.strip()]
+    assert inner
+    for k in inner[:: max(1, len(inner) // 5)]:
+        with_blank = [*lines[:k], blank, *lines[k + 1 :]]
+        without = [*lines[:k], "", *lines[k + 1 :]]
+        got = [(d.range.start_line, d.message) for d in _read(path, "\n".join(with_blank)).diagnostics]
+        assert not any("internal" in m for _, m in got), (k, got)
+        assert got == [(d.range.start_line, d.message) for d in _read(path, "\n".join(without)).diagnostics], k

@@ -189,7 +189,7 @@ class ValuesReader(ReaderState):
                     continue
                 if c != " " or v is None:
                     return ln
-                if line[1] == " ":
+                if line[1:2] == " ":
                     sub = self.sub
                     if sub == "positions":
                         m = pos_match(line)
