@@ -111,7 +111,7 @@ class Workspace:
             keep = None
             if a is not None and a.read_lines is not None:
                 self._patch_from[path] = a  # a buffer file: its next model is patched from this one
-                # its model lives on there, and the join made from it is freed by the worker that patches it
+                # its model lives on there, and the join made from it is freed by the thread making the next join
                 # (or at an idle moment): freeing the benchmark values file's join (100,000 values) here held the
                 # event loop 18 ms at each edit
                 keep = self._dropped
@@ -521,8 +521,9 @@ class Workspace:
             # join left the heap a patchwork of both: 30 MB more RSS after the editor replay's edit), and not before
             # the edited file's model is patched (that held the after-edit requests 18-27 ms, for the values file's
             # 100,000 values); background work (the join after an edit) first waits for those requests
-            turns.give_way()
-            self.release_dropped()
+            if self._dropped:
+                turns.give_way()
+                self.release_dropped()
             return self._join(docs, kinds_sources)
         finally:
             with self._lock:

@@ -33,6 +33,7 @@ from typing import TypeVar
 
 from hlo_lsp.core.buffers.columns import NONE, Records
 from hlo_lsp.core.buffers.model import BufferDoc
+from hlo_lsp.core.buffers.read_common import without_cr
 from hlo_lsp.core.buffers.reader import _Reader
 from hlo_lsp.core.diagnostics import Diagnostic, moved
 from hlo_lsp.core.document import common_prefix, common_suffix
@@ -213,10 +214,7 @@ def _splice(
     doc: BufferDoc, old_block: BufferDoc, new_block: BufferDoc, s0: int, e0: int, base: int, shift: int, new: list[str]
 ) -> BufferDoc | None:
     out = BufferDoc(kind=doc.kind)
-    # the text's lines are ``new`` itself (the editor's snapshot, never changed: one pointer a line, made already;
-    # the 11 MB text joined and kept beside it took 5-10 ms of the patch); lines outside the block are the old
-    # text's, so only the block's may have brought a ``\r``
-    text = new
+    # lines outside the block are the old text's: only the block's may have brought a ``\r``
     out.has_cr = any("\r" in line for line in (new if doc.has_cr else new[s0 : e0 + shift]))
     # the column lists
     for name in LISTS:
@@ -225,7 +223,9 @@ def _splice(
         if got is None:
             return None
         setattr(out, name, got)
-    out.used_values.text = text
+    # the records' text is ``new`` itself (the editor's snapshot, never changed: one pointer a line, made already;
+    # the 11 MB text joined and kept beside it took 5-10 ms of the patch)
+    out.used_values.text = new
     # the allocations: their value lines are rows of the spliced `assignment_records` (the block's from the
     # block's first row on, those after it as many rows on as the block gained)
     first = bisect_left(doc.assignment_records.line, s0)
@@ -235,7 +235,7 @@ def _splice(
     )
     if allocations is None:
         return None
-    allocations.records, allocations.text = out.assignment_records, text
+    allocations.records, allocations.text = out.assignment_records, new
     out.allocations = allocations
     # the occurrences
     occ = doc.occurrences
@@ -345,7 +345,7 @@ def _finish(doc: BufferDoc, lines: list[str]) -> None:
     the reader holds them (without their ``\r`` when the text has one: `read_common.ReaderState`)."""
     r = _Reader.__new__(_Reader)
     r.doc = doc
-    r.lines = [line[:-1] if line.endswith("\r") else line for line in lines] if doc.has_cr else lines
+    r.lines = without_cr(lines) if doc.has_cr else lines
     r.saw = set(doc.end_saw)
     r.lr_parts = set(doc.end_lr_parts)
     r.finish()

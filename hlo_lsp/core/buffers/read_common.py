@@ -41,6 +41,11 @@ def spaced_int(text: str) -> int:
     return int(text.replace(" ", ""))
 
 
+def without_cr(lines: list[str]) -> list[str]:
+    """``lines`` as the reader holds those of a text with a ``\r`` in it: each line's ending ``\r`` dropped."""
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 class ReaderState:
     """The state one pass of `reader._Reader` fills; the section readers add their line handlers to it."""
 
@@ -50,7 +55,7 @@ class ReaderState:
         self.doc = BufferDoc(kind=kind_hint or "")
         self.doc.has_cr = "\r" in self.text_lines.text
         if self.doc.has_cr:
-            self.lines = [line[:-1] if line.endswith("\r") else line for line in self.lines]
+            self.lines = without_cr(self.lines)
             self.block_text: str | None = None  # the blocks' offsets would count the \r: line by line
         else:
             self.block_text = self.text_lines.text  # whole used-value blocks are matched in the text itself
