@@ -214,10 +214,10 @@ def _in_background(fn: Callable[..., object], *args) -> None:
 
 def _collect_and_trim(release: bool = False) -> None:
     """After the background reads, at an idle moment (`_collect_when_idle`): a full collection (the server's own
-    garbage in cycles, a few hundred objects after opening the 23 MB module; 0.1-0.2 s, as it walks the model
-    not frozen yet), then the C heap's free pages back to the system. With ``release`` (after closes),
-    the objects frozen by an earlier call are collected too: a closed document's model was frozen with the
-    rest, and what of it sits in reference cycles would otherwise never be freed."""
+    garbage in cycles, a few hundred objects after opening the 23 MB module; a large module's model is frozen by
+    its read already, `process.collector`), then the C heap's free pages back to the system. With ``release``
+    (after closes), the objects frozen by an earlier call are collected too: a closed document's model was frozen
+    with the rest, and what of it sits in reference cycles would otherwise never be freed."""
     if release:
         gc.unfreeze()
     gc.collect()

@@ -20,7 +20,6 @@ hlo_live_range.cc, checked against the seeds and the jax-cpu corpus.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +32,7 @@ from hlo_lsp.core.buffers.read_values import ValuesReader
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error, info
 from hlo_lsp.core.document import TextLines
 from hlo_lsp.core.kinds import SPLIT_SUFFIXES
-from hlo_lsp.core.process import turns
+from hlo_lsp.core.process import collector, turns
 
 _LR_SUBSECTIONS = ("  InstructionSequence:", "  BufferLiveRange:", "  Live ranges at ", "  Stack trace")
 
@@ -215,17 +214,13 @@ def read_buffers(text: str | TextLines, kind_hint: str | None = None) -> BufferD
         return doc
     # The reader allocates hundreds of thousands of small tuples that never form cycles; pausing the cyclic
     # garbage collector while it runs saves most of the time it would spend rescanning them.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _Reader(text, kind_hint).run()
-    except Exception as exc:  # pragma: no cover - a last resort; the per-line guard should catch everything
-        doc = BufferDoc(kind=kind_hint or "assignment")
-        doc.diagnostics.append(error(Range(0, 0, 0, 0), CODE_INTERNAL, f"internal reader error: {exc!r}"))
-        return doc
-    finally:
-        if was_enabled:
-            gc.enable()
+    with collector.paused():
+        try:
+            return _Reader(text, kind_hint).run()
+        except Exception as exc:  # pragma: no cover - a last resort; the per-line guard should catch everything
+            doc = BufferDoc(kind=kind_hint or "assignment")
+            doc.diagnostics.append(error(Range(0, 0, 0, 0), CODE_INTERNAL, f"internal reader error: {exc!r}"))
+            return doc
 
 
 def kind_from_path(path: str) -> str | None:

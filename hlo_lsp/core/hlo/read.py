@@ -4,12 +4,11 @@ else the instruction scan (`text`) and the structure from the column-0 lines (`s
 
 from __future__ import annotations
 
-import gc
-
 from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.structure import read_structure
 from hlo_lsp.core.hlo.text import scan_instructions
+from hlo_lsp.core.process import collector
 
 
 def read_hlo(text: str, lines: list[str] | None = None, check: bool = True) -> HloModule:
@@ -30,9 +29,8 @@ def read_hlo(text: str, lines: list[str] | None = None, check: bool = True) -> H
         lines = text.split("\n")
     mod = HloModule(lines=lines)
     scan = "\n" + text
-    enabled = gc.isenabled()
-    gc.disable()  # ~10^5 small objects: generational collections would cost a third of the time
-    try:
+    # ~10^5 small objects: generational collections would cost a third of the time; a large model is frozen
+    with collector.paused(keep=len(text) >= collector.KEEP_MIN_CHARS):
         from hlo_lsp.core.hlo.bulk import read_rows
 
         if check and read_rows(mod, scan):
@@ -44,9 +42,6 @@ def read_hlo(text: str, lines: list[str] | None = None, check: bool = True) -> H
             flags[r] = 1
         instrs = InstructionTable(names, line_of, col_of, flags, lines)
         read_structure(mod, scan, offsets, instrs, roots)
-    finally:
-        if enabled:
-            gc.enable()
     return mod
 
 

@@ -17,7 +17,6 @@ with dict lookups and cached parses. Instructions whose shapes cannot be read ar
 
 from __future__ import annotations
 
-import gc
 import logging
 import re
 from collections.abc import Callable, Iterator
@@ -30,6 +29,7 @@ from hlo_lsp.core.hlo.rules.facts import ModuleFacts, Summary, exact_types, fp_t
 from hlo_lsp.core.hlo.rules.inference import NEEDS_CALLEE, REGISTRY
 from hlo_lsp.core.hlo.rules.summary import ELEMENTWISE, SAME_TYPE_BINARY, SAME_TYPE_UNARY
 from hlo_lsp.core.hlo.text import INSTR
+from hlo_lsp.core.process import collector
 from hlo_lsp.core.shapes import ELEMENT_BITS, byte_size, element_count, padded_byte_size, parse_shape
 
 _log = logging.getLogger(__name__)
@@ -339,15 +339,10 @@ def verify(mod: HloModule, summaries: list[Summary | None] | None = None) -> lis
     each computation's `Summary` when the structural checker has them (else they are made here)."""
     m = ModuleFacts(mod, summaries)
     out: list[Diagnostic] = []
-    enabled = gc.isenabled()
-    gc.disable()  # the objects made here are freed by reference counting; collections would rescan the module
-    try:
+    with collector.paused():  # the objects made here are freed by reference counting; collections would rescan
         for rule, _codes in VERIFIER_RULES:
             try:
                 out.extend(rule(m))
             except Exception:  # a rule's bug must not take the document's other diagnostics down
                 _log.exception("verifier rule %s failed", rule.__name__)
-    finally:
-        if enabled:
-            gc.enable()
     return out
