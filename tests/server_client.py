@@ -16,18 +16,24 @@ SERVER = [sys.executable, "-m", "hlo_lsp"]
 Hook = Callable[[LanguageClient], None]
 
 
-def vscode_client(server_env: Mapping[str, str] | None = None, before: Hook | None = None, after: Hook | None = None):
+def vscode_client(
+    server_env: Mapping[str, str] | None = None,
+    before: Hook | None = None,
+    after: Hook | None = None,
+    capabilities: Callable[[lsp.ClientCapabilities], None] | None = None,
+):
     """A module-scoped ``client`` fixture; ``server_env`` replaces the server's environment, ``before`` and
-    ``after`` run on the client around its initialize request."""
+    ``after`` run on the client around its initialize request, ``capabilities`` changes VS Code's before it."""
     config = ClientServerConfig(server_command=SERVER, **({"server_env": dict(server_env)} if server_env else {}))
 
     @pytest_lsp.fixture(config=config, scope="module")
     async def client(lsp_client: LanguageClient):
         if before is not None:
             before(lsp_client)
-        lsp_client.init_result = await lsp_client.initialize_session(
-            lsp.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
-        )
+        caps = client_capabilities("visual-studio-code")
+        if capabilities is not None:
+            capabilities(caps)
+        lsp_client.init_result = await lsp_client.initialize_session(lsp.InitializeParams(capabilities=caps))
         if after is not None:
             after(lsp_client)
         yield

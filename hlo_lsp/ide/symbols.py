@@ -311,6 +311,38 @@ def folding_ranges(ws: Workspace, path: str) -> list[FoldingRange]:
     return [FoldingRange(s, e) for s, e in folding_spans(ws, path)]
 
 
+def within_limit(spans: list[tuple[int, int]], limit: int | None) -> list[tuple[int, int]]:
+    """At most ``limit`` of ``spans`` (sorted; each nested in the spans that contain its first line), in order:
+    whole nesting levels from the outermost while they fit, then the longest blocks of the first level that does
+    not (the earlier first among equal lengths), none deeper. An editor shows at most so many (VS Code's
+    ``editor.foldingMaximumRegions``, 5000, sent as ``rangeLimit``) and, given more, keeps outer levels the same
+    way, but in document order: of a module's 17,570 computations it folded the first 4,999 and not the entry
+    computation at the end. Here the blocks a person would fold are the ones kept, and the answer is 0.2 MB
+    instead of 0.9 MB (4.5 MB for the 100 MB module) for the editor to read and drop."""
+    if limit is None or len(spans) <= limit:
+        return spans
+    levels: list[int] = []
+    open_ends: list[int] = []  # the last lines of the spans that contain the current one
+    for start, end in spans:
+        while open_ends and open_ends[-1] < start:
+            open_ends.pop()
+        levels.append(len(open_ends))
+        open_ends.append(end)
+    counts: dict[int, int] = {}
+    for lv in levels:
+        counts[lv] = counts.get(lv, 0) + 1
+    kept, cut = 0, max(counts) + 1
+    for lv in sorted(counts):
+        if kept + counts[lv] > limit:
+            cut = lv
+            break
+        kept += counts[lv]
+    at_cut = [k for k, lv in enumerate(levels) if lv == cut]
+    at_cut.sort(key=lambda k: (spans[k][0] - spans[k][1], k))  # longest first, then earliest
+    chosen = set(at_cut[: max(limit - kept, 0)])
+    return [sp for k, (sp, lv) in enumerate(zip(spans, levels)) if lv < cut or k in chosen]
+
+
 def folding_spans(ws: Workspace, path: str) -> list[tuple[int, int]]:
     """Foldable blocks as (first line, last line), in order: every multi-line entry of the unbounded outline
     (computations, allocations, sections, used values), found without making the outline's entries where they

@@ -212,9 +212,13 @@ def folding_json(ls: HloLanguageServer, path: str) -> RawResult:
     if not _ready(ls, path):
         return RawResult("[]")
 
+    caps = ls.client_capabilities.text_document if ls.client_capabilities else None
+    limit = caps.folding_range.range_limit if caps and caps.folding_range else None
+
     def answer() -> RawResult:
         fmt = '{"startLine":%d,"endLine":%d,"kind":"region"}'
-        return RawResult("[" + ",".join([fmt % span for span in symbols.folding_spans(ls.ws, path)]) + "]")
+        spans = symbols.within_limit(symbols.folding_spans(ls.ws, path), limit)
+        return RawResult("[" + ",".join([fmt % span for span in spans]) + "]")
 
     return _in_child(ls, path, answer, long_answer=True)
 

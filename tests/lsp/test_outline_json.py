@@ -40,6 +40,7 @@ def _server(tmp_path, name: str, text: str, encoding: str):
         workspace=SimpleNamespace(position_encoding=encoding),
         lines_of=lambda p: ws.document(p).lines,
         answers=None,
+        client_capabilities=None,
     )
     return ls, path
 
