@@ -168,6 +168,7 @@ class HloLanguageServer(LanguageServer):
         self._progress_seq = 0
         self.folder_indexes: dict[str, FolderIndex] = {}
         self.answers = DocumentAnswers(self.current_version)  # whole-document answers per version
+        self.answers.dispatched = self._dispatched
         turns.set_gate(self.answers.wait_idle)  # background reads give way while those answers are computed
         self.insight_settings = InsightSettings()
         space_out_full_collections()
@@ -182,6 +183,10 @@ class HloLanguageServer(LanguageServer):
         stdio.start_io(self, stdin, stdout)
 
     # -- helpers ---------------------------------------------------------------------------------------------
+
+    def _dispatched(self) -> bool:
+        """Every message the transport read was handled (`AnsweringProtocol.unhandled`; on the event loop)."""
+        return getattr(self.protocol, "unhandled", 0) <= 0
 
     def lines_of(self, path: str) -> Lines | None:
         try:

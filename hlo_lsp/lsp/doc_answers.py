@@ -147,6 +147,9 @@ class DocumentAnswers:
         self._short = 0  # short requests under way (event loop only)
         self._no_short = threading.Event()
         self._no_short.set()
+        self._loop: asyncio.AbstractEventLoop | None = None  # the event loop answering (set by `answer`)
+        # whether every message read so far was handled (the server's transport tells; called on the loop)
+        self.dispatched: Callable[[], bool] = lambda: True
 
     def wait_idle(self, limit: float) -> bool:
         """Wait (a background thread, `process.turns.give_way`) until no whole-document answer is being
@@ -158,6 +161,31 @@ class DocumentAnswers:
         """Wait (a worker thread) until no short request (`short_request`) is under way, at most ``limit``
         seconds; True when none is."""
         return self._no_short.wait(limit)
+
+    def wait_dispatched(self, limit: float) -> bool:
+        """Wait (a worker thread) until the event loop has handled every message read so far (`dispatched`), at
+        most ``limit`` seconds; True when it has. An editor sends its on-open and after-edit requests in one
+        batch, the viewport's range tokens and inlay hints after the outline and folding: a long answer's fork
+        first lets the requests of its batch start, so that it waits for the short ones (`wait_short`) instead
+        of holding the GIL while they wait (three forks on open made VS Code's first inlay hints 0.05-0.07 X)."""
+        loop = self._loop
+        if loop is None:
+            return True
+        done = threading.Event()
+
+        def check() -> None:
+            if self.dispatched():
+                done.set()
+            elif not done.is_set():
+                loop.call_soon(check)
+
+        try:
+            loop.call_soon_threadsafe(check)
+        except RuntimeError:  # the loop is closed: nothing is dispatched any more
+            return True
+        got = done.wait(limit)
+        done.set()  # a check still pending stops
+        return got
 
     @contextmanager
     def short_request(self) -> Iterator[None]:
@@ -200,6 +228,7 @@ class DocumentAnswers:
     async def answer(self, path: str, key: str, compute: Callable[[], Any]) -> Any:
         """``compute()`` (run in a worker thread) for ``path`` at its current version, or the kept answer of
         that version. Raises ``JsonRpcContentModified`` when the document changed before it was done."""
+        self._loop = asyncio.get_running_loop()
         version = self._version_of(path)
         hit = self.cached(path, key)
         if hit is not None:

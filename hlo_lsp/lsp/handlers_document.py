@@ -140,6 +140,7 @@ CHILD_TIMEOUT_S = 60.0
 # take 150-220 ms for 20 ms of work; lowering their priority took 0.25 X to 0.20 X, and the rest went with the
 # wait for the short answers before forking (`DocumentAnswers.wait_short`).
 LONG_ANSWER_NICE = 10
+DISPATCH_WAIT_S = 0.05  # the longest a long answer's fork waits for the messages read before it to be handled
 
 
 def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answer: bool = False) -> Any:
@@ -157,7 +158,9 @@ def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answ
         size = 0
     if size > CHILD_MIN_CHARS:
         if long_answer:
-            # a fork now would make the short answers under way copy what they write
+            # a fork now would make the short answers under way copy what they write (those of its batch first
+            # let start: `wait_dispatched`)
+            ls.answers.wait_dispatched(DISPATCH_WAIT_S)
             ls.answers.wait_short(short_wait(size))
         nice = LONG_ANSWER_NICE if long_answer else 0
         locks = [*ls.ws.fork_locks(), *lens.fork_locks()]

@@ -172,13 +172,17 @@ async def _serve(ls, stdin: BinaryIO) -> None:
     bodies: asyncio.Queue[bytes | None] = asyncio.Queue()
     protocol = ls.protocol
 
+    def put(body: bytes) -> None:  # on the loop
+        protocol.unhandled += 1
+        bodies.put_nowait(body)
+
     def read() -> None:
         try:
             while not ls._stop_event.is_set():
                 body = read_message(stdin)
                 if body is None:
                     break
-                loop.call_soon_threadsafe(bodies.put_nowait, body)
+                loop.call_soon_threadsafe(put, body)
         except (OSError, ValueError) as exc:
             log.error("stdin: %s", exc)
         except RuntimeError:
@@ -200,3 +204,4 @@ async def _serve(ls, stdin: BinaryIO) -> None:
         # task) takes its first step first, so a request after a `didChange` sees the change applied, as it did
         # when each message took pygls several turns to read
         await asyncio.sleep(0)
+        protocol.unhandled -= 1

@@ -103,3 +103,48 @@ def test_the_wait_for_short_answers_grows_with_the_document():
     assert short_wait(0) == short_wait(SHORT_FIRST_CHARS) == SHORT_FIRST_S
     assert short_wait(4 * SHORT_FIRST_CHARS) == pytest.approx(4 * SHORT_FIRST_S)
     assert short_wait(100_000_000) > short_wait(23_000_000)
+
+
+async def test_wait_dispatched_lets_the_requests_of_the_batch_start_first():
+    """A long answer's worker, before it forks, waits until the messages read before it were handled: a short
+    request later in the same batch is then under way, and `wait_short` waits for it."""
+    answers = DocumentAnswers(lambda path: 1)
+    answers._loop = asyncio.get_running_loop()
+    queue = ["outline", "folding", "range tokens"]  # read, handed to the loop, not handled yet
+    answers.dispatched = lambda: not queue
+    held = asyncio.Event()
+
+    async def short() -> None:
+        with answers.short_request():
+            await held.wait()
+
+    async def transport() -> None:  # one message a turn, as `stdio._serve` handles them
+        tasks = []
+        while queue:
+            await asyncio.sleep(0.02)  # the worker is waiting by now
+            if queue.pop(0) == "range tokens":
+                tasks.append(asyncio.ensure_future(short()))
+            await asyncio.sleep(0)
+        return tasks
+
+    def long_answer() -> tuple[bool, bool]:
+        return answers.wait_dispatched(10), answers.wait_short(0.0)
+
+    worker = asyncio.ensure_future(asyncio.to_thread(long_answer))
+    tasks = await transport()
+    dispatched, short_free = await worker
+    assert dispatched and not short_free  # it saw the short request of its batch under way
+    held.set()
+    await asyncio.gather(*tasks)
+
+
+async def test_wait_dispatched_is_bounded_and_free_without_a_loop():
+    answers = DocumentAnswers(lambda path: 1)
+    assert await asyncio.to_thread(answers.wait_dispatched, 0.0)  # no answer made yet: no loop to wait for
+    answers._loop = asyncio.get_running_loop()
+    answers.dispatched = lambda: False  # a transport that never catches up
+    t = time.monotonic()
+    assert not await asyncio.to_thread(answers.wait_dispatched, 0.1)
+    assert 0.09 <= time.monotonic() - t < 5
+    answers.dispatched = lambda: True
+    assert await asyncio.to_thread(answers.wait_dispatched, 5)
