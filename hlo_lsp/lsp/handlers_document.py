@@ -57,23 +57,14 @@ class _Wire:
         return col_to_wire(lines[line], col, self.encoding) if 0 <= line < len(lines) else col
 
     def range(self, r) -> dict:
-        # inlined `col` for the common ASCII line (tens of thousands of ranges in a large file's outline)
-        lines, n = self.lines, len(self.lines)
-        sl, sc, el, ec = r.start_line, r.start_col, r.end_line, r.end_col
-        if 0 <= sl < n:
-            t = lines[sl]
-            sc = (sc if sc <= len(t) else len(t)) if sc >= 0 else 0
-            if not t.isascii():
-                sc = col_to_wire(t, sc, self.encoding)
-        if 0 <= el < n:
-            t = lines[el] if el != sl else t
-            ec = (ec if ec <= len(t) else len(t)) if ec >= 0 else 0
-            if not t.isascii():
-                ec = col_to_wire(t, ec, self.encoding)
+        sl, el = r.start_line, r.end_line
+        sc, ec = self.clamped_col(sl, r.start_col), self.clamped_col(el, r.end_col)
         return {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
 
-    def end_col(self, line: int, col: int) -> int:
-        """Column ``col`` of ``line`` on the wire, at most the line's end (as `range` makes an end)."""
+    def clamped_col(self, line: int, col: int) -> int:
+        """Column ``col`` of ``line`` on the wire, within the line (0 .. its end); as it is past the last line.
+        An ASCII line's column is the same in every encoding (most lines: tens of thousands of ranges in a large
+        file's outline)."""
         lines = self.lines
         if 0 <= line < len(lines):
             t = lines[line]
@@ -199,7 +190,7 @@ def _buffer_outline_json(w: _Wire, a) -> RawResult:
     (nothing JSON escapes), and the ``allocation N`` token is ASCII from column 0: its end is the same column in
     every encoding."""
     budget = symbols.outline_budget()
-    fmt, kind, end_col = _ALLOCATION_SYMBOL, int(SYMBOL_KIND["object"]), w.end_col
+    fmt, kind, end_col = _ALLOCATION_SYMBOL, int(SYMBOL_KIND["object"]), w.clamped_col
     parts = [
         fmt % (name, kind, ln, last, end_col(last, last_end), ln, ln, name_end, detail)
         if not children
