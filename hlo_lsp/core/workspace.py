@@ -211,7 +211,12 @@ class Workspace:
 
     def source(self, path: str) -> Source:
         """The current text of ``path``: the editor's when open, else the file's (re-read when it changed on
-        disk). Raises ReadError when the file cannot be read as text."""
+        disk). Raises ReadError when the file cannot be read as text.
+
+        The file is read outside the workspace's lock: the read and decoding of a 23 MB module took 20-30 ms, and
+        every request's `analysis` lookup (the range tokens and inlay hints of the viewport among them) waited
+        for the lock meanwhile when a background read of a buffer file's module began as the editor's requests
+        came in. Two threads reading the same file at once keep one `Source` (the first stored)."""
         with self._lock:
             src = self._open.get(path)
             if src is not None:
@@ -225,7 +230,15 @@ class Workspace:
             src = self._disk.get(path)
             if src is not None and src.stamp == stamp:
                 return src
-            src = Source(path, DiskDocument(read_text_file(path)), None, stamp)
+        doc = DiskDocument(read_text_file(path))
+        with self._lock:
+            src = self._open.get(path)  # opened meanwhile: the editor's text
+            if src is not None:
+                return src
+            src = self._disk.get(path)
+            if src is not None and src.stamp == stamp:
+                return src
+            src = Source(path, doc, None, stamp)
             self._disk[path] = src
             return src
 
@@ -234,8 +247,8 @@ class Workspace:
         a worker thread while the editor's edits land on the main thread: the text is snapshotted first (a
         join holds the GIL), and the result is cached only if no edit landed while it was computed."""
         me = threading.get_ident()
+        src = self.source(path)  # not under the lock: it may read the file
         with self._lock:
-            src = self.source(path)
             a = self._analyses.get(path)
             if a is not None and a.source is src:
                 return a

@@ -188,6 +188,12 @@ class HloLanguageServer(LanguageServer):
         """Every message the transport read was handled (`AnsweringProtocol.unhandled`; on the event loop)."""
         return getattr(self.protocol, "unhandled", 0) <= 0
 
+    def quiet(self) -> bool:
+        """Every message the transport read was handled: the writer thread may begin a large message now
+        (`stdio.ThreadedWriter.hold_large`; asked from that thread). The handlers of the viewport's requests and
+        hovers answer as they are handled: their answers were given to the writer by then."""
+        return self._dispatched()
+
     def lines_of(self, path: str) -> Lines | None:
         try:
             return self.ws.analysis(path).lines

@@ -41,6 +41,7 @@ import json
 import logging
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -153,9 +154,13 @@ class DocumentAnswers:
 
     def wait_idle(self, limit: float) -> bool:
         """Wait (a background thread, `process.turns.give_way`) until no whole-document answer is being
-        computed, at most ``limit`` seconds; True when none is: the editor's on-open and after-edit requests
-        are then computed without the background reads taking every other turn of the GIL."""
-        return self._idle.wait(limit)
+        computed and no short request (`short_request`: hovers, the viewport's requests) is under way, at most
+        ``limit`` seconds; True when none is: the editor's on-open and after-edit requests are then computed
+        without the background reads taking every other turn of the GIL. Short requests count too: asked again
+        while a buffer file's module was read in the background, the viewport's range tokens and inlay hints
+        (answers of 1-3 ms) took 40-50 ms, the read's steps taking turns with them."""
+        end = time.monotonic() + limit
+        return self._idle.wait(limit) and self._no_short.wait(max(0.0, end - time.monotonic()))
 
     def wait_short(self, limit: float = SHORT_FIRST_S) -> bool:
         """Wait (a worker thread) until no short request (`short_request`) is under way, at most ``limit``

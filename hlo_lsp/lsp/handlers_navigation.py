@@ -21,7 +21,9 @@ from hlo_lsp.lsp.protocol import RawResult
 @safe
 def on_hover(ls: HloLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
     path, line, col = ls.at(params)
-    h = oom.oom_hover(ls.ws, path, line, col) or hover.hover(ls.ws, path, line, col)
+    # a short request: long answers' forks wait for it, and background reads give way to it (`DocumentAnswers`)
+    with ls.answers.short_request():
+        h = oom.oom_hover(ls.ws, path, line, col) or hover.hover(ls.ws, path, line, col)
     if h is None:
         return None
     kind, value = (lsp.MarkupKind.PlainText, h.plain) if ls.plain_hover else (lsp.MarkupKind.Markdown, h.markdown)
@@ -32,7 +34,8 @@ def on_hover(ls: HloLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None
 @safe
 def on_definition(ls: HloLanguageServer, params: lsp.DefinitionParams):
     at = ls.at(params)
-    return ls.locations(oom.oom_definition(ls.ws, *at) or navigation.definition(ls.ws, *at))
+    with ls.answers.short_request():  # as a hover
+        return ls.locations(oom.oom_definition(ls.ws, *at) or navigation.definition(ls.ws, *at))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DECLARATION)

@@ -148,3 +148,28 @@ async def test_wait_dispatched_is_bounded_and_free_without_a_loop():
     assert 0.09 <= time.monotonic() - t < 5
     answers.dispatched = lambda: True
     assert await asyncio.to_thread(answers.wait_dispatched, 5)
+
+
+async def test_background_work_gives_way_to_short_requests_too():
+    """The gate of background work (`DocumentAnswers.wait_idle`, `process.turns`) says no while a short request
+    (a hover, the viewport's range tokens or inlay hints) is under way, not only while a whole-document answer
+    is computed; it says yes once that request's answer is written."""
+    answers = DocumentAnswers(lambda path: 1)
+    assert await asyncio.to_thread(answers.wait_idle, 0.0)  # nothing under way
+    release = asyncio.Event()
+
+    async def hover() -> None:
+        with answers.short_request():
+            await release.wait()
+
+    task = asyncio.ensure_future(hover())
+    await asyncio.sleep(0)
+    t = time.monotonic()
+    assert not await asyncio.to_thread(answers.wait_idle, 0.1)  # the hover under way: background work waits
+    assert 0.09 <= time.monotonic() - t < 5
+    gate = asyncio.ensure_future(asyncio.to_thread(answers.wait_idle, 10))
+    await asyncio.sleep(0.02)
+    assert not gate.done()
+    release.set()
+    await task
+    assert await gate  # let go once the hover's answer is written

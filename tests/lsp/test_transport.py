@@ -17,7 +17,7 @@ from lsprotocol import types as lsp
 from pygls.protocol import default_converter
 
 from hlo_lsp.lsp.app import CLIENT_METHODS, warm_messages
-from hlo_lsp.lsp.stdio import DIRECT_MAX, ThreadedWriter, answering, read_message
+from hlo_lsp.lsp.stdio import DIRECT_MAX, LARGE_HOLD_S, ThreadedWriter, answering, read_message
 
 
 def _frame(body: bytes, headers: bytes = b"") -> bytes:
@@ -187,3 +187,32 @@ def test_unwarmed_the_same_session_makes_them_on_first_use():
     for method in CLIENT_METHODS:
         conv.get_structure_hook(lsp.METHOD_TO_TYPES[method][0])
     assert _reads_made(conv) > made
+
+
+def test_a_large_message_is_held_while_the_requests_read_before_it_are_handled():
+    """Before it begins a large message the writer asks `hold_large`: while that says no, the small answers given
+    meanwhile go first (a large message whose writing has begun cannot be overtaken); once it says yes the large
+    message goes, and it never waits longer than `LARGE_HOLD_S` for it."""
+    stream = _SlowStream()
+    w = ThreadedWriter(stream)  # type: ignore[arg-type]
+    batch_handled = threading.Event()
+    w.hold_large = batch_handled.is_set
+    big = b"x" * (DIRECT_MAX + 1)
+    with answering():
+        w.write(b"outline:" + big)  # a cached answer, given first
+        time.sleep(0.01)  # the writer thread has seen it
+        w.write(b"range")  # the viewport's answers of the same batch, handled after it
+        w.write(b"hints")
+    time.sleep(0.005)
+    assert stream.parts == [b"range", b"hints"]  # written while the outline is held
+    batch_handled.set()
+    assert w.flush(10)
+    assert [p.split(b":")[0] for p in stream.parts] == [b"range", b"hints", b"outline"]
+
+    w.hold_large = lambda: False  # never ready: held for LARGE_HOLD_S at most
+    t = time.monotonic()
+    w.write(b"tokens:" + big)
+    assert w.flush(10)
+    assert LARGE_HOLD_S * 0.9 <= time.monotonic() - t < 5
+    assert stream.parts[-1].startswith(b"tokens:")
+    w.close()
