@@ -164,6 +164,7 @@ class HloLanguageServer(LanguageServer):
         self.plain_hover = False
         self.client_progress = False
         self._pending: dict[str, asyncio.Task] = {}
+        self._read_waiters: dict[str, list[asyncio.Event]] = {}  # `read_step`'s waiters, per document
         self.closing = False  # after shutdown: background work publishes and reports nothing more
         self._progress_seq = 0
         self.folder_indexes: dict[str, FolderIndex] = {}
@@ -187,6 +188,28 @@ class HloLanguageServer(LanguageServer):
     def _dispatched(self) -> bool:
         """Every message the transport read was handled (`AnsweringProtocol.unhandled`; on the event loop)."""
         return getattr(self.protocol, "unhandled", 0) <= 0
+
+    async def read_step(self, path: str, limit: float) -> None:
+        """Wait (on the event loop) until the server's read of ``path`` has taken a step (`read_stepped`: read
+        and checked, or its work ended), at most ``limit`` seconds. A pull at open waited by polling every 50 ms:
+        up to that long after the read was done."""
+        ev = asyncio.Event()
+        waiters = self._read_waiters.setdefault(path, [])
+        waiters.append(ev)
+        try:
+            await asyncio.wait_for(ev.wait(), limit)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            if ev in waiters:
+                waiters.remove(ev)
+            if not waiters and self._read_waiters.get(path) is waiters:
+                del self._read_waiters[path]
+
+    def read_stepped(self, path: str) -> None:
+        """The server's read of ``path`` took a step: its `read_step` waiters go on (on the event loop)."""
+        for ev in self._read_waiters.pop(path, []):
+            ev.set()
 
     def quiet(self) -> bool:
         """Every message the transport read was handled: the writer thread may begin a large message now

@@ -6,8 +6,6 @@ are still being read gets its own findings at once, and the client is asked to p
 
 from __future__ import annotations
 
-import asyncio
-
 from lsprotocol import types as lsp
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range, Severity
@@ -36,7 +34,9 @@ async def on_pull_diagnostics(ls: HloLanguageServer, params: lsp.DocumentDiagnos
         and not _checked(ls, path)
         and not _joining(ls, path)
     ):
-        await asyncio.sleep(0.05)  # being read or checked: answer once the complete set can be made
+        # being read or checked: answer once the complete set can be made (woken when the read takes a step;
+        # asked again every 50 ms all the same)
+        await ls.read_step(path, 0.05)
     # the complete set may run the verifier (seconds on a large module): in a worker thread, kept per version
     return await ls.answers.answer(path, "diagnostic", lambda: _pull_report(ls, path))
 

@@ -132,7 +132,8 @@ def _schedule(ls: HloLanguageServer, path: str, version: int | None, delay: floa
     old = ls._pending.pop(path, None)
     if old is not None:
         old.cancel()
-    ls._pending[path] = asyncio.ensure_future(_analyse_and_publish(ls, path, version, delay))
+    task = ls._pending[path] = asyncio.ensure_future(_analyse_and_publish(ls, path, version, delay))
+    task.add_done_callback(lambda _: ls.read_stepped(path))  # a pull waiting for it goes on
 
 
 async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | None, delay: float) -> None:
@@ -146,6 +147,7 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
     try:
         diags = await asyncio.to_thread(_read_checked, ls.ws, path, version, not ls.pulled)
         _trace("read", path)
+        ls.read_stepped(path)  # a pull waiting for the read goes on now
         if ls.current_version(path) != version:
             return
         if diags is not None:  # read, checked and verified in one go: the complete diagnostics at once
@@ -278,6 +280,7 @@ async def _publish_slowly(ls: HloLanguageServer, path: str, version: int | None,
     if a is not None and a.hlo is not None and a.verified is None and a.size > GRAMMAR_LIMIT:
         _report_progress(ls, token, "verifier rules")
         done = await asyncio.to_thread(run_verifier, a, version)
+        ls.read_stepped(path)  # verified: a pull waiting for it goes on
         if done and ls.current_version(path) == version:
             await _publish_from_thread(ls, path, version, complete=True)
             _trace("published complete", path)
