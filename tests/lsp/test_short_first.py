@@ -173,3 +173,28 @@ async def test_background_work_gives_way_to_short_requests_too():
     release.set()
     await task
     assert await gate  # let go once the hover's answer is written
+
+
+async def test_hovers_and_definitions_are_short_requests(monkeypatch):
+    """A hover and a go-to-definition count as short requests while they are computed (`short_request`): long
+    answers' forks wait for them and background work gives way to them."""
+    from hlo_lsp.lsp import handlers_navigation as nav
+    from hlo_lsp.lsp.app import server
+
+    seen: list[bool] = []
+
+    def record(*args):
+        seen.append(server.answers.wait_short(0.0))  # True: no short request under way
+        return None
+
+    monkeypatch.setattr(server, "at", lambda params: ("/m.hlo", 0, 0))
+    monkeypatch.setattr(nav.oom, "oom_hover", lambda *a: None)
+    monkeypatch.setattr(nav.hover, "hover", record)
+    monkeypatch.setattr(nav.oom, "oom_definition", lambda *a: None)
+    monkeypatch.setattr(nav.navigation, "definition", record)
+    assert nav.on_hover(server, None) is None
+    nav.on_definition(server, None)
+    assert seen == [False, False]
+    for _ in range(3):  # counted as ended once their answers were written (two loop turns later)
+        await asyncio.sleep(0)
+    assert server.answers.wait_short(0.0)
