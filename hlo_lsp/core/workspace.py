@@ -227,20 +227,24 @@ class Workspace:
                 self._disk.pop(path, None)
                 raise ReadError(f"{path}: no such file") from None
             stamp = (st.st_mtime, st.st_size)
-            src = self._disk.get(path)
-            if src is not None and src.stamp == stamp:
+            src = self._kept_source(path, stamp)
+            if src is not None:
                 return src
         doc = DiskDocument(read_text_file(path))
         with self._lock:
-            src = self._open.get(path)  # opened meanwhile: the editor's text
-            if src is not None:
-                return src
-            src = self._disk.get(path)
-            if src is not None and src.stamp == stamp:
-                return src
-            src = Source(path, doc, None, stamp)
-            self._disk[path] = src
+            src = self._kept_source(path, stamp)  # opened, or read by another thread, meanwhile
+            if src is None:
+                src = self._disk[path] = Source(path, doc, None, stamp)
             return src
+
+    def _kept_source(self, path: str, stamp: tuple) -> Source | None:
+        """The editor's text of ``path`` when it is open, else the file's as read at ``stamp``; None when neither
+        is kept. Called under the lock."""
+        src = self._open.get(path)
+        if src is not None:
+            return src
+        src = self._disk.get(path)
+        return src if src is not None and src.stamp == stamp else None
 
     def analysis(self, path: str, wait: bool = False) -> Analysis:
         """The analysis of ``path``'s current text (cached); ReadError when it cannot be read. Safe to call from

@@ -169,7 +169,7 @@ class HloLanguageServer(LanguageServer):
         self._progress_seq = 0
         self.folder_indexes: dict[str, FolderIndex] = {}
         self.answers = DocumentAnswers(self.current_version)  # whole-document answers per version
-        self.answers.dispatched = self._dispatched
+        self.answers.dispatched = self.dispatched
         turns.set_gate(self.answers.wait_idle)  # background reads give way while those answers are computed
         self.insight_settings = InsightSettings()
         space_out_full_collections()
@@ -185,8 +185,11 @@ class HloLanguageServer(LanguageServer):
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
-    def _dispatched(self) -> bool:
-        """Every message the transport read was handled (`AnsweringProtocol.unhandled`; on the event loop)."""
+    def dispatched(self) -> bool:
+        """Every message the transport read was handled (`AnsweringProtocol.unhandled`). Asked on the event loop
+        (`DocumentAnswers.wait_dispatched`) and from the writer thread before it begins a large message
+        (`stdio.ThreadedWriter.hold_large`: the viewport's requests and hovers answer as they are handled, so their
+        answers were given to the writer by then)."""
         return getattr(self.protocol, "unhandled", 0) <= 0
 
     async def read_step(self, path: str, limit: float) -> None:
@@ -210,12 +213,6 @@ class HloLanguageServer(LanguageServer):
         """The server's read of ``path`` took a step: its `read_step` waiters go on (on the event loop)."""
         for ev in self._read_waiters.pop(path, []):
             ev.set()
-
-    def quiet(self) -> bool:
-        """Every message the transport read was handled: the writer thread may begin a large message now
-        (`stdio.ThreadedWriter.hold_large`; asked from that thread). The handlers of the viewport's requests and
-        hovers answer as they are handled: their answers were given to the writer by then."""
-        return self._dispatched()
 
     def lines_of(self, path: str) -> Lines | None:
         try:

@@ -63,7 +63,7 @@ def read_message(stream: BinaryIO) -> bytes | None:
 
 
 DIRECT_MAX = 65_536  # bytes: an answer up to this size (a pipe's buffer) is written at once when nothing is queued
-# the longest the writer holds back a large message while the short requests read before it are handled
+# the longest the writer holds back a large message while the messages read before it are handled
 # (`ThreadedWriter.hold_large`)
 LARGE_HOLD_S = 0.03
 
@@ -99,7 +99,7 @@ class ThreadedWriter:
     5.8 MB outline of the benchmark's assignment file, asked again with nothing changed, is written at once,
     and the viewport's range tokens and inlay hints of the same batch, 1-3 ms of work, reached the client
     40-50 ms later). So before it begins a large message the writer asks `hold_large` (set by the server: the
-    messages read so far are handled and no short request is under way) and waits while it says no, at most
+    messages read so far are handled) and waits while it says no, at most
     `LARGE_HOLD_S`; the small answers given meanwhile go first."""
 
     def __init__(self, stream: BinaryIO) -> None:
@@ -188,7 +188,7 @@ class ThreadedWriter:
 def start_io(ls, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
     """Serve ``ls`` (a pygls server) over stdin and stdout until the input ends or the client says ``exit``."""
     writer = ThreadedWriter(stdout or sys.stdout.buffer)
-    writer.hold_large = getattr(ls, "quiet", None)
+    writer.hold_large = getattr(ls, "dispatched", None)
     ls.protocol.set_writer(writer)
     ls._stop_event = threading.Event()
     try:  # (a client gone away ends the input or breaks the writer: no BrokenPipeError comes out of here)
