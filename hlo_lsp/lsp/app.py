@@ -25,6 +25,7 @@ from hlo_lsp.lsp.convert import Converter, path_to_uri, uri_to_path
 from hlo_lsp.lsp.doc_answers import DocumentAnswers
 from hlo_lsp.lsp.protocol import AnsweringProtocol
 from hlo_lsp.lsp.settings import InsightSettings
+from hlo_lsp.lsp.stdio import Intake
 
 log = logging.getLogger("hlo_lsp")
 
@@ -168,8 +169,9 @@ class HloLanguageServer(LanguageServer):
         self.closing = False  # after shutdown: background work publishes and reports nothing more
         self._progress_seq = 0
         self.folder_indexes: dict[str, FolderIndex] = {}
-        self.answers = DocumentAnswers(self.current_version)  # whole-document answers per version
-        self.answers.dispatched = self.dispatched
+        # what the transport read against what was handled (`stdio`): long answers wait for the editor's batch
+        self.intake = Intake()
+        self.answers = DocumentAnswers(self.current_version, self.intake)  # whole-document answers per version
         turns.set_gate(self.answers.wait_idle)  # background reads give way while those answers are computed
         self.insight_settings = InsightSettings()
         space_out_full_collections()
@@ -184,13 +186,6 @@ class HloLanguageServer(LanguageServer):
         stdio.start_io(self, stdin, stdout)
 
     # -- helpers ---------------------------------------------------------------------------------------------
-
-    def dispatched(self) -> bool:
-        """Every message the transport read was handled (`AnsweringProtocol.unhandled`). Asked on the event loop
-        (`DocumentAnswers.wait_dispatched`) and from the writer thread before it begins a large message
-        (`stdio.ThreadedWriter.hold_large`: the viewport's requests and hovers answer as they are handled, so their
-        answers were given to the writer by then)."""
-        return getattr(self.protocol, "unhandled", 0) <= 0
 
     async def read_step(self, path: str, limit: float) -> None:
         """Wait (on the event loop) until the server's read of ``path`` has taken a step (`read_stepped`: read

@@ -50,6 +50,7 @@ from pygls.exceptions import JsonRpcContentModified
 
 from hlo_lsp.core.document import common_prefix, common_suffix
 from hlo_lsp.lsp.protocol import RawResult
+from hlo_lsp.lsp.stdio import Intake
 
 log = logging.getLogger("hlo_lsp")
 # s: how long a worker thread may hold the GIL while the event loop waits for it. A request gives the GIL up at
@@ -60,6 +61,7 @@ log = logging.getLogger("hlo_lsp")
 SWITCH_INTERVAL = 0.0002
 KEEP_TOKEN_RESULTS = 2  # semantic-token arrays kept per document for full/delta (the editor holds the last)
 SHORT_FIRST_S = 0.1  # the longest a long answer's fork waits for the short answers under way (`wait_short`)
+BATCH_WAIT_S = 0.05  # the longest a whole-document answer waits for the rest of its batch (`wait_dispatched`)
 SHORT_FIRST_CHARS = 25_000_000  # ... for a document up to this size; a larger one waits longer in proportion
 
 
@@ -132,8 +134,10 @@ class DocumentAnswers:
     ``version_of(path)`` gives the document's current version (None when it is not open: such answers are
     computed each time, not kept)."""
 
-    def __init__(self, version_of: Callable[[str], int | None]) -> None:
+    def __init__(self, version_of: Callable[[str], int | None], intake: Intake | None = None) -> None:
         self._version_of = version_of
+        # what the transport read against what the event loop handled (`stdio.Intake`; none: always caught up)
+        self.intake = intake or Intake()
         self._answers: dict[str, dict[str, tuple[int | None, Any]]] = {}  # path -> key -> (version, answer)
         self._running: dict[tuple[str, str, int | None], asyncio.Future] = {}
         self._tokens: dict[str, list[tuple[str, Sequence[int]]]] = {}  # path -> [(result id, data)], newest last
@@ -148,9 +152,6 @@ class DocumentAnswers:
         self._short = 0  # short requests under way (event loop only)
         self._no_short = threading.Event()
         self._no_short.set()
-        self._loop: asyncio.AbstractEventLoop | None = None  # the event loop answering (set by `answer`)
-        # whether every message read so far was handled (the server's transport tells; called on the loop)
-        self.dispatched: Callable[[], bool] = lambda: True
 
     def wait_idle(self, limit: float) -> bool:
         """Wait (a background thread, `process.turns.give_way`) until no whole-document answer is being
@@ -158,9 +159,15 @@ class DocumentAnswers:
         ``limit`` seconds; True when none is: the editor's on-open and after-edit requests are then computed
         without the background reads taking every other turn of the GIL. Short requests count too: asked again
         while a buffer file's module was read in the background, the viewport's range tokens and inlay hints
-        (answers of 1-3 ms) took 40-50 ms, the read's steps taking turns with them."""
+        (answers of 1-3 ms) took 40-50 ms, the read's steps taking turns with them. So do messages read and not
+        yet handled (`stdio.Intake`): between the requests of a batch no short request is under way, and with
+        every answer kept the read took its turns there (the batch's seventh request, the inlay hints, 30 ms)."""
         end = time.monotonic() + limit
-        return self._idle.wait(limit) and self._no_short.wait(max(0.0, end - time.monotonic()))
+
+        def left() -> float:
+            return max(0.0, end - time.monotonic())
+
+        return self._idle.wait(limit) and self.intake.wait(left()) and self._no_short.wait(left())
 
     def wait_short(self, limit: float = SHORT_FIRST_S) -> bool:
         """Wait (a worker thread) until no short request (`short_request`) is under way, at most ``limit``
@@ -168,29 +175,15 @@ class DocumentAnswers:
         return self._no_short.wait(limit)
 
     def wait_dispatched(self, limit: float) -> bool:
-        """Wait (a worker thread) until the event loop has handled every message read so far (`dispatched`), at
-        most ``limit`` seconds; True when it has. An editor sends its on-open and after-edit requests in one
-        batch, the viewport's range tokens and inlay hints after the outline and folding: a long answer's fork
-        first lets the requests of its batch start, so that it waits for the short ones (`wait_short`) instead
-        of holding the GIL while they wait (three forks on open made VS Code's first inlay hints 0.05-0.07 X)."""
-        loop = self._loop
-        if loop is None:
-            return True
-        done = threading.Event()
-
-        def check() -> None:
-            if self.dispatched():
-                done.set()
-            elif not done.is_set():
-                loop.call_soon(check)
-
-        try:
-            loop.call_soon_threadsafe(check)
-        except RuntimeError:  # the loop is closed: nothing is dispatched any more
-            return True
-        got = done.wait(limit)
-        done.set()  # a check still pending stops
-        return got
+        """Wait (a worker thread) until the event loop has handled every message read so far and the client sends
+        nothing more for now (`stdio.Intake.caught_up`), at most ``limit`` seconds; True when it has. An editor
+        sends its on-open and after-edit requests in one batch, the viewport's range tokens and inlay hints after
+        the outline and folding. Each whole-document answer's worker first lets the requests of its batch be
+        handled (`answer`): the viewport's requests are answered on the event loop as they are handled, and the
+        workers computing beside them took every other turn of the GIL (VS Code's first inlay hints on the
+        benchmark's assignment file: 80 ms for a few ms of work). A long answer's fork then also waits for the
+        short ones under way (`wait_short`) instead of holding the GIL while they wait."""
+        return self.intake.wait(limit)
 
     @contextmanager
     def short_request(self) -> Iterator[None]:
@@ -233,7 +226,6 @@ class DocumentAnswers:
     async def answer(self, path: str, key: str, compute: Callable[[], Any]) -> Any:
         """``compute()`` (run in a worker thread) for ``path`` at its current version, or the kept answer of
         that version. Raises ``JsonRpcContentModified`` when the document changed before it was done."""
-        self._loop = asyncio.get_running_loop()
         version = self._version_of(path)
         hit = self.cached(path, key)
         if hit is not None:
@@ -241,7 +233,7 @@ class DocumentAnswers:
         run = (path, key, version)
         fut = self._running.get(run)
         if fut is None:
-            fut = asyncio.ensure_future(asyncio.to_thread(compute))
+            fut = asyncio.ensure_future(asyncio.to_thread(self._after_batch, compute))
             self._running[run] = fut
             self._computing += 1
             self._idle.clear()
@@ -250,6 +242,12 @@ class DocumentAnswers:
         if self._version_of(path) != version:
             raise JsonRpcContentModified(message=f"{path} changed while the answer was computed; ask again")
         return result.value if isinstance(result, Provisional) else result
+
+    def _after_batch(self, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once the requests read with it were handled (`wait_dispatched`, at most
+        `BATCH_WAIT_S`)."""
+        self.wait_dispatched(BATCH_WAIT_S)
+        return compute()
 
     def _finish(self, run: tuple[str, str, int | None], fut: asyncio.Future) -> None:
         self._computing -= 1

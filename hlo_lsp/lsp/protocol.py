@@ -48,7 +48,6 @@ class RawResult:
 
 class AnsweringProtocol(LanguageServerProtocol):
     last_heard = 0.0  # `time.monotonic()` when the last message from the client was handled
-    unhandled = 0  # messages read and handed to the event loop, not handled yet (counted by `stdio`; loop only)
 
     def quiet_for(self) -> float:
         """Seconds since the client's last message."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import select
 import sys
 import threading
 import time
@@ -35,30 +36,152 @@ log = logging.getLogger("hlo_lsp")
 MAX_HEADER_LINES = 64  # more header lines than this before a blank line: not a message; skipped
 
 
-def read_message(stream: BinaryIO) -> bytes | None:
-    """The body of the next message on ``stream`` (blocking); None at the end of the stream. Header lines other
-    than ``Content-Length`` are ignored, and a header block without one is skipped, as pygls does."""
-    while True:
-        length = None
-        for _ in range(MAX_HEADER_LINES):
-            line = stream.readline()
-            if not line:
+READ_CHUNK = 1 << 20  # bytes asked of the input at a time (a pipe gives what it holds, up to this)
+
+
+class Intake:
+    """What the transport has read against what the event loop has handled: caught up (`caught_up`) when every
+    message read was handled and the input holds nothing more, i.e. the reader waits for the client.
+
+    An editor sends its on-open and after-edit requests as one batch (VS Code: outline, folding, tokens, the
+    viewport's range tokens and inlay hints, lenses, links, the pull). The long answers' workers first wait for
+    the batch to be handled (`hlo_lsp.lsp.doc_answers.DocumentAnswers.wait_dispatched`), so that the viewport's
+    requests, answered on the event loop as they are handled, do not take turns of the GIL with them; "handled"
+    alone was not enough: the outline's worker found the loop idle when the reader had not yet handed it the
+    rest of the batch, and its fork (9 ms of GIL) went before all of them. Counted from the reader thread
+    (`arrived`, `drained`, `received`) and the event loop (`handled`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._received = 0  # messages the reader handed to the loop
+        self._handled = 0  # ... and the loop handled
+        self._drained = True  # the reader found the input empty and waits for more
+        self._caught_up = threading.Event()
+        self._caught_up.set()
+
+    def arrived(self) -> None:
+        """Input came after the reader had found it empty."""
+        with self._lock:
+            self._drained = False
+            self._caught_up.clear()
+
+    def drained(self) -> None:
+        """The reader found the input empty (or ended): it waits for the client now."""
+        with self._lock:
+            self._drained = True
+            self._update()
+
+    def received(self) -> None:
+        """The reader handed a message to the event loop."""
+        with self._lock:
+            self._received += 1
+            self._caught_up.clear()
+
+    def handled(self) -> None:
+        """The event loop handled a message (its handler took its first step)."""
+        with self._lock:
+            self._handled += 1
+            self._update()
+
+    def _update(self) -> None:
+        if self._drained and self._handled >= self._received:
+            self._caught_up.set()
+
+    @property
+    def unhandled(self) -> int:
+        """Messages handed to the event loop and not handled yet."""
+        return self._received - self._handled
+
+    def caught_up(self) -> bool:
+        """Every message read was handled and the reader waits for the client."""
+        return self._caught_up.is_set()
+
+    def wait(self, limit: float) -> bool:
+        """Wait until `caught_up`, at most ``limit`` seconds; True when it is."""
+        return self._caught_up.wait(limit)
+
+
+def _input_empty(fd: int | None) -> bool:
+    """Nothing to read on ``fd`` now (True when that cannot be told: no descriptor, or one ``select`` does not
+    take, as a pipe on Windows)."""
+    if fd is None:
+        return True
+    try:
+        return not select.select([fd], [], [], 0)[0]
+    except (OSError, ValueError):
+        return True
+
+
+class MessageReader:
+    """Message bodies framed by the LSP base protocol from a binary stream, read through a buffer of its own so
+    that it knows when the input is empty (`Intake.drained`): it asks the stream for more only when the buffer
+    holds no whole message. Header lines other than ``Content-Length`` are ignored, and a header block without
+    one is skipped, as pygls does."""
+
+    def __init__(self, stream: BinaryIO, intake: Intake | None = None) -> None:
+        # read1: what a buffered stream holds, else one read of the input (never waits for a whole chunk)
+        self._read = getattr(stream, "read1", None) or stream.read
+        try:
+            fd: int | None = stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = None
+        self._fd = None if sys.platform == "win32" else fd
+        self._buf = bytearray()
+        self._pos = 0
+        self._intake = intake
+
+    def next(self) -> bytes | None:
+        """The body of the next message (blocking); None at the end of the input."""
+        while True:
+            length = None
+            for _ in range(MAX_HEADER_LINES):
+                line = self._line()
+                if line is None:
+                    return None
+                if not line.strip():
+                    if length is not None:
+                        break
+                    continue  # a blank line before any Content-Length: keep looking
+                name, sep, value = line.partition(b":")
+                if sep and name.strip().lower() == b"content-length" and value.strip().isdigit():
+                    length = int(value.strip())
+            else:
+                log.warning("stdin: %d header lines without a body; skipped", MAX_HEADER_LINES)
+                continue
+            if length is None:
+                continue
+            return self._exactly(length)
+
+    def _more(self) -> bool:
+        """More input into the buffer (blocking); False at its end."""
+        empty = _input_empty(self._fd)
+        if empty and self._intake is not None:
+            self._intake.drained()
+        chunk = self._read(READ_CHUNK)
+        if empty and self._intake is not None and chunk:
+            self._intake.arrived()
+        if not chunk:
+            return False
+        if self._pos:
+            del self._buf[: self._pos]
+            self._pos = 0
+        self._buf += chunk
+        return True
+
+    def _line(self) -> bytes | None:
+        while (end := self._buf.find(b"\n", self._pos)) < 0:
+            if not self._more():
                 return None
-            if not line.strip():
-                if length is not None:
-                    break
-                continue  # a blank line before any Content-Length: keep looking
-            name, sep, value = line.partition(b":")
-            if sep and name.strip().lower() == b"content-length" and value.strip().isdigit():
-                length = int(value.strip())
-        else:
-            log.warning("stdin: %d header lines without a body; skipped", MAX_HEADER_LINES)
-            continue
-        if length is None:
-            continue
-        body = stream.read(length)
-        if len(body) < length:
-            return None  # the stream ended inside the body
+        line = bytes(self._buf[self._pos : end + 1])
+        self._pos = end + 1
+        return line
+
+    def _exactly(self, n: int) -> bytes | None:
+        while len(self._buf) - self._pos < n:
+            if not self._more():
+                return None  # the input ended inside the body
+        body = bytes(memoryview(self._buf)[self._pos : self._pos + n])
+        self._pos += n
         return body
 
 
@@ -188,11 +311,12 @@ class ThreadedWriter:
 def start_io(ls, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
     """Serve ``ls`` (a pygls server) over stdin and stdout until the input ends or the client says ``exit``."""
     writer = ThreadedWriter(stdout or sys.stdout.buffer)
-    writer.hold_large = getattr(ls, "dispatched", None)
+    intake = getattr(ls, "intake", None) or Intake()
+    writer.hold_large = intake.caught_up
     ls.protocol.set_writer(writer)
     ls._stop_event = threading.Event()
     try:  # (a client gone away ends the input or breaks the writer: no BrokenPipeError comes out of here)
-        asyncio.run(_serve(ls, stdin or sys.stdin.buffer))
+        asyncio.run(_serve(ls, stdin or sys.stdin.buffer, intake))
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
@@ -200,26 +324,26 @@ def start_io(ls, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) 
         ls.shutdown()
 
 
-async def _serve(ls, stdin: BinaryIO) -> None:
+async def _serve(ls, stdin: BinaryIO, intake: Intake) -> None:
     loop = asyncio.get_running_loop()
     bodies: asyncio.Queue[bytes | None] = asyncio.Queue()
     protocol = ls.protocol
-
-    def put(body: bytes) -> None:  # on the loop
-        protocol.unhandled += 1
-        bodies.put_nowait(body)
+    messages = MessageReader(stdin, intake)
 
     def read() -> None:
         try:
             while not ls._stop_event.is_set():
-                body = read_message(stdin)
+                body = messages.next()
                 if body is None:
                     break
-                loop.call_soon_threadsafe(put, body)
+                intake.received()
+                loop.call_soon_threadsafe(bodies.put_nowait, body)
         except (OSError, ValueError) as exc:
             log.error("stdin: %s", exc)
         except RuntimeError:
             return  # the loop is closed: the server ended meanwhile
+        finally:
+            intake.drained()  # no more input
         try:
             loop.call_soon_threadsafe(bodies.put_nowait, None)
         except RuntimeError:
@@ -237,4 +361,4 @@ async def _serve(ls, stdin: BinaryIO) -> None:
         # task) takes its first step first, so a request after a `didChange` sees the change applied, as it did
         # when each message took pygls several turns to read
         await asyncio.sleep(0)
-        protocol.unhandled -= 1
+        intake.handled()

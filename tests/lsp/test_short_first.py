@@ -10,7 +10,9 @@ import time
 import pytest
 
 from hlo_lsp.core.process import fork
+from hlo_lsp.lsp import doc_answers
 from hlo_lsp.lsp.doc_answers import DocumentAnswers
+from hlo_lsp.lsp.stdio import Intake
 
 
 async def test_wait_short_returns_after_the_short_answer_is_written():
@@ -108,10 +110,13 @@ def test_the_wait_for_short_answers_grows_with_the_document():
 async def test_wait_dispatched_lets_the_requests_of_the_batch_start_first():
     """A long answer's worker, before it forks, waits until the messages read before it were handled: a short
     request later in the same batch is then under way, and `wait_short` waits for it."""
-    answers = DocumentAnswers(lambda path: 1)
-    answers._loop = asyncio.get_running_loop()
+    intake = Intake()
+    answers = DocumentAnswers(lambda path: 1, intake)
     queue = ["outline", "folding", "range tokens"]  # read, handed to the loop, not handled yet
-    answers.dispatched = lambda: not queue
+    intake.arrived()
+    for _ in queue:
+        intake.received()
+    intake.drained()  # the reader waits for the client
     held = asyncio.Event()
 
     async def short() -> None:
@@ -125,6 +130,7 @@ async def test_wait_dispatched_lets_the_requests_of_the_batch_start_first():
             if queue.pop(0) == "range tokens":
                 tasks.append(asyncio.ensure_future(short()))
             await asyncio.sleep(0)
+            intake.handled()
         return tasks
 
     def long_answer() -> tuple[bool, bool]:
@@ -138,16 +144,55 @@ async def test_wait_dispatched_lets_the_requests_of_the_batch_start_first():
     await asyncio.gather(*tasks)
 
 
-async def test_wait_dispatched_is_bounded_and_free_without_a_loop():
-    answers = DocumentAnswers(lambda path: 1)
-    assert await asyncio.to_thread(answers.wait_dispatched, 0.0)  # no answer made yet: no loop to wait for
-    answers._loop = asyncio.get_running_loop()
-    answers.dispatched = lambda: False  # a transport that never catches up
+async def test_wait_dispatched_is_bounded():
+    intake = Intake()
+    answers = DocumentAnswers(lambda path: 1, intake)
+    assert await asyncio.to_thread(answers.wait_dispatched, 0.0)  # nothing read yet
+    intake.arrived()  # a transport that never catches up
     t = time.monotonic()
     assert not await asyncio.to_thread(answers.wait_dispatched, 0.1)
     assert 0.09 <= time.monotonic() - t < 5
-    answers.dispatched = lambda: True
+    intake.drained()
     assert await asyncio.to_thread(answers.wait_dispatched, 5)
+
+
+async def test_background_work_gives_way_between_the_requests_of_a_batch():
+    """Between two requests of a batch no short request is under way (each answered at once: every answer kept),
+    yet the gate of background work says no until the batch is handled (`stdio.Intake`)."""
+    intake = Intake()
+    answers = DocumentAnswers(lambda path: 1, intake)
+    intake.arrived()
+    intake.received()  # the inlay hints, read and not handled yet
+    intake.drained()
+    t = time.monotonic()
+    assert not await asyncio.to_thread(answers.wait_idle, 0.1)
+    assert 0.09 <= time.monotonic() - t < 5
+    gate = asyncio.ensure_future(asyncio.to_thread(answers.wait_idle, 10))
+    await asyncio.sleep(0.02)
+    assert not gate.done()
+    intake.handled()
+    assert await gate
+
+
+async def test_a_whole_document_answer_is_computed_once_its_batch_is_handled(monkeypatch):
+    """`DocumentAnswers.answer` computes only once the event loop has handled the requests read with it (the
+    viewport's requests of the batch are then answered, without its worker taking turns of the GIL with them)."""
+    monkeypatch.setattr(doc_answers, "BATCH_WAIT_S", 30.0)
+    intake = Intake()
+    answers = DocumentAnswers(lambda path: 1, intake)
+    intake.arrived()
+    intake.received()  # the outline, being handled ...
+    intake.received()  # ... and the inlay hints after it
+    order: list[str] = []
+    outline = asyncio.ensure_future(answers.answer("/m.hlo", "documentSymbol", lambda: order.append("outline")))
+    intake.handled()
+    await asyncio.sleep(0.1)
+    assert order == []  # the inlay hints still to be handled
+    order.append("inlay hints")
+    intake.handled()
+    intake.drained()
+    await outline
+    assert order == ["inlay hints", "outline"]
 
 
 async def test_background_work_gives_way_to_short_requests_too():

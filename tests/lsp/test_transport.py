@@ -10,6 +10,7 @@ every request through the real transport."""
 from __future__ import annotations
 
 import io
+import os
 import threading
 import time
 
@@ -17,7 +18,11 @@ from lsprotocol import types as lsp
 from pygls.protocol import default_converter
 
 from hlo_lsp.lsp.app import CLIENT_METHODS, warm_messages
-from hlo_lsp.lsp.stdio import DIRECT_MAX, LARGE_HOLD_S, ThreadedWriter, answering, read_message
+from hlo_lsp.lsp.stdio import DIRECT_MAX, LARGE_HOLD_S, Intake, MessageReader, ThreadedWriter, answering
+
+
+def read_message(stream) -> bytes | None:
+    return MessageReader(stream).next()
 
 
 def _frame(body: bytes, headers: bytes = b"") -> bytes:
@@ -26,8 +31,8 @@ def _frame(body: bytes, headers: bytes = b"") -> bytes:
 
 def test_messages_are_read_whole_and_in_order():
     bodies = [b'{"a":1}', b'{"b":"' + b"x" * 100_000 + b'"}', b"{}"]
-    stream = io.BufferedReader(io.BytesIO(b"".join(_frame(b) for b in bodies)))
-    assert [read_message(stream) for _ in range(4)] == [*bodies, None]
+    reader = MessageReader(io.BufferedReader(io.BytesIO(b"".join(_frame(b) for b in bodies))))
+    assert [reader.next() for _ in range(4)] == [*bodies, None]
 
 
 def test_other_headers_and_their_case_are_accepted():
@@ -50,6 +55,37 @@ def test_the_end_of_the_stream_ends_the_input():
 def test_endless_headers_never_hang_the_reader():
     data = b"X: 1\r\n" * 1000 + _frame(b"[4]")
     assert read_message(io.BytesIO(data)) == b"[4]"
+
+
+def test_the_intake_is_caught_up_only_once_the_input_is_empty_and_every_message_read_was_handled():
+    """Over a real pipe: a batch written at once is not caught up while a message of it is still in the reader's
+    buffer or unhandled, and is once the reader waits for the client with every message handled; more input
+    ends that."""
+    fd_in, fd_out = os.pipe()
+    intake = Intake()
+    with os.fdopen(fd_in, "rb") as stream, os.fdopen(fd_out, "wb", buffering=0) as client:
+        reader = MessageReader(stream, intake)
+        client.write(_frame(b"[1]") + _frame(b"[2]"))
+        assert reader.next() == b"[1]"
+        intake.received()
+        assert not intake.caught_up()  # [2] still in the buffer, [1] unhandled
+        assert reader.next() == b"[2]"
+        intake.received()
+        intake.handled()
+        got: list[bytes | None] = []
+        third = threading.Thread(target=lambda: got.append(reader.next()))
+        third.start()
+        assert not intake.wait(0.2)  # the reader waits for the client, [2] is not handled yet
+        intake.handled()
+        assert intake.wait(5)  # the reader waits for the client, every message handled
+        assert intake.unhandled == 0
+        client.write(_frame(b"[3]"))
+        third.join(5)
+        assert got == [b"[3]"]
+        intake.received()
+        assert not intake.caught_up()
+        intake.handled()
+        assert not intake.caught_up()  # the reader has not found the input empty since [3] came
 
 
 class _SlowStream(io.RawIOBase):
