@@ -68,7 +68,7 @@ class TimelineData:
 def timeline_data(report: PeakReport, top: int = 10) -> TimelineData:
     view = report.allocated
     steps = list(range(view.steps))
-    series = {c: view.by_category[c] for c in CATEGORIES if any(view.by_category[c])}
+    series = {c: list(view.by_category[c]) for c in CATEGORIES if any(view.by_category[c])}
     labels = [report.sequence[t] if t < len(report.sequence) else "" for t in steps]
     tops = [(v.key, v.bytes, v.source.label() if v.source else "") for v in view.live[:top]]
     f = report.figures

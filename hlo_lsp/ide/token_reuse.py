@@ -25,6 +25,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from operator import attrgetter
 
 from hlo_lsp.core import kinds
@@ -38,14 +39,33 @@ Tok = tuple[int, int, int, int, int]  # (line, start, end, type, modifiers), cod
 Encoder = Callable[[Sequence[Tok], int], "array[int]"]
 
 
+TOKEN_ROWS = "i"  # the typecode of `TokenMemo.tokens`: lines and code-point columns fit LSP's uinteger
+
+
+def token_rows(tokens: Sequence[Tok]) -> array[int]:
+    """``tokens`` packed, five integers each (`TokenMemo.tokens`)."""
+    return array(TOKEN_ROWS, chain.from_iterable(tokens))
+
+
+def token_list(rows: array[int]) -> list[Tok]:
+    """The tokens packed in ``rows`` (`token_rows`)."""
+    it = iter(rows)
+    return list(zip(it, it, it, it, it))
+
+
+def _row(rows: array[int], i: int) -> Tok:
+    return tuple(rows[5 * i : 5 * i + 5])  # type: ignore[return-value]
+
+
 @dataclass
 class TokenMemo:
     """What the next version's tokens are made from: the lines they were made for (a copy: the store is edited
-    in place), the tokens, the computations' (line, name column, name), the number of instructions, and the
-    tokens' wire data in the position encoding ``encoding`` (`reuse_encoded`)."""
+    in place), the tokens (packed, `token_rows`: the 217,000 tokens of the 23 MB module took 25 MB as a list of
+    tuples, kept for the whole session, and take 4 MB so), the computations' (line, name column, name), the
+    number of instructions, and the tokens' wire data in the position encoding ``encoding`` (`reuse_encoded`)."""
 
     lines: list[str]
-    tokens: list[Tok]
+    tokens: array[int]
     comps: list[tuple[int, int, str]]
     n_instructions: int
     data: array[int]
@@ -135,7 +155,7 @@ def memo_of(a, tokens: Sequence[Tok], data: array[int], encoding: str) -> TokenM
     if not _long_module(a):
         return None
     comps, n = _signature(a.hlo)
-    return TokenMemo(list(a.lines), tokens if isinstance(tokens, list) else list(tokens), comps, n, data, encoding)
+    return TokenMemo(list(a.lines), token_rows(tokens), comps, n, data, encoding)
 
 
 def _tokens_in(a, start: int, end: int) -> list[Tok]:
@@ -164,7 +184,7 @@ def reuse(memo: object, a) -> list[Tok] | None:
     """The full definition tokens of ``a`` made from ``memo`` (the previous version's), or None when they cannot
     be (see the module docstring)."""
     got = _splice(memo, a)
-    return None if got is None else got[0]
+    return None if got is None else token_list(got[0])
 
 
 def reuse_encoded(memo: object, a, encoding: str, encode: Encoder) -> TokenMemo | None:
@@ -179,20 +199,21 @@ def reuse_encoded(memo: object, a, encoding: str, encode: Encoder) -> TokenMemo 
         return None
     out, i0, i1, mid, comps, n_instructions = got
     old_tokens, old = memo.tokens, memo.data
-    if len(old) != 5 * len(old_tokens):
+    if len(old) != len(old_tokens):
         return None
-    prev = old_tokens[i0 - 1][0] if i0 else 0
+    prev = old_tokens[5 * (i0 - 1)] if i0 else 0
     if mid and i0 and mid[0][0] == prev:
         return None  # never: the changed run starts on a line after the kept tokens' (the relative start would)
     # the first kept token after the run, moved (on another line than the token before it: never, as above)
-    first_after = out[len(out) - (len(old_tokens) - i1)][0] if i1 < len(old_tokens) else None
+    first_after = out[len(out) - (len(old_tokens) - 5 * i1)] if 5 * i1 < len(old_tokens) else None
     data = _spliced(old, i0, i1, mid, prev, first_after, encode)
     return None if data is None else TokenMemo(list(a.lines), out, comps, n_instructions, data, encoding)
 
 
-def _splice(memo: object, a) -> tuple[list[Tok], int, int, list[Tok], list[tuple[int, int, str]], int] | None:
-    """The tokens of ``a`` made from ``memo``, with where the changed run was in the memo's tokens (``i0``,
-    ``i1``), its new tokens (``mid``) and ``a``'s computations' signature; None when they cannot be made so."""
+def _splice(memo: object, a) -> tuple[array[int], int, int, list[Tok], list[tuple[int, int, str]], int] | None:
+    """The tokens of ``a`` made from ``memo`` (packed, `token_rows`), with where the changed run was in the memo's
+    tokens (``i0``, ``i1``: token numbers), its new tokens (``mid``) and ``a``'s computations' signature; None
+    when they cannot be made so."""
     if not isinstance(memo, TokenMemo) or not _long_module(a):
         return None
     old, new = memo.lines, a.lines
@@ -212,18 +233,22 @@ def _splice(memo: object, a) -> tuple[list[Tok], int, int, list[Tok], list[tuple
     if moved != comps:
         return None
     tokens = memo.tokens
-    i0, i1 = bisect_left(tokens, (pre,)), bisect_left(tokens, (old_end,))
+    token_lines = tokens[0::5]
+    i0, i1 = bisect_left(token_lines, pre), bisect_left(token_lines, old_end)
     mid = _tokens_in(a, pre, new_end)
     var = semantic_tokens._T["variable"]
-    gained = sum(1 for t in mid if t[3] == var) - sum(1 for t in tokens[i0:i1] if t[3] == var)
+    gained = sum(1 for t in mid if t[3] == var) - tokens[5 * i0 + 3 : 5 * i1 : 5].count(var)
     if n_instructions - memo.n_instructions != gained:
         return None
-    after = tokens[i1:] if shift == 0 else [(t[0] + shift, t[1], t[2], t[3], t[4]) for t in tokens[i1:]]
-    out = tokens[:i0] + mid + after
+    after = tokens[5 * i1 :]
+    if shift:
+        after[0::5] = array(TOKEN_ROWS, map(shift.__add__, after[0::5]))
+    first_after = _row(after, 0) if after else None
+    before = _row(tokens, i0 - 1) if i0 else None
     if (
-        (i0 and mid and tokens[i0 - 1] > mid[0])
-        or (mid and after and mid[-1] > after[0])
-        or (not mid and i0 and after and tokens[i0 - 1] > after[0])
+        (before and mid and before > mid[0])
+        or (mid and first_after and mid[-1] > first_after)
+        or (not mid and before and first_after and before > first_after)
     ):
         return None
-    return out, i0, i1, mid, comps, n_instructions
+    return tokens[: 5 * i0] + token_rows(mid) + after, i0, i1, mid, comps, n_instructions

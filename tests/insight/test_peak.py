@@ -163,8 +163,8 @@ def independent_allocated(path: Path) -> tuple[list[int], dict[str, list[int]]]:
 def test_allocated_view_sums(path):
     total, per_cat = independent_allocated(path)
     view = report_for(path).allocated
-    assert view.total == total
-    assert view.by_category == per_cat
+    assert list(view.total) == total
+    assert {c: list(col) for c, col in view.by_category.items()} == per_cat
     assert [sum(col[t] for col in view.by_color.values()) for t in range(len(total))] == total
     assert view.peak_bytes == max(total)
     assert view.peak_step == total.index(max(total))

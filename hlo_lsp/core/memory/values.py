@@ -6,6 +6,7 @@ Python line it comes from (`ValueSource`). `peak` and `allocated` build their `L
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -85,23 +86,43 @@ def value_json(v: LiveValue) -> dict:
     }
 
 
+DETAIL_MEMO = 2048  # parsed instruction lines `Shapes.detail` keeps (the most recently used)
+_MISSING = object()
+
+
 class Shapes:
     """Instruction and value shapes of one module, from the HLO text and the buffer listings (memoised)."""
 
     def __init__(self, bs: BufferSet, hlo: HloModule | None):
         self.bs, self.hlo = bs, hlo
         self._full: dict[str, Shape | None] = {}
-        self._line: dict[str, object] = {}
+        # the last `DETAIL_MEMO` parsed lines: a module's peak report lives as long as its bundle, and the parsed
+        # lines of the benchmark module's 12,000 entry parameters (each a dozen objects) kept 15 MB there
+        self._line: OrderedDict[str, object] = OrderedDict()
+
+    def _text(self, instruction: str) -> str | None:
+        """The HLO line defining ``instruction``; None when the module has none. No instruction object is kept
+        (a lookup through `HloModule.instruction` keeps one per instruction looked up: 5 MB for the peak
+        report's 51,000 values)."""
+        hlo = self.hlo
+        i = hlo.by_name.get(instruction) if hlo is not None else None
+        if hlo is None or i is None:
+            return None
+        line = hlo.make_instruction(i).line
+        return hlo.lines[line] if line < len(hlo.lines) else None
 
     def detail(self, instruction: str):
         """The parsed instruction line (HLO text first, else ``from instruction:``); None when neither has it."""
-        if instruction in self._line:
-            return self._line[instruction]
-        d = None
-        if self.hlo is not None:
-            ins = self.hlo.instruction(instruction)
-            if ins is not None and ins.line < len(self.hlo.lines):
-                d = parse_instruction_line(self.hlo.lines[ins.line])
+        memo = self._line
+        d = memo.get(instruction, _MISSING)
+        if d is not _MISSING:
+            try:
+                memo.move_to_end(instruction)
+            except KeyError:  # dropped meanwhile by another thread's lookup
+                pass
+            return d
+        text = self._text(instruction)
+        d = parse_instruction_line(text) if text is not None else None
         if d is None:
             for v in self.bs.values_of(instruction):
                 if v.from_instruction:
@@ -109,7 +130,12 @@ class Shapes:
                     if cand is not None and cand.name.text == instruction:
                         d = cand
                         break
-        self._line[instruction] = d
+        memo[instruction] = d
+        while len(memo) > DETAIL_MEMO:
+            try:
+                memo.popitem(last=False)
+            except KeyError:  # emptied meanwhile by other threads
+                break
         return d
 
     def full(self, instruction: str) -> Shape | None:
@@ -120,11 +146,10 @@ class Shapes:
         if instruction not in self._line and self.hlo is not None:
             # the shape alone, from the instruction pattern every reader shares (`text.INSTR`: the text between
             # ``=`` and the opcode), without the full parse of the line's operands and attributes (`detail`)
-            ins = self.hlo.instruction(instruction)
-            if ins is not None and ins.line < len(self.hlo.lines):
-                m = INSTR.match(self.hlo.lines[ins.line])
-                if m is not None and m.group(3) == instruction and m.group(4):
-                    s = parse_shape(m.group(4))
+            text = self._text(instruction)
+            m = INSTR.match(text) if text is not None else None
+            if m is not None and m.group(3) == instruction and m.group(4):
+                s = parse_shape(m.group(4))
         if s is None:
             d = self.detail(instruction)
             if d is not None and d.shape is not None:
@@ -176,7 +201,7 @@ def live_value(
         live_range,
         v.size,
         padding,
-        _source_of=sources.of,
+        _source_of=sources.bound_of,
     )
 
 
@@ -186,6 +211,9 @@ class Sources:
     def __init__(self, shapes: Shapes, hlo: HloModule | None):
         self.shapes, self.hlo = shapes, hlo
         self._memo: dict[str, ValueSource | None] = {}
+        # `of`, bound once: every value live at a peak holds it until asked for its source (a bound method made
+        # per value: 2 MB for the 30,000 of the benchmark module's report)
+        self.bound_of: Callable[[str], ValueSource | None] = self.of
 
     def of(self, instruction: str) -> ValueSource | None:
         """op_name and frames of the defining instruction; None when its line carries no metadata."""
