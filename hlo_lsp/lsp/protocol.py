@@ -99,6 +99,21 @@ class AnsweringProtocol(LanguageServerProtocol):
             future.add_done_callback(lambda done, key=msg_id: self._forget_future(key, done))
 
     def _forget_future(self, msg_id, future) -> None:
+        """Drop ``future`` from ``_request_futures`` one turn of the event loop later (at once off the loop). A
+        generator handler's future is a `concurrent.futures.Future`, whose done callbacks run inside
+        ``cancel()``: pygls' ``shutdown`` cancels the pending futures while it iterates over the dict, and a
+        deletion from here then ended that iteration with "dictionary changed size during iteration" (a
+        ``didOpen`` still under way when the client shut the server down)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            loop.call_soon(self._drop_future, msg_id, future)
+        else:
+            self._drop_future(msg_id, future)
+
+    def _drop_future(self, msg_id, future) -> None:
         if self._request_futures.get(msg_id) is future:
             del self._request_futures[msg_id]
 

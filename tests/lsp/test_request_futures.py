@@ -58,3 +58,29 @@ async def test_notification_futures_are_dropped_once_done():
         for task in list(server._pending.values()):
             task.cancel()
         server._pending.clear()
+
+
+async def test_futures_cancelled_while_pygls_iterates_over_them_are_dropped_after():
+    """pygls' ``shutdown`` cancels every pending future while iterating over ``_request_futures``; a generator
+    handler's future (a `concurrent.futures.Future`) runs its done callbacks inside ``cancel()``. Dropping it
+    there ended the iteration ("dictionary changed size during iteration", the answer to ``shutdown`` an
+    error): it is dropped a turn of the loop later."""
+    import concurrent.futures
+
+    from hlo_lsp.lsp.server import server
+
+    proto = server.protocol
+    ids = ["test-step-a", "test-step-b", "test-step-c"]
+    for msg_id in ids:
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        proto._request_futures[msg_id] = fut
+        fut.add_done_callback(lambda done, key=msg_id: proto._forget_future(key, done))
+    try:
+        for msg_id, fut in proto._request_futures.items():  # as pygls' lsp_shutdown does
+            if msg_id in ids and not fut.done():
+                fut.cancel()
+        await asyncio.sleep(0)
+        assert not set(ids) & set(proto._request_futures)
+    finally:
+        for msg_id in ids:
+            proto._request_futures.pop(msg_id, None)
