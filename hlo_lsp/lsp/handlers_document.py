@@ -26,6 +26,7 @@ from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
 from hlo_lsp.lsp.convert import col_to_wire, path_to_uri, uri_to_path
 from hlo_lsp.lsp.doc_answers import (
+    BATCH_WAIT_S,
     JSON_ENCODE,
     TOKEN_DATA,
     Provisional,
@@ -131,7 +132,6 @@ CHILD_TIMEOUT_S = 60.0
 # take 150-220 ms for 20 ms of work; lowering their priority took 0.25 X to 0.20 X, and the rest went with the
 # wait for the short answers before forking (`DocumentAnswers.wait_short`).
 LONG_ANSWER_NICE = 10
-DISPATCH_WAIT_S = 0.05  # the longest a long answer's fork waits for the messages read before it to be handled
 
 
 def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answer: bool = False) -> Any:
@@ -150,8 +150,8 @@ def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answ
     if size > CHILD_MIN_CHARS:
         if long_answer:
             # a fork now would make the short answers under way copy what they write (those of its batch first
-            # let start: `wait_dispatched`)
-            ls.answers.wait_dispatched(DISPATCH_WAIT_S)
+            # let start: `wait_dispatched`, again, as messages may have come while the document was read)
+            ls.answers.wait_dispatched(BATCH_WAIT_S)
             ls.answers.wait_short(short_wait(size))
         nice = LONG_ANSWER_NICE if long_answer else 0
         locks = [*ls.ws.fork_locks(), *lens.fork_locks()]
