@@ -15,6 +15,19 @@ from hlo_lsp.lsp.doc_answers import DocumentAnswers
 from hlo_lsp.lsp.stdio import Intake
 
 
+async def _short_until(answers: DocumentAnswers, done: asyncio.Event) -> None:
+    """A short request (a hover, the viewport's tokens) under way until ``done`` is set."""
+    with answers.short_request():
+        await done.wait()
+
+
+async def _gives_up(wait, limit: float = 0.1) -> None:
+    """``wait(limit)``, in a worker thread, says no, and only once about ``limit`` seconds have passed."""
+    t = time.monotonic()
+    assert not await asyncio.to_thread(wait, limit)
+    assert 0.09 <= time.monotonic() - t < 5
+
+
 async def test_wait_short_returns_after_the_short_answer_is_written():
     """A thread waiting in `wait_short` goes on only after the short request's answer was sent (the callback
     that writes it, as pygls adds it to the handler's task, has run)."""
@@ -48,17 +61,9 @@ async def test_wait_short_is_bounded_and_free_when_nothing_short_runs():
     answers = DocumentAnswers(lambda path: 1)
     assert await asyncio.to_thread(answers.wait_short, 0.0)  # nothing under way: at once
 
-    never = asyncio.Event()
-
-    async def stuck() -> None:
-        with answers.short_request():
-            await never.wait()
-
-    task = asyncio.ensure_future(stuck())
+    task = asyncio.ensure_future(_short_until(answers, asyncio.Event()))
     await asyncio.sleep(0)
-    t = time.monotonic()
-    assert not await asyncio.to_thread(answers.wait_short, 0.1)  # gives up after the limit
-    assert 0.09 <= time.monotonic() - t < 5
+    await _gives_up(answers.wait_short)  # gives up after the limit
     task.cancel()  # a cancelled short request ends too
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -70,12 +75,7 @@ async def test_wait_short_is_bounded_and_free_when_nothing_short_runs():
 async def test_overlapping_short_requests_all_count():
     answers = DocumentAnswers(lambda path: 1)
     first, second = asyncio.Event(), asyncio.Event()
-
-    async def handler(ev: asyncio.Event) -> None:
-        with answers.short_request():
-            await ev.wait()
-
-    tasks = [asyncio.ensure_future(handler(first)), asyncio.ensure_future(handler(second))]
+    tasks = [asyncio.ensure_future(_short_until(answers, first)), asyncio.ensure_future(_short_until(answers, second))]
     await asyncio.sleep(0)
     first.set()
     await tasks[0]
@@ -119,16 +119,12 @@ async def test_wait_dispatched_lets_the_requests_of_the_batch_start_first():
     intake.drained()  # the reader waits for the client
     held = asyncio.Event()
 
-    async def short() -> None:
-        with answers.short_request():
-            await held.wait()
-
     async def transport() -> None:  # one message a turn, as `stdio._serve` handles them
         tasks = []
         while queue:
             await asyncio.sleep(0.02)  # the worker is waiting by now
             if queue.pop(0) == "range tokens":
-                tasks.append(asyncio.ensure_future(short()))
+                tasks.append(asyncio.ensure_future(_short_until(answers, held)))
             await asyncio.sleep(0)
             intake.handled()
         return tasks
@@ -149,9 +145,7 @@ async def test_wait_dispatched_is_bounded():
     answers = DocumentAnswers(lambda path: 1, intake)
     assert await asyncio.to_thread(answers.wait_dispatched, 0.0)  # nothing read yet
     intake.arrived()  # a transport that never catches up
-    t = time.monotonic()
-    assert not await asyncio.to_thread(answers.wait_dispatched, 0.1)
-    assert 0.09 <= time.monotonic() - t < 5
+    await _gives_up(answers.wait_dispatched)
     intake.drained()
     assert await asyncio.to_thread(answers.wait_dispatched, 5)
 
@@ -164,9 +158,7 @@ async def test_background_work_gives_way_between_the_requests_of_a_batch():
     intake.arrived()
     intake.received()  # the inlay hints, read and not handled yet
     intake.drained()
-    t = time.monotonic()
-    assert not await asyncio.to_thread(answers.wait_idle, 0.1)
-    assert 0.09 <= time.monotonic() - t < 5
+    await _gives_up(answers.wait_idle)
     gate = asyncio.ensure_future(asyncio.to_thread(answers.wait_idle, 10))
     await asyncio.sleep(0.02)
     assert not gate.done()
@@ -202,16 +194,9 @@ async def test_background_work_gives_way_to_short_requests_too():
     answers = DocumentAnswers(lambda path: 1)
     assert await asyncio.to_thread(answers.wait_idle, 0.0)  # nothing under way
     release = asyncio.Event()
-
-    async def hover() -> None:
-        with answers.short_request():
-            await release.wait()
-
-    task = asyncio.ensure_future(hover())
+    task = asyncio.ensure_future(_short_until(answers, release))  # a hover
     await asyncio.sleep(0)
-    t = time.monotonic()
-    assert not await asyncio.to_thread(answers.wait_idle, 0.1)  # the hover under way: background work waits
-    assert 0.09 <= time.monotonic() - t < 5
+    await _gives_up(answers.wait_idle)  # the hover under way: background work waits
     gate = asyncio.ensure_future(asyncio.to_thread(answers.wait_idle, 10))
     await asyncio.sleep(0.02)
     assert not gate.done()
