@@ -22,7 +22,7 @@ from hlo_lsp.core.buffers.columns import (
 from hlo_lsp.core.buffers.join import join_docs
 from hlo_lsp.core.buffers.model import BufferDoc
 from hlo_lsp.core.buffers.records import Allocation, MemoryTable, PeakEntry, SequenceStep
-from hlo_lsp.core.buffers.value import ROLES, BufferValue, Source
+from hlo_lsp.core.buffers.value import ROLES, AllocationSources, BufferValue, Source
 from hlo_lsp.core.diagnostics import Diagnostic
 
 
@@ -34,7 +34,7 @@ class BufferSet:
     values_by_key: dict[str, BufferValue] = field(default_factory=dict)
     _by_id: dict[int, BufferValue] | None = None  # see `values_by_id`
     allocations: list[Allocation] = field(default_factory=list)
-    allocation_at: dict[int, Source] = field(default_factory=dict)
+    allocation_at: AllocationSources = field(default_factory=AllocationSources)
     sequence: Sequence[SequenceStep] = field(default_factory=list)
     sequence_at: str | None = None  # kind of the document holding the sequence
     peak_step: int | None = None

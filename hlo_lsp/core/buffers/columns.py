@@ -469,8 +469,7 @@ class Allocations(Records):
         )
 
     def _flags(self, flags: int) -> tuple[bool, bool, bool, bool]:
-        constant, thread_local, live_out, temp = (bool(flags & bit) for bit in self._BITS)
-        return constant, thread_local, live_out, temp
+        return self._FLAG_TUPLES[flags]
 
     def _make(self, i: int):
         made = self._made
@@ -499,11 +498,71 @@ class Allocations(Records):
             self.text,
         )
 
+    # `_flags` of every value of ``flags`` (four bits)
+    _FLAG_TUPLES: tuple[tuple[bool, bool, bool, bool], ...] = tuple(
+        (bool(f & 1), bool(f & 2), bool(f & 4), bool(f & 8)) for f in range(16)
+    )
+
     def __iter__(self):
         made = self._made
         if made is None:
-            self._made = made = [self._make(i) for i in range(len(self.line))]
+            self._made = made = self._make_all()
         return iter(made)
+
+    def _make_all(self) -> list:
+        """Every allocation, made once (`__iter__` keeps them). Column by column when no number is wide: the join
+        makes the benchmark's 23,576 in 20 ms this way, 50 ms through `_make`."""
+        if self.wide:
+            return [self._make(i) for i in range(len(self.line))]
+        make, records, text, flag_tuples = _records.Allocation, self.records, self.text, self._FLAG_TUPLES
+        return [
+            make(  # type: ignore[call-arg]  # mypy counts a starred tuple of 4 as too many
+                number,
+                size,
+                line,
+                name_end,
+                address,
+                color,
+                None if parameter == NONE else parameter,
+                parameter_shape,
+                parameter_shape_index,
+                output_shape,
+                *flag_tuples[flags],
+                records,
+                first,
+                values,
+                text,
+            )
+            for (
+                number,
+                size,
+                line,
+                name_end,
+                address,
+                color,
+                parameter,
+                parameter_shape,
+                parameter_shape_index,
+                output_shape,
+                flags,
+                first,
+                values,
+            ) in zip(
+                self.number,
+                self.size,
+                self.line,
+                self.name_end,
+                self.address,
+                self.color,
+                self.parameter,
+                self.parameter_shape,
+                self.parameter_shape_index,
+                self.output_shape,
+                self.flags,
+                self.first,
+                self.values,
+            )
+        ]
 
 
 class AssignmentRun(_RecordSequence):

@@ -82,11 +82,8 @@ def _join_doc(bs: BufferSet, d: int, doc: BufferDoc) -> None:
     A, U, L, P = doc.assignment_records, doc.used_values, doc.live_ranges, doc.peak_entries
     for role, cols in ((ASG, A), (USED, U), (FROM, U), (LIVE, L), (PEAK, P)):
         bs.role_sources[role].append((kind, cols))
-    for k, alloc in enumerate(doc.allocations):
-        if not k & GIVE_WAY_EVERY:
-            turns.give_way()
-        bs.allocations.append(alloc)
-        bs.allocation_at[alloc.index] = Source(kind, alloc.line, alloc.range)
+    bs.allocations.extend(doc.allocations)
+    bs.allocation_at.add(kind, doc.allocations)
     _join_values(bs, d, kind, A, used=False)
     if doc.total_bytes_used is not None:
         bs.total_bytes_used = doc.total_bytes_used

@@ -4,11 +4,12 @@ and `Source` says where a fact was read."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from hlo_lsp.core.buffers.columns import WIDE
-from hlo_lsp.core.buffers.records import Assignment, LiveRange, PeakEntry, Position, Use, UsedValue
+from hlo_lsp.core.buffers.records import Allocation, Assignment, LiveRange, PeakEntry, Position, Use, UsedValue
 from hlo_lsp.core.diagnostics import Range
 
 if TYPE_CHECKING:
@@ -21,6 +22,48 @@ class Source(NamedTuple):
     kind: str
     line: int
     range: Range
+
+
+class AllocationSources(Mapping[int, "Source"]):
+    """Allocation index -> the `Source` of its header line (``allocation N``), a mapping whose values are made when
+    asked: a dict of them for the benchmark's 23,576 allocations took 30 ms of its join, and the IDE asks for one
+    at a time. Later documents win, as in the join."""
+
+    __slots__ = ("_by_index",)
+
+    def __init__(self) -> None:
+        self._by_index: dict[int, tuple[str, Allocation]] = {}
+
+    def add(self, kind: str, allocations: Iterable[Allocation]) -> None:
+        """The allocations of a document of ``kind``."""
+        self._by_index.update((a.index, (kind, a)) for a in allocations)
+
+    def get(self, index: int) -> Source | None:  # type: ignore[override]  # no default: None
+        got = self._by_index.get(index)
+        if got is None:
+            return None
+        kind, a = got
+        return Source(kind, a.line, a.range)
+
+    def kind(self, index: int) -> str | None:
+        """The kind of the document that lists allocation ``index``, making no `Source`."""
+        got = self._by_index.get(index)
+        return None if got is None else got[0]
+
+    def __getitem__(self, index: int) -> Source:
+        got = self.get(index)
+        if got is None:
+            raise KeyError(index)
+        return got
+
+    def __contains__(self, index: object) -> bool:
+        return index in self._by_index
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._by_index)
+
+    def __len__(self) -> int:
+        return len(self._by_index)
 
 
 # The kinds of record a value is joined from, numbering the per-role lists of `BufferSet`.

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain, repeat
+from operator import add, attrgetter, gt, lt
 
 from hlo_lsp.core.buffers.bufferset import Source
 from hlo_lsp.core.buffers.columns import Assignments
@@ -16,6 +18,13 @@ def slice_out_of_range(ctx: Context) -> Iterator[Finding]:
     """``buffer.slice-out-of-range`` (error): a value's ``offset + size`` exceeds its allocation's size, or the
     offset is negative. XLA: ``BufferAllocation::AddAssignment`` CHECKs ``offset <= size_`` and
     ``offset + size <= size_`` for every assigned value."""
+    listing = ctx.listing()
+    if listing is not None:
+        cols, allocs = listing.cols, listing.allocations
+        limits = chain.from_iterable(map(repeat, map(attrgetter("size"), allocs), map(attrgetter("count"), allocs)))
+        if min(cols.offset, default=0) >= 0 and min(cols.size, default=0) >= 0:
+            if not any(map(gt, map(add, cols.offset, cols.size), limits)):
+                return
     for alloc, kind, cols, numbers in value_runs(ctx):
         req, sizes, offsets, limit = cols.req, cols.size, cols.offset, alloc.size
         for i in numbers:
@@ -35,6 +44,9 @@ def duplicate_value(ctx: Context) -> Iterator[Finding]:
     """``buffer.duplicate-value`` (error): one value id listed twice, in one allocation or in two.
     XLA: ``BufferAllocation::AddAssignment`` CHECKs the value is not yet assigned to the allocation, and
     ``BufferAssignment::AddAssignment`` CHECKs it has no allocation yet (``allocation_index_for_value_``)."""
+    listing = ctx.listing()
+    if listing is not None and len(set(listing.cols.value_id)) == len(listing.cols):
+        return
     first: dict[int, tuple[str, Assignments, int, int]] = {}  # value id -> (kind, columns, record, allocation)
     for alloc, kind, cols, numbers in value_runs(ctx):
         req, ids = cols.req, cols.value_id
@@ -123,6 +135,12 @@ def size_below_shape(ctx: Context) -> Iterator[Finding]:
     shape, at least ``ShapeUtil::ByteSizeOf`` (padding, tiling and dynamic-shape metadata only add to it), and
     ``HloBufferSize`` takes the max over aliased values. Tuples (platform-specific pointer tables), token and
     opaque values are not checked; a value larger than its shape is never flagged."""
+    listing = ctx.listing()
+    if listing is not None:
+        cols = listing.cols
+        least = {shape: (-1 if (need := _packed_bytes(shape)) is None else need) for shape in set(cols.shape)}
+        if not any(map(lt, cols.size, map(least.__getitem__, cols.shape))):
+            return
     seen: dict[str, int | None] = {}
     for _alloc, kind, cols, numbers in value_runs(ctx):
         req, sizes, shapes = cols.req, cols.size, cols.shape
@@ -143,6 +161,8 @@ def size_below_shape(ctx: Context) -> Iterator[Finding]:
 
 def _packed_bytes(shape_text: str) -> int | None:
     """The smallest byte size an array of this shape can have; None for tuples, tokens and unreadable shapes."""
+    if shape_text.startswith("("):
+        return None  # a tuple, not parsed (a large module's output tuple has thousands of elements: 8 ms)
     s = parse_shape(shape_text)
     if s is None or not s.is_array:
         return None

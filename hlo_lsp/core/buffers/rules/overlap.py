@@ -26,9 +26,9 @@ def overlapping_slices(ctx: Context) -> Iterator[Finding]:
     offset; past `OVERLAP_BUDGET` comparisons in one allocation it stops with one information
     (``buffer.overlap-incomplete``) rather than take quadratic time on a hostile file."""
     values = ctx.bs.values_by_key
-    for alloc, at_kind, cols, numbers in value_runs(ctx):
-        if alloc.color or alloc.thread_local:
-            continue
+    # (one value overlaps nothing: chosen first, a large module's allocations of one value cost no lookups)
+    shared = [a for a in ctx.bs.allocations if a.count > 1 and not a.color and not a.thread_local]
+    for alloc, at_kind, cols, numbers in value_runs(ctx, shared):
         req, keys, sizes, offsets, ids, lines = cols.req, cols.key, cols.size, cols.offset, cols.value_id, cols.line
         items = []
         for i in numbers:
