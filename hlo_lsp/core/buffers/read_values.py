@@ -149,18 +149,12 @@ class ValuesReader(ReaderState):
             add_value(vid, key, instr, itext, phi is not None, color, ln, s, e)
             value_use(ln, s, e, key)
             k = ln + 2  # the first position's line; each item is a use of its instruction at column 2
-            for name in positions:
-                occ_pos((k << COL_BITS) | 2)
-                occ_end(2 + len(name))
-                occ_code(use_code)
-                occ_key(instr if name == instr else intern(name))
-                k += 1
-            k += 1  # `` uses:``
-            for name in uses:
-                occ_pos((k << COL_BITS) | 2)
-                occ_end(2 + len(name))
-                occ_code(use_code)
-                occ_key(instr if name == instr else intern(name))
+            for name in (*positions, None, *uses):  # None: the `` uses:`` line between them
+                if name is not None:
+                    occ_pos((k << COL_BITS) | 2)
+                    occ_end(2 + len(name))
+                    occ_code(use_code)
+                    occ_key(instr if name == instr else intern(name))
                 k += 1
             if not uses:
                 k += 1  # ``  (none)``
