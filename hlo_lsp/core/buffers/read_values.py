@@ -23,7 +23,14 @@ BLOCK = re.compile(
 
 def block_items(pos_text: str, use_text: str) -> tuple[list[str], list[str]]:
     """The instruction names of a block's ``positions:`` and ``uses:`` items (``use_text`` may be ``  (none)``),
-    their indices and operand numbers checked: ValueError for one the reader would report."""
+    their indices and operand numbers checked: ValueError for one the reader would report. The texts are
+    `BLOCK`'s groups: without an index (nearly every block) nothing can fail (an operand is digits), and the
+    names are cut from each text in one split."""
+    if "{" not in pos_text and "{" not in use_text:
+        names = pos_text[2:-1].split("\n  ")
+        if use_text == "  (none)\n":
+            return names, []
+        return names, [item.partition(", ")[0] for item in use_text[2:-1].split("\n  ")]
     positions = []
     for item in pos_text[:-1].split("\n"):
         name, _, index_text = item[2:].partition(" ")
@@ -126,15 +133,7 @@ class ValuesReader(ReaderState):
                 color = int(color) if color is not None else None
                 if itext is not None:
                     shape_index(itext)
-                if "{" in pos_text or "{" in use_text:
-                    positions, uses = block_items(pos_text, use_text)
-                else:  # no index to check: `block_items`' names, cut from the text in one step each
-                    positions = pos_text[2:-1].split("\n  ")
-                    uses = (
-                        [item.partition(", ")[0] for item in use_text[2:-1].split("\n  ")]
-                        if use_text != "  (none)\n"
-                        else []
-                    )
+                positions, uses = block_items(pos_text, use_text)
             except ValueError:
                 break
             self.skipping = False
