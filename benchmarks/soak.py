@@ -11,7 +11,12 @@ all, and compare RSS with a fresh server that opened one of them.
 
 Usage::
 
-    python benchmarks/soak.py [--module PATH] [--edits 2000] [--pace 0.1] [--folder DIR] [--docs 250]
+    python benchmarks/soak.py [--module PATH] [--edits 2000] [--pace 0.1] [--pause-every N --pause S]
+                              [--folder DIR] [--docs 250]
+
+``--module`` may be a buffer file too (its ``from instruction:`` lines hold the ``op_name`` typed into; no
+structural edits). ``--pause-every``: the user stops typing for ``--pause`` seconds every N edits, so that the
+server's idle-time collection runs between bursts, as it does in a real session.
 
 The load (`uptime`) is printed beside the figures: the machine is shared.
 """
@@ -154,7 +159,7 @@ def _key(p: dict) -> list:
     )
 
 
-def edits(module: str, n: int, pace: float, seed: int = 1) -> dict:
+def edits(module: str, n: int, pace: float, seed: int = 1, pause_every: int = 0, pause: float = 0.0) -> dict:
     rnd = random.Random(seed)
     text = Path(module).read_text()
     lines = text.split("\n")
@@ -166,20 +171,21 @@ def edits(module: str, n: int, pace: float, seed: int = 1) -> dict:
     open_s = time.monotonic() - t0
     s.settle(uri, quiet=3)
     rss_open = s.stable_rss_mb()  # its buffer-assignment siblings read too
-    targets = [i for i, x in enumerate(lines) if 'op_name="' in x]
-    entry = next(i for i, x in enumerate(lines) if x.startswith("ENTRY")) + 1
+    targets = [i for i, x in enumerate(lines) if 'op_name="' in x]  # a buffer file's `from instruction:` lines too
+    # the structural edits go after the ENTRY line; a buffer file (no ENTRY) gets the typing only
+    entry = next((i + 1 for i, x in enumerate(lines) if x.startswith("ENTRY")), None)
     inserted = False
     version = 1
     for k in range(n):
         version += 1
-        if k % 100 == 50 and not inserted:  # a structural edit: a whole instruction line in
+        if entry is not None and k % 100 == 50 and not inserted:  # a structural edit: a whole instruction line in
             change = {
                 "range": {"start": {"line": entry, "character": 0}, "end": {"line": entry, "character": 0}},
                 "text": f"  %soak.{k} = f32[] constant(0)\n",
             }
             lines.insert(entry, f"  %soak.{k} = f32[] constant(0)")
             inserted = True
-        elif k % 100 == 52 and inserted:  # and out again
+        elif entry is not None and k % 100 == 52 and inserted:  # and out again
             change = {
                 "range": {"start": {"line": entry, "character": 0}, "end": {"line": entry + 1, "character": 0}},
                 "text": "",
@@ -187,7 +193,7 @@ def edits(module: str, n: int, pace: float, seed: int = 1) -> dict:
             del lines[entry]
             inserted = False
         else:
-            ln = rnd.choice(targets) + (1 if inserted and rnd.choice(targets) >= entry else 0)
+            ln = rnd.choice(targets) + (1 if inserted and entry is not None and rnd.choice(targets) >= entry else 0)
             ln = min(ln, len(lines) - 1)
             col = lines[ln].find('op_name="') + len('op_name="')
             if col < len('op_name="'):
@@ -208,6 +214,8 @@ def edits(module: str, n: int, pace: float, seed: int = 1) -> dict:
                 wait=False,
             )
         time.sleep(pace)
+        if pause_every and k % pause_every == pause_every - 1:
+            time.sleep(pause)  # the user stops to read: the server is idle (its idle-time collection runs)
     s.wait_published(uri, version, timeout=600)
     final = s.settle(uri)
     versions = {p.get("version") for p in s.published if p["uri"] == uri}
@@ -224,6 +232,7 @@ def edits(module: str, n: int, pace: float, seed: int = 1) -> dict:
     return {
         "edits": n,
         "pace_s": pace,
+        "pauses": f"{pause} s every {pause_every} edits" if pause_every else None,
         "open_s": round(open_s, 1),
         "versions": version,
         "versions_published": len(versions),
@@ -277,6 +286,8 @@ def main() -> int:
     ap.add_argument("--module", default=ADAM)
     ap.add_argument("--edits", type=int, default=2000)
     ap.add_argument("--pace", type=float, default=0.1)
+    ap.add_argument("--pause-every", type=int, default=0, help="edits between two pauses (0: no pauses)")
+    ap.add_argument("--pause", type=float, default=3.0, help="seconds of each pause")
     ap.add_argument("--folder", default=MANY)
     ap.add_argument("--docs", type=int, default=250)
     ap.add_argument("--part", choices=("edits", "many", "both"), default="both")
@@ -285,7 +296,8 @@ def main() -> int:
     if a.part in ("many", "both"):
         print("many:", json.dumps(many(a.folder, a.docs)), flush=True)
     if a.part in ("edits", "both"):
-        print("edits:", json.dumps(edits(a.module, a.edits, a.pace)), flush=True)
+        got = edits(a.module, a.edits, a.pace, pause_every=a.pause_every, pause=a.pause)
+        print("edits:", json.dumps(got), flush=True)
     print("load:", os.getloadavg())
     return 0
 

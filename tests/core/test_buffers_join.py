@@ -4,6 +4,7 @@ Expected facts come from the dump text read with this test's own regexes."""
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from pathlib import Path
@@ -185,3 +186,18 @@ def test_occurrence_roles():
             assert o.role == ("def" if o.line in listing_lines else "use"), (doc.kind, o)
             if o.kind == "allocation":
                 assert o.line in {a.line for a in doc.allocations}
+
+
+@pytest.mark.parametrize("stem, files", SETS[:6], ids=[s for s, _ in SETS[:6]])
+def test_a_join_is_freed_by_reference_counting(stem, files):
+    """A join holds no reference cycle (a value reads its facts through its set's `Roles`, not the set): the
+    server freezes its survivors (`gc.freeze`), and a frozen cycle is never collected."""
+    docs = [read_buffers(p.read_text(encoding="utf-8"), k) for k, p in files.items() if k != "module"]
+    gc.collect()
+    bs = BufferSet.from_docs(docs)
+    values = list(bs.values_by_key.values())
+    assert values and all(v.size is not None or v.live_range is not None for v in values)
+    del bs
+    assert all(v.size is not None or v.live_range is not None for v in values)  # a value outlives its set
+    del values
+    assert gc.collect() == 0

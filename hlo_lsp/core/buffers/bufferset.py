@@ -22,7 +22,7 @@ from hlo_lsp.core.buffers.columns import (
 from hlo_lsp.core.buffers.join import join_docs
 from hlo_lsp.core.buffers.model import BufferDoc
 from hlo_lsp.core.buffers.records import Allocation, MemoryTable, PeakEntry, SequenceStep
-from hlo_lsp.core.buffers.value import ROLES, AllocationSources, BufferValue, Source
+from hlo_lsp.core.buffers.value import ROLES, AllocationSources, BufferValue, Roles, Source
 from hlo_lsp.core.diagnostics import Diagnostic
 
 
@@ -54,6 +54,7 @@ class BufferSet:
     role_records: list[array] = field(default_factory=lambda: [array("q") for _ in range(ROLES)])
     role_docs: list[bytearray] = field(default_factory=lambda: [bytearray() for _ in range(ROLES)])
     role_sources: list[list[tuple[str, object]]] = field(default_factory=lambda: [[] for _ in range(ROLES)])
+    roles: Roles | None = None  # the three above, as the values hold them (made by the join)
 
     # ------------------------------------------------------------------ lookups (O(1))
     def value(self, key: str) -> BufferValue | None:

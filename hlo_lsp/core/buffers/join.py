@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from hlo_lsp.core.buffers.columns import NONE, WIDE, Assignments, LiveRanges, UsedValues, shape_index
 from hlo_lsp.core.buffers.model import BufferDoc
-from hlo_lsp.core.buffers.value import ASG, FROM, LIVE, PEAK, ROLES, USED, BufferValue, Source
+from hlo_lsp.core.buffers.value import ASG, FROM, LIVE, PEAK, ROLES, USED, BufferValue, Roles, Source
 from hlo_lsp.core.diagnostics import Range, warning
 from hlo_lsp.core.process import turns
 
@@ -30,7 +30,7 @@ def _value(bs: BufferSet, key: str, instruction: str, index: tuple[int, ...] | N
     v = bs.values_by_key.get(key)
     if v is None:
         n = len(bs.values_by_key)
-        v = BufferValue(key, instruction, index, None, False, None, bs, n)
+        v = BufferValue(key, instruction, index, None, False, None, bs.roles, n)
         bs.values_by_key[key] = v
         if n >= len(bs.role_records[0]):  # `from_docs` sizes the role columns ahead
             for role in range(ROLES):
@@ -64,6 +64,7 @@ def join_docs(bs: BufferSet, docs: list[BufferDoc]) -> BufferSet:
     )  # at most one value per record: the role columns are made at that size once
     bs.role_records = [array("q", [-1]) * most for _ in range(ROLES)]
     bs.role_docs = [bytearray(most) for _ in range(ROLES)]
+    bs.roles = Roles(bs.role_records, bs.role_docs, bs.role_sources)
     for d, doc in enumerate(sorted(docs, key=lambda d: _KIND_ORDER.get(d.kind, 9))):
         turns.give_way()  # joined in the background: the requests under way first
         _join_doc(bs, d, doc)

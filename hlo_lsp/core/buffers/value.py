@@ -6,14 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from hlo_lsp.core.buffers.columns import WIDE
 from hlo_lsp.core.buffers.records import Allocation, Assignment, LiveRange, PeakEntry, Position, Use, UsedValue
 from hlo_lsp.core.diagnostics import Range
-
-if TYPE_CHECKING:
-    from hlo_lsp.core.buffers.bufferset import BufferSet
 
 
 class Source(NamedTuple):
@@ -71,6 +68,21 @@ ASG, USED, FROM, LIVE, PEAK = range(5)
 ROLES = 5
 
 
+class Roles:
+    """The per-role lists of a `BufferSet` (the same list objects, filled by its join), which its values read
+    their facts through. A value holds these and not its set: the set holds its values, and a value pointing back
+    at it made every join a reference cycle, which reference counting never frees. The server freezes what
+    survives its idle-time collections (`gc.freeze`), the join with it, and a join dropped by an edit was then
+    never freed at all (16 MB an edit of the benchmark's values file, for as long as the file stayed open)."""
+
+    __slots__ = ("records", "docs", "sources")
+
+    def __init__(self, records: list, docs: list, sources: list) -> None:
+        self.records: list = records  # per role: the record number of each value (-1: none)
+        self.docs: list = docs  # per role: the number of the document holding that record
+        self.sources: list = sources  # per role: (kind, column list) of each document
+
+
 @dataclass(slots=True)
 class BufferValue:
     """Everything the module's buffer files say about one HloValue. Facts a file did not give are None/empty.
@@ -86,19 +98,19 @@ class BufferValue:
     value_id: int | None = None
     phi: bool = False
     color: int | None = None
-    owner: BufferSet | None = field(default=None, repr=False, compare=False)
+    roles: Roles | None = field(default=None, repr=False, compare=False)  # its set's (`Roles`)
     n: int = field(default=-1, repr=False, compare=False)
 
     def _record(self, role: int):
         """(document kind, its column list, record number) of one role; None when no file gave that record."""
-        bs = self.owner
-        if bs is None:
+        roles = self.roles
+        if roles is None:
             return None
         n = self.n
-        r = bs.role_records[role][n]
+        r = roles.records[role][n]
         if r < 0:
             return None
-        kind, cols = bs.role_sources[role][bs.role_docs[role][n]]
+        kind, cols = roles.sources[role][roles.docs[role][n]]
         return kind, cols, r
 
     def _number(self, role: int, column: str) -> int | None:
