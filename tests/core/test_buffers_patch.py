@@ -3,6 +3,7 @@ edit sequences on real dumps, each version patched from the one before when the 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,50 @@ def test_a_carriage_return_typed_into_a_block_or_taken_from_it_is_seen_by_the_pa
             if elsewhere is not None:
                 assert elsewhere.has_cr and differences(elsewhere, read_buffers("\n".join(far), kind)) == [], where
     assert patched >= 1
+
+
+# a line inside a record, up to a name on it, per kind (typing in the name keeps the record's form)
+_NAME_AT = {
+    "assignment": re.compile(r"^ value: <\d+ "),
+    "values": re.compile(r"^  (?=[A-Za-z])"),
+    "live-range": re.compile(r"^    (?=[A-Za-z][^:]*\{[0-9,]*\}:\d+-\d+$)"),
+}
+
+
+def _name_lines(kind: str, lines: list[str], start: int) -> list[tuple[int, int]]:
+    """(line, a column inside its name) of each such line from ``start`` on."""
+    pattern = _NAME_AT[kind]
+    return [(i, m.end() + 1) for i in range(start, len(lines)) if (m := pattern.match(lines[i]))]
+
+
+@pytest.mark.parametrize("kind", sorted(FILES))
+def test_typing_on_in_a_record_reads_only_the_new_block(kind, monkeypatch):
+    """A patch keeps its new block's read (`patch._kept_block`): the next edit in the same block takes it as its
+    old block and reads only its own new block. Each version still equals a fresh read; an edit in another
+    record, and one back in the first after it, read both blocks again."""
+    import hlo_lsp.core.buffers.patch as patching
+
+    reads: list[int] = []
+    read_block = patching._read_block
+
+    def counted(section, kind, lines):
+        reads.append(len(lines))
+        return read_block(section, kind, lines)
+
+    monkeypatch.setattr(patching, "_read_block", counted)
+    lines = FILES[kind].read_text().split("\n")
+    doc = read_buffers("\n".join(lines), kind)
+    found = _name_lines(kind, lines, len(lines) // 2)
+    where, col = found[0]
+    elsewhere, col2 = next((i, c) for i, c in found if i > where + 20)  # in another record
+    per_edit = []
+    for ln, c, text in [(where, col, "x"), (where, col + 1, "y"), (where, col + 2, "z"), (elsewhere, col2, "w"),
+                        (where, col + 3, "v")]:  # fmt: skip
+        new = [*lines[:ln], lines[ln][:c] + text + lines[ln][c:], *lines[ln + 1 :]]
+        reads.clear()
+        got = patch(doc, lines, new)
+        assert got is not None, (ln, text)
+        assert differences(got, read_buffers("\n".join(new), kind)) == []
+        per_edit.append(len(reads))
+        doc, lines = got, new
+    assert per_edit == [2, 1, 1, 2, 2]

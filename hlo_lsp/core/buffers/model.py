@@ -55,6 +55,9 @@ class BufferDoc:
     has_cr: bool = False
     serial: int = field(default_factory=lambda: next(_SERIALS), compare=False)
     patched: object = field(default=None, repr=False, compare=False)
+    # a patched model's new block, as read (section, its lines, its model): the old block of the next patch when
+    # that edit is in the same block (`patch._kept_block`)
+    kept_block: tuple | None = field(default=None, repr=False, compare=False)
 
     def assignments(self) -> list[Assignment]:
         """Every value line of every allocation, in document order."""
