@@ -12,7 +12,6 @@ a value with a live range but no allocation) become `problems`, never exceptions
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -22,7 +21,7 @@ from hlo_lsp.core.buffers.columns import (
 from hlo_lsp.core.buffers.join import join_docs
 from hlo_lsp.core.buffers.model import BufferDoc
 from hlo_lsp.core.buffers.records import Allocation, MemoryTable, PeakEntry, SequenceStep
-from hlo_lsp.core.buffers.value import ROLES, AllocationSources, BufferValue, Roles, Source
+from hlo_lsp.core.buffers.value import AllocationSources, BufferValue, Roles, Source
 from hlo_lsp.core.diagnostics import Diagnostic
 
 
@@ -51,10 +50,7 @@ class BufferSet:
     _step_of: dict[str, int] | None = None
     # per role (`value.ASG` ...): the record number of each value (-1: none), which document it is in, and per
     # document its (kind, column list); `BufferValue` reads its facts through them
-    role_records: list[array] = field(default_factory=lambda: [array("q") for _ in range(ROLES)])
-    role_docs: list[bytearray] = field(default_factory=lambda: [bytearray() for _ in range(ROLES)])
-    role_sources: list[list[tuple[str, object]]] = field(default_factory=lambda: [[] for _ in range(ROLES)])
-    roles: Roles | None = None  # the three above, as the values hold them (made by the join)
+    roles: Roles = field(default_factory=Roles)
 
     # ------------------------------------------------------------------ lookups (O(1))
     def value(self, key: str) -> BufferValue | None:

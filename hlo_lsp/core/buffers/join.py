@@ -6,7 +6,6 @@ and `_set_id` (which reports a mismatch) only for ids that disagree."""
 
 from __future__ import annotations
 
-from array import array
 from itertools import repeat
 from typing import TYPE_CHECKING
 
@@ -32,10 +31,10 @@ def _value(bs: BufferSet, key: str, instruction: str, index: tuple[int, ...] | N
         n = len(bs.values_by_key)
         v = BufferValue(key, instruction, index, None, False, None, bs.roles, n)
         bs.values_by_key[key] = v
-        if n >= len(bs.role_records[0]):  # `from_docs` sizes the role columns ahead
+        if n >= len(bs.roles.records[0]):  # `from_docs` sizes the role columns ahead
             for role in range(ROLES):
-                bs.role_records[role].append(-1)
-                bs.role_docs[role].append(0)
+                bs.roles.records[role].append(-1)
+                bs.roles.docs[role].append(0)
     elif v.index is None and index is not None:
         v.index = index
     return v
@@ -62,16 +61,14 @@ def join_docs(bs: BufferSet, docs: list[BufferDoc]) -> BufferSet:
     most = sum(
         len(d.assignment_records) + len(d.used_values) + len(d.live_ranges) + len(d.peak_entries) for d in docs
     )  # at most one value per record: the role columns are made at that size once
-    bs.role_records = [array("q", [-1]) * most for _ in range(ROLES)]
-    bs.role_docs = [bytearray(most) for _ in range(ROLES)]
-    bs.roles = Roles(bs.role_records, bs.role_docs, bs.role_sources)
+    bs.roles = Roles(most)
     for d, doc in enumerate(sorted(docs, key=lambda d: _KIND_ORDER.get(d.kind, 9))):
         turns.give_way()  # joined in the background: the requests under way first
         _join_doc(bs, d, doc)
     n = len(bs.values_by_key)
     for role in range(ROLES):
-        del bs.role_records[role][n:]
-        del bs.role_docs[role][n:]
+        del bs.roles.records[role][n:]
+        del bs.roles.docs[role][n:]
     _unallocated_problems(bs)
     return bs
 
@@ -82,7 +79,7 @@ def _join_doc(bs: BufferSet, d: int, doc: BufferDoc) -> None:
     bs.docs.setdefault(kind, doc)
     A, U, L, P = doc.assignment_records, doc.used_values, doc.live_ranges, doc.peak_entries
     for role, cols in ((ASG, A), (USED, U), (FROM, U), (LIVE, L), (PEAK, P)):
-        bs.role_sources[role].append((kind, cols))
+        bs.roles.sources[role].append((kind, cols))
     bs.allocations.extend(doc.allocations)
     bs.allocation_at.add(kind, doc.allocations)
     _join_values(bs, d, kind, A, used=False)
@@ -104,8 +101,8 @@ def _join_doc(bs: BufferSet, d: int, doc: BufferDoc) -> None:
             peak_key = P.key(r)
             if peak_key is not None:
                 v = _value(bs, peak_key, P.instruction[r], None)
-                bs.role_records[PEAK][v.n] = r
-                bs.role_docs[PEAK][v.n] = d
+                bs.roles.records[PEAK][v.n] = r
+                bs.roles.docs[PEAK][v.n] = d
     if doc.memory_report:
         bs.memory_report = doc.memory_report
 
@@ -116,8 +113,8 @@ def _join_values(bs: BufferSet, d: int, kind: str, cols: Assignments | UsedValue
     """The value lines of the allocation listing (``used`` False: their phi flag and color win), or the ``Used
     values:`` (``used``: a phi flag or a color only where none was given, and the `` from instruction:`` line)."""
     by_key, num = bs.values_by_key, cols.num
-    rec, src = bs.role_records[USED if used else ASG], bs.role_docs[USED if used else ASG]
-    rec_from, src_from = bs.role_records[FROM], bs.role_docs[FROM]
+    rec, src = bs.roles.records[USED if used else ASG], bs.roles.docs[USED if used else ASG]
+    rec_from, src_from = bs.roles.records[FROM], bs.roles.docs[FROM]
     from_lines = cols.from_line if isinstance(cols, UsedValues) else repeat(NONE, len(cols))
     columns = zip(cols.key, cols.index_text, cols.value_id, cols.color, from_lines)
     for r, (key, itext, vid, color, from_line) in enumerate(columns):
@@ -149,7 +146,7 @@ def _join_values(bs: BufferSet, d: int, kind: str, cols: Assignments | UsedValue
 
 def _join_live_ranges(bs: BufferSet, d: int, L: LiveRanges) -> None:
     by_key = bs.values_by_key
-    rec, src = bs.role_records[LIVE], bs.role_docs[LIVE]
+    rec, src = bs.roles.records[LIVE], bs.roles.docs[LIVE]
     for r, (key, itext) in enumerate(zip(L.key, L.index_text)):
         if not r & GIVE_WAY_EVERY:
             turns.give_way()
@@ -164,7 +161,7 @@ def _unallocated_problems(bs: BufferSet) -> None:
     """A value with a live range but no allocation, when the listing was joined."""
     if not bs.allocations:
         return
-    asg, live = bs.role_records[ASG], bs.role_records[LIVE]
+    asg, live = bs.roles.records[ASG], bs.roles.records[LIVE]
     for v in bs.values_by_key.values():
         if asg[v.n] < 0 and live[v.n] >= 0 and (at := v.live_range_at) is not None:
             bs.problems.append(

@@ -4,6 +4,7 @@ and `Source` says where a fact was read."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -69,18 +70,20 @@ ROLES = 5
 
 
 class Roles:
-    """The per-role lists of a `BufferSet` (the same list objects, filled by its join), which its values read
-    their facts through. A value holds these and not its set: the set holds its values, and a value pointing back
+    """The per-role lists of a `BufferSet`, filled by its join: for each kind of record, the record each value
+    was joined from and its document, and per document its (kind, column list). The values read their facts
+    through them. A value holds these and not its set: the set holds its values, and a value pointing back
     at it made every join a reference cycle, which reference counting never frees. The server freezes what
     survives its idle-time collections (`gc.freeze`), the join with it, and a join dropped by an edit was then
     never freed at all (16 MB an edit of the benchmark's values file, for as long as the file stayed open)."""
 
     __slots__ = ("records", "docs", "sources")
 
-    def __init__(self, records: list, docs: list, sources: list) -> None:
-        self.records: list = records  # per role: the record number of each value (-1: none)
-        self.docs: list = docs  # per role: the number of the document holding that record
-        self.sources: list = sources  # per role: (kind, column list) of each document
+    def __init__(self, size: int = 0) -> None:
+        """Lists for ``size`` values, none joined from any record yet."""
+        self.records: list[array] = [array("q", [-1]) * size for _ in range(ROLES)]  # the record number (-1: none)
+        self.docs: list[bytearray] = [bytearray(size) for _ in range(ROLES)]  # the document holding that record
+        self.sources: list[list[tuple[str, object]]] = [[] for _ in range(ROLES)]  # (kind, column list) a document
 
 
 @dataclass(slots=True)
