@@ -98,3 +98,20 @@ def test_fault_taking_the_alias_list_away_gives_the_donated_parameters_hints(tmp
     new = {int(PARAM.match(lines[ln]).group(3)) for ln in set(after) - set(before)}
     assert new == {0, 1, 2, 3}
     assert set(before) <= set(after)
+
+
+def test_parameter_lines_the_rows_pattern_does_not_read_give_the_same_hints(tmp_path):
+    """The entry's parameters are found by the rows pattern where it reads the line (number and shape from the
+    row) and by the instruction's own parse elsewhere: a parameter written ``parameter( 0 )`` (which the reader
+    accepts and the rows pattern does not) gets the hint it gets written plainly, and a parameter whose row shape
+    has no free output of its kind gets none either way."""
+    text = DONATION.read_text()
+    header, rest = text.split("\n", 1)
+    plain = re.sub(r"input_output_alias=\{.*?\}, ", "", header) + "\n" + rest
+    want = _hints(tmp_path / "a" / DONATION.name, plain)
+    assert len(want) >= 4
+    entry = plain.index("\nENTRY ")
+    spaced = plain[:entry] + re.sub(r" parameter\((\d+)\)", r" parameter( \1 )", plain[entry:])
+    assert spaced.count("parameter( ") >= len(want)
+    got = _hints(tmp_path / "b" / DONATION.name, spaced)
+    assert got == want
