@@ -117,7 +117,7 @@ def serve(tcp: str | None) -> int:
 
     if tcp:
         host, _, port = tcp.rpartition(":")
-        if not port.isdigit():
+        if not (port.isascii() and port.isdigit()):
             print(f"hlo-lsp: --tcp expects HOST:PORT, got {tcp!r}", file=sys.stderr)
             return 2
         import asyncio

@@ -80,4 +80,4 @@ def passes(target: str, module: str | None, trace: str | None, diff: str | None,
 
 
 def _int(s: str) -> int | None:
-    return int(s) if s.isdigit() else None
+    return int(s) if s.isascii() and s.isdigit() else None

@@ -175,7 +175,7 @@ def hover_computation(cur: Cursor, name: str, rng: Range) -> HoverResult | None:
 
 
 def _hover_source_row(mod: HloModule, kind: str, key: str, rng: Range) -> HoverResult | None:
-    if not key.isdigit() or len(key) > 12:
+    if not (key.isascii() and key.isdigit()) or len(key) > 12:
         return None
     frames = stack(mod, int(key)) if kind == "stack_frame" else [fr for fr in [file_location(mod, int(key))] if fr]
     if not frames:

@@ -47,7 +47,8 @@ def definition(ws: Workspace, path: str, line: int, col: int) -> list[Location]:
     if o.kind == "allocation":
         loc = allocation_location(cur.bundle, int(o.key))
         return [loc] if loc else []
-    if o.kind == "stack_frame" and cur.analysis.hlo is not None and o.key.isdigit() and len(o.key) < 12:
+    digits = o.key.isascii() and o.key.isdigit() and len(o.key) < 12
+    if o.kind == "stack_frame" and cur.analysis.hlo is not None and digits:
         if o.role == "def":
             return []
         return source_targets(cur, stack(cur.analysis.hlo, int(o.key)), ws.roots)

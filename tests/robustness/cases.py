@@ -48,6 +48,12 @@ def _module(body: str, sig: str = "()", result: str = "f32[]") -> str:
     return f"HloModule m\n\nENTRY %e {sig} -> {result} {{\n{body}\n}}\n"
 
 
+def _unicode_digits(text: str, rng: random.Random) -> str:
+    """``text`` with about one ASCII digit in five replaced by a digit of another script."""
+    other = "\u00b2\u0663"
+    return "".join(rng.choice(other) if c.isascii() and c.isdigit() and rng.random() < 0.2 else c for c in text)
+
+
 def text_cases() -> list[tuple[str, str]]:
     """Every text-level hostile input of the issue, by name."""
     rng = random.Random(8)
@@ -121,6 +127,11 @@ def text_cases() -> list[tuple[str, str]]:
         ("ba-sections-shuffled", "\n".join(rng.sample(ba_lines, len(ba_lines)))),
         ("hlo-lines-shuffled", "\n".join(rng.sample(hlo_lines, len(hlo_lines)))),
         ("split-files-concatenated", "\n".join(split.values())),
+        # digits that str.isdigit() accepts and int() does not (superscript two) or does (Arabic-Indic three),
+        # where XLA writes numbers: parameter numbers, dimensions, sizes, offsets, live ranges, source lines
+        ("unicode-digits-hlo", _unicode_digits(hlo, rng)),
+        ("unicode-digits-ba", _unicode_digits(ba, rng)),
+        *((f"unicode-digits-split{kind or '-module'}", _unicode_digits(t, rng)) for kind, t in sorted(split.items())),
         (
             "xla-abort-parameter-2",
             _module(

@@ -8,6 +8,8 @@ results with expected values: the hostile-input tests only prove that every call
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import traceback
 
 from hlo_lsp.core.workspace import ReadError, Workspace
@@ -45,10 +47,42 @@ def _call(errors: list[str], name: str, fn, *args):
     return None
 
 
+class _Logged(logging.Handler):
+    """The exceptions the code under test logged (a rule that failed and was skipped, say): a traceback in the
+    server's log is a failure too, even though the request answered."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__(logging.ERROR)
+        self.errors = errors
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info:
+            where = "".join(traceback.format_exception(*record.exc_info)[-4:])
+            self.errors.append(f"logged: {record.getMessage()}\n{where}")
+
+
+@contextlib.contextmanager
+def logged_exceptions(errors: list[str]):
+    """Add what the ``hlo_lsp`` loggers log with a traceback to ``errors`` while the block runs."""
+    handler = _Logged(errors)
+    root = logging.getLogger("hlo_lsp")
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+
+
 def drive_core(path: str, text: str | None, ws: Workspace | None = None, limit: int = 40) -> list[str]:
-    """Every feature over ``path`` (opened with ``text`` unless None: then read from disk); the failures."""
-    ws = ws or Workspace()
+    """Every feature over ``path`` (opened with ``text`` unless None: then read from disk); the failures, the
+    exceptions logged with a traceback among them."""
     errors: list[str] = []
+    with logged_exceptions(errors):
+        _drive(errors, path, text, ws or Workspace(), limit)
+    return errors
+
+
+def _drive(errors: list[str], path: str, text: str | None, ws: Workspace, limit: int) -> None:
     if text is not None:
         ws.open(path, text, 1)
     a = _call(errors, "analysis", ws.analysis, path)
@@ -76,4 +110,3 @@ def drive_core(path: str, text: str | None, ws: Workspace | None = None, limit: 
         for it in items[:2]:
             _call(errors, "incoming", calls.incoming, ws, it)
             _call(errors, "outgoing", calls.outgoing, ws, it)
-    return errors

@@ -55,6 +55,8 @@ TOKENS = [
     "*/",
     "é",
     "中",
+    "\u00b2",  # a digit to str.isdigit(), not to int()
+    "\u0663",
     "\U0001f600",
 ]
 

@@ -31,7 +31,7 @@ _FLAGS = {
 def _digits_end(s: str, j: int) -> int:
     """Just past the run of digits at ``s[j]`` (``j`` itself when there is none)."""
     n = len(s)
-    while j < n and s[j].isdigit():
+    while j < n and "0" <= s[j] <= "9":
         j += 1
     return j
 

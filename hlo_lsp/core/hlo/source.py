@@ -73,7 +73,7 @@ class SourceFrame:
 
 def _int(fields: dict[str, str], key: str) -> int | None:
     v = fields.get(key)
-    return int(v) if v is not None and v.isdigit() and len(v) < 12 else None
+    return int(v) if v is not None and v.isascii() and v.isdigit() and len(v) < 12 else None
 
 
 def file_location(mod: HloModule, loc_id: int, frame_id: int | None = None) -> SourceFrame | None:
@@ -123,12 +123,12 @@ def instruction_source(mod: HloModule, detail: InstructionLine) -> list[SourceFr
     """The Python call stack that made an instruction (innermost first); [] when its metadata names none."""
     md = detail.metadata
     sf = md.get("stack_frame_id")
-    if sf is not None and sf.text.isdigit() and len(sf.text) < 12:
+    if sf is not None and sf.text.isascii() and sf.text.isdigit() and len(sf.text) < 12:
         frames = stack(mod, int(sf.text))
         if frames:
             return frames
     file = md.get("source_file")
     line = md.get("source_line")
-    if file is not None and line is not None and line.text.isdigit() and len(line.text) < 12:
+    if file is not None and line is not None and line.text.isascii() and line.text.isdigit() and len(line.text) < 12:
         return [SourceFrame(file.text, None, int(line.text))]
     return []

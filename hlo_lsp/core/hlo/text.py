@@ -212,7 +212,7 @@ def read_operands(line: str, m: re.Match) -> tuple[str, tuple[str, ...], int | N
     if opcode == "parameter":
         close = line.find(")", open_pos)
         num = line[open_pos + 1 : close].strip() if close > 0 else ""
-        return opcode, (), (int(num) if num.isdigit() and len(num) < 10 else None), close
+        return opcode, (), (int(num) if num.isascii() and num.isdigit() and len(num) < 10 else None), close
     close = find_close_paren(line, open_pos)
     seg = line[open_pos + 1 : close] if close >= 0 else line[open_pos + 1 :]
     if not seg or opcode == "constant":

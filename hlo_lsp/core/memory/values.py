@@ -227,7 +227,7 @@ class Sources:
                 frames = instruction_source(self.hlo, d)
             elif "source_file" in d.metadata and "source_line" in d.metadata:
                 ln = d.metadata["source_line"].text
-                if ln.isdigit() and len(ln) < 12:
+                if ln.isascii() and ln.isdigit() and len(ln) < 12:
                     frames = [SourceFrame(d.metadata["source_file"].text, None, int(ln))]
             op = d.metadata.get("op_name")
             if op is not None or frames:

@@ -114,7 +114,7 @@ def parse_layout(body: str) -> Layout | None:
     if m2m_text.strip():
         for part in m2m_text.split(","):
             part = part.strip()
-            if not part.isdigit() or len(part) > MAX_INT_DIGITS:
+            if not (part.isascii() and part.isdigit()) or len(part) > MAX_INT_DIGITS:
                 return None
             m2m.append(int(part))
     if colon < 0:
@@ -154,7 +154,7 @@ def _layout_attributes(attrs: str) -> tuple[list[tuple[int | None, ...]], int, i
                 return None
             tiles.append(tile)
         elif tag in ("E", "S"):
-            if not inner.strip().isdigit():
+            if not (inner.isascii() and inner.strip().isdigit()):
                 return None
             if tag == "E":
                 esize = int(inner.strip()[:MAX_INT_DIGITS])
@@ -174,7 +174,7 @@ def _tile(inner: str) -> tuple[int | None, ...] | None:
         part = part.strip()
         if part == "*":
             tile.append(None)
-        elif part.isdigit() and len(part) <= MAX_INT_DIGITS:
+        elif part.isascii() and part.isdigit() and len(part) <= MAX_INT_DIGITS:
             tile.append(int(part))
         else:
             return None

@@ -125,12 +125,12 @@ def parse_human_size(text: str) -> tuple[int, int] | None:
     if t.endswith("iB") and len(t) > 3 and t[-3] in "KMGTPE":
         unit = "KMGTPE".index(t[-3])
         num = t[:-3]
-    elif t.endswith("B") and t[:-1].isdigit():
+    elif t.endswith("B") and t.isascii() and t[:-1].isdigit():
         v = int(t[:-1][:MAX_INT_DIGITS])
         return (v, v)
     else:
         return None
-    if not num or num.count(".") != 1 or not num.replace(".", "").isdigit() or len(num) > 24:
+    if not num or num.count(".") != 1 or not (num.isascii() and num.replace(".", "").isdigit()) or len(num) > 24:
         return None
     scale = 1024 ** (unit + 1)
     decimals = len(num.split(".")[1])

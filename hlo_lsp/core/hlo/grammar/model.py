@@ -64,7 +64,7 @@ class Shape:
         out: list[int | None] = []
         for d in self.dims:
             d = d.lstrip("<=")
-            out.append(int(d) if d.lstrip("-").isdigit() else None)
+            out.append(int(d) if d.isascii() and d.lstrip("-").isdigit() else None)
         return out
 
     def element_count(self) -> int | None:

@@ -306,7 +306,7 @@ def oversized(shape: Shape) -> tuple[Tok, str] | None:
         count = 1
         for d in s.dims:
             d = d.lstrip("<=")
-            if not d.isdigit():
+            if not (d.isascii() and d.isdigit()):
                 continue
             tok = Tok("PRIM_TYPE", s.text, s.line, s.col)
             if len(d) > 19 or int(d) > _INT64_MAX:
