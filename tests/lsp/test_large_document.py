@@ -1,7 +1,7 @@
 """End-to-end: a large machine-written module through the real server, the way the benchmark module goes.
 
 Above 2 MB the server reads a document in a worker thread under a `$/progress` (above 4 MB), the rows pass
-reads it in two parts at once (the later in a forked child) and the verifier runs in the same thread hop. The
+reads it (repeated computations from their first copy) and the verifier runs in the same thread hop. The
 module here is the synthetic scaler's copy of a real dump (`benchmarks/synth_module.py`), 5 MB, with faults
 put in both halves; the server's diagnostics must be exactly those of the in-process analysis with forking
 off, and requests must answer on it as on the small modules.

@@ -8,8 +8,8 @@ checks, incremental patching; the verifier's facts and rules beside it.
   one line at a time).
 - readers: `structure` (the column-0 lines: headers, tables, braces), `line` (one instruction line, for hover,
   edits and the checks), `grammar/` (the lark front end for hand-written text: split into blocks, parse, check
-  each block, join), `bulk` (the rows pass over machine-written text, split across a forked child for large
-  modules), `read` (`read_hlo`, which chooses).
+  each block, join), `bulk` (the rows pass over machine-written text, a repeated computation read from its
+  first copy), `read` (`read_hlo`, which chooses).
 - `index` (definitions and uses by name, per line on demand), `checks` (errors while editing), `incremental`
   (patch a module after an edit), `source` (the Python line an instruction's metadata names).
 - `rules/`: XLA's verifier invariants over the model: `summary` (what a computation's rows clear), `candidates`

@@ -1,35 +1,37 @@
 """The rows pass as `read_hlo`'s path for machine-written modules (`read_rows`): the instruction table, each
-computation's checks and its verifier summary in one pass over the rows (`rows`), a large module read in two parts
-at once, the later one in a forked child (`process.fork`); see `rows` for why the rows equal the per-line reader's.
+computation's checks and its verifier summary in one pass over the rows (`rows`), a computation that repeats an
+earlier one but for its names read from that one (`_Template`); see `rows` for why the rows equal the per-line
+reader's.
+
+The module was once read in two parts at once, the later in a forked child. With the templates the read of the
+23 MB benchmark module takes 0.45 s in one process (0.72 s before them), and the two parts took 0.55-0.7 s: on this
+machine's two cores each process ran 40-70 % slower while the other ran, and the child's result (5 MB pickled,
+then unpickled and merged here) cost 0.1 s more (`benchmarks/README.md`).
 """
 
 from __future__ import annotations
 
+import re
+import sys
 from array import array
-from typing import NamedTuple
+from operator import itemgetter
+from typing import TYPE_CHECKING
 
 from hlo_lsp.core.hlo.instructions import InstructionTable
-from hlo_lsp.core.hlo.model import Computation, HloModule
-from hlo_lsp.core.hlo.rows import NAME, NON_BLANK, PREFIX, ROOT, ROW, columns, row_calls, structurally_clean
+from hlo_lsp.core.hlo.model import HloModule
+from hlo_lsp.core.hlo.rows import NAME, PREFIX, ROOT, ROW, columns, row_calls, structurally_clean
 from hlo_lsp.core.hlo.structure import bulk_computations
-from hlo_lsp.core.process import fork as forked
 from hlo_lsp.core.process import turns
 
-SPLIT_MIN_CHARS = 2_000_000  # a module this large is read in two parts at once, the later one in a forked child
-SPLIT_SHARE = 0.45  # of the text, the child's part (it also pickles its result, which the parent then unpickles)
+if TYPE_CHECKING:
+    from hlo_lsp.core.hlo.rules.summary import Summary
 
-
-class _Part(NamedTuple):
-    """What `_read_part` read of a run of whole computations (instructions numbered from ``base``)."""
-
-    base: int
-    computations: list[Computation]
-    names: list[str]
-    line_of: array
-    col_of: array
-    flags: bytearray
-    clean: list  # per computation: () clean, None not, or the callees not among the part's own computations
-    summaries: list
+TEMPLATES = True  # read a computation that differs from one read before in names alone from that one (`_Template`)
+TEMPLATE_MAX_CHARS = 100_000  # a longer computation (an entry, say) is read on its own: it is never a repeat
+TEMPLATE_TRIAL = 256  # after this many computations with fewer than a quarter repeats, stop looking for repeats
+# A name where the rows pattern reads one (after `%`, the same characters); over a computation's lines it finds
+# every instruction's name (the first on its line), operand and callee, and whatever else in the text looks so.
+OCCURRENCE = re.compile(r"%([\w.\-]+)")
 
 
 def read_rows(mod: HloModule, scan: str) -> bool:
@@ -37,124 +39,158 @@ def read_rows(mod: HloModule, scan: str) -> bool:
     column-0 lines (`structure.bulk_computations`), then each computation's rows, from which come the instruction
     table, the structural checks of every computation (`is_clean`; one that is not clean is left for the
     per-line checks) and the verifier summaries. False (``mod`` then half-filled: start again) unless every
-    line of every computation is a row.
-
-    A large module is read in two parts at once: the later computations (from a closing line past
-    1 - `SPLIT_SHARE` of the text) in a forked child (`process.fork`), the rest here, the child's part then appended
-    (the same objects as read here, in the same order; computed here instead when the child fails)."""
-    import hlo_lsp.core.hlo.rules.summary  # noqa: F401 - imported before the fork, not in the child (it reads rows)
-
-    cut = _split_point(scan) if len(scan) >= SPLIT_MIN_CHARS and forked.ENABLED else None
-    child = forked.start(_read_later_part, (scan, mod.lines, cut)) if cut is not None else None
-    try:
-        first = _read_part(mod, scan, 0, cut, 0)
-    except BaseException:
-        forked.discard(child)  # never left running (or unreaped) behind an error here
-        raise
-    if first is None:
-        forked.discard(child)
-        return False
-    parts = [first]
-    if cut is not None:
-        later = forked.result(child)
-        if later is None or later.base != len(first.names):  # no child, or it guessed the numbering wrong
-            later = _read_part(HloModule(lines=mod.lines), scan, cut, None, len(first.names))
-            if later is None:
-                return False
-        parts.append(later)
-    _merge(mod, parts)
-    return True
-
-
-def _split_point(scan: str) -> int | None:
-    """Where the later part starts: the newline ending the first closing line past 1 - `SPLIT_SHARE` of the
-    text (None when there is none, or only blank lines follow it)."""
-    c = scan.find("\n}\n", int(len(scan) * (1 - SPLIT_SHARE)))
-    return c + 2 if c >= 0 and NON_BLANK.search(scan, c + 2) else None
-
-
-def _read_later_part(arg: tuple[str, list[str], int]) -> _Part | None:
-    """In the child: the computations from ``cut`` on, numbered after the instruction lines before ``cut``
-    (counted as the lines starting with a blank: machine-written instruction lines are indented and nothing
-    else is; the parent compares the numbering with its own count and reads the part itself when they differ)."""
-    scan, lines, cut = arg
-    base = scan.count("\n ", 0, cut) + scan.count("\n\t", 0, cut)
-    return _read_part(HloModule(lines=lines), scan, cut, None, base)
-
-
-def _read_part(mod: HloModule, scan: str, start: int, end: int | None, base: int) -> _Part | None:
-    """The rows pass over the computations in ``scan[start:end]``, made and added to ``mod``; None unless
-    every line of every computation there is a row."""
+    line of every computation is a row. A computation that repeats one read before but for its names is read from
+    that one (`_Template`)."""
     from hlo_lsp.core.hlo.rules.summary import summarize  # the rules import this module
 
-    offsets = bulk_computations(mod, scan, start, end)
+    offsets = bulk_computations(mod, scan)
     if offsets is None:
-        return None
+        return False
     comps = mod.computations
-    known = mod.computation_by_name
+    known = mod.computation_by_name  # every computation of the module, made by `bulk_computations`
     spans = [(scan.find("\n", h + 1), c) for h, c in offsets]  # each computation's instruction lines
     names: list[str] = []
     line_of = array("i")
     col_of = array("i")
     flags = bytearray()
     lines = mod.lines
-    clean: list = []
-    summaries = []
+    clean: list = []  # per computation: () when clean, None when the per-line checks must look at it
+    summaries: list[Summary | None] = []
     findall = ROW.findall
+    templates: dict[str, _Template | None] = {}
+    cut = OCCURRENCE.split  # text between names, name, text... (one pass for the text without names and the names)
+    tried = repeats = 0
     for k, (comp, (a, b)) in enumerate(zip(comps, spans)):
         if not k & 63:
             turns.give_way()  # a background read lets the requests under way go first
-        rows = findall(scan, a, b)
         n = comp.end_line - comp.line - 1
-        if len(rows) != n:
-            return None
         lo = len(names)
+        key = None
+        occ: list[str] = []
+        if TEMPLATES and n and b - a <= TEMPLATE_MAX_CHARS and (tried < TEMPLATE_TRIAL or repeats * 4 >= tried):
+            tried += 1
+            pieces = cut(scan[a:b])
+            key = "%".join(pieces[0::2])
+            occ = pieces[1::2]
+            t = templates.get(key)
+            if t is not None and t.fits(occ):
+                repeats += 1
+                names.extend(t.names(occ))
+                col_of.extend(t.col_of)
+                flags.extend(t.flags)
+                line_of.extend(range(comp.line + 1, comp.end_line))
+                comp.instructions = range(lo, lo + n)
+                comp.root = lo + t.root
+                calls = t.calls(occ)
+                clean.append(() if t.clean and _known(calls, known) else None)
+                summaries.append(t.summary_at(lo, calls))
+                continue
+        rows = findall(scan, a, b)
+        if len(rows) != n:
+            return False
         cols = columns(rows)
         if rows:
             names.extend(cols[NAME])
             col_of.extend(map(len, cols[PREFIX]))
             flags.extend(map(bool, cols[ROOT]))
         line_of.extend(range(comp.line + 1, comp.end_line))
-        comp.instructions = range(base + lo, base + lo + n)
+        comp.instructions = range(lo, lo + n)
         r = flags.rfind(1, lo, lo + n)
-        comp.root = base + r if r >= 0 else (base + lo + n - 1 if n else None)
+        comp.root = r if r >= 0 else (lo + n - 1 if n else None)
         calls = _calls(rows, lo, lines, line_of, scan, a, b)
-        if not structurally_clean(rows, cols):
-            clean.append(None)
-        else:  # the callees another part defines are looked up once the parts are together
-            missing = tuple({cc for called in calls.values() for cc in called if cc not in known})
-            clean.append(missing or ())  # () shared by every clean one
-        summaries.append(summarize(mod, comp, rows, calls, cols))
-    return _Part(base, comps, names, line_of, col_of, flags, clean, summaries)
-
-
-def _merge(mod: HloModule, parts: list[_Part]) -> None:
-    """The parts, in order, into ``mod`` (which holds the first part's computations already)."""
-    comps = mod.computations
-    by_comp = mod.computation_by_name
-    names = parts[0].names
-    line_of, col_of, flags = parts[0].line_of, parts[0].col_of, parts[0].flags
-    clean, summaries = parts[0].clean, parts[0].summaries
-    for p in parts[1:]:
-        for c in p.computations:
-            by_comp.setdefault(c.name, len(comps))
-            comps.append(c)
-        names += p.names
-        line_of += p.line_of
-        col_of += p.col_of
-        flags += p.flags
-        clean += p.clean
-        summaries += p.summaries
-    for k, entry in enumerate(clean):
-        if entry:
-            clean[k] = () if all(n in by_comp for n in entry) else None
-    mod.instructions = InstructionTable(names, line_of, col_of, flags, mod.lines)
+        structural = structurally_clean(rows, cols)
+        clean.append(() if structural and _known(calls, known) else None)
+        summary = summarize(mod, comp, rows, calls, cols)
+        summaries.append(summary)
+        if key is not None and key not in templates:
+            templates[key] = _Template.of(occ, cols, lines, comp, col_of[lo:], flags[lo:], calls, structural, summary)
+    mod.instructions = InstructionTable(names, line_of, col_of, flags, lines)
     mod.by_name = by = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))
     mod.pre_checked = (clean, summaries)
     mod.rows_read = True
     # the users and callers maps are built later (`HloModule.build_maps`, in the background): until then a
     # module whose operands are all local answers `users` from one computation
     mod.local_names = len(by) == len(names) and all(c is not None for c in clean)
+    return True
+
+
+def _known(calls: dict[int, list[str]], known: dict[str, int]) -> bool:
+    """Every computation ``calls`` names is one of the module's."""
+    return all(cc in known for called in calls.values() for cc in called)
+
+
+class _Template:
+    """A computation the rows pass read, kept to read each later computation whose lines are its lines with other
+    names (the same text once every name is cut out, `OCCURRENCE`, and the same names in the same places: one
+    name here is one name there, and two are two). Such a computation reads as the same rows with those names
+    (a name's characters never change how the rows pattern reads a line), so its instruction names are its own
+    names in the template's places, and its ROOT flags, name columns, structural check and verifier summary are
+    the template's: the checks and the summary look at names only to tell them apart and to find what they
+    name (`rows.structurally_clean`, `summary.summarize`), and look at callees only through the calls, which
+    are the template's with the names mapped. A module of fused computations is mostly such repeats: the
+    benchmark's 17,570 computations are 46 templates.
+
+    Made only from a computation whose every line is a row and where each line's first name is its instruction's
+    name and each callee a name of its line (else the template is None and such computations are read
+    row by row)."""
+
+    __slots__ = ("occ", "distinct", "_names", "col_of", "flags", "root", "_callees", "clean", "summary", "at")
+
+    def __init__(self, occ, distinct, names, col_of, flags, root, callees, clean, summary, at):
+        self.occ, self.distinct, self._names = occ, distinct, names
+        self.col_of, self.flags, self.root = col_of, flags, root
+        self._callees, self.clean, self.summary, self.at = callees, clean, summary, at
+
+    @classmethod
+    def of(cls, occ, cols, lines, comp, col_of, flags, calls, clean, summary) -> _Template | None:
+        """The template of a computation read as rows (``cols``, its `calls`, whether it is structurally clean,
+        its summary; ``occ`` its name occurrences, ``col_of`` and ``flags`` its table columns); None when its
+        names cannot be placed (see the class)."""
+        firsts = []
+        j = 0
+        for ln in range(comp.line + 1, comp.end_line):
+            firsts.append(j)
+            j += len(OCCURRENCE.findall(lines[ln]))
+        if j != len(occ) or any(occ[f] != nm for f, nm in zip(firsts, cols[NAME])):
+            return None
+        ends = firsts[1:] + [len(occ)]
+        callees = {}
+        for k, called in calls.items():
+            try:
+                callees[k] = [occ.index(c, firsts[k], ends[k]) for c in called]
+            except ValueError:
+                return None  # a callee written in characters a name never has here
+        names = itemgetter(*firsts) if len(firsts) > 1 else (lambda o, f=firsts[0]: (o[f],))
+        r = flags.rfind(1)
+        root = r if r >= 0 else len(flags) - 1
+        at = comp.instructions.start
+        return cls(occ, len(set(occ)), names, col_of, flags, root, callees, clean, summary, at)
+
+    def fits(self, occ: list[str]) -> bool:
+        """``occ`` (a computation of the template's text but for its names) names as the template does: as many
+        occurrences, and each of the template's names always paired with one and the same name of ``occ``."""
+        d = self.distinct
+        return len(occ) == len(self.occ) and len(set(occ)) == d and len(set(zip(self.occ, occ))) == d
+
+    def names(self, occ: list[str]) -> tuple[str, ...]:
+        """The instruction names of the computation whose name occurrences are ``occ``, in order."""
+        return self._names(occ)
+
+    def calls(self, occ: list[str]) -> dict[int, list[str]]:
+        """`rows.row_calls` of the computation whose name occurrences are ``occ``."""
+        intern = sys.intern
+        return {k: [intern(occ[j]) for j in at] for k, at in self._callees.items()}
+
+    def summary_at(self, start: int, calls: dict[int, list[str]]) -> Summary | None:
+        """The template's verifier summary for the computation whose instructions start at ``start``, with its
+        ``calls``: the same shapes, its own instruction numbers and callees."""
+        s = self.summary
+        if s is None or not (s.cand or s.calls):
+            return s  # nothing numbered in it: shared
+        delta = start - self.at
+        cand = tuple([(op, i + delta) for op, i in s.cand])
+        called = tuple([(i + delta, op, tuple(calls[i - self.at]), ops, res) for i, op, _, ops, res in s.calls])
+        return s._replace(cand=cand, calls=called)
 
 
 def _calls(rows, lo: int, lines: list[str], line_of, scan: str, a: int, b: int) -> dict[int, list[str]]:

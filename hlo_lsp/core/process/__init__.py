@@ -1,2 +1,2 @@
-"""Helpers about this process, not about the dumps: `fork` (read part of a large module in a forked child and
-take its result back) and `heap` (give freed memory back to the operating system after a large read)."""
+"""Helpers about this process, not about the dumps: `fork` (compute from a large model in a forked child and take
+its result back) and `heap` (give freed memory back to the operating system after a large read)."""

@@ -1,10 +1,10 @@
 """Run pure computations over an in-memory model on the machine's other cores, in forked children.
 
-Reading a large module (`bulk.read_rows`: its later half) and checking the computations the read could
-not (`checks.StructuralChecker.check_forked`) are pure Python over text and data in memory; in a thread
+Checking the computations the read could not (`checks.StructuralChecker.check_forked`) and the whole-document
+answers of a large document (`lsp.handlers_document`) are pure Python over text and data in memory; in a thread
 they share one GIL with the requests, on one core. A forked child starts with the parent's memory as it is
 (copy-on-write: nothing is serialized on the way in), computes, and sends its result back through a pipe as a
-pickle (diagnostics and summaries, or the part of the instruction table it read: a few MB). The child never
+pickle (diagnostics, or an answer's JSON: a few MB). The child never
 touches the parent's files or sockets: it writes only to its own pipe and leaves with ``os._exit``, so no
 buffered output, ``atexit`` handler or event loop of the parent runs twice.
 
@@ -65,13 +65,12 @@ def start(
     nice: int = 0,
 ) -> Child | None:
     """Fork a child computing ``fn(arg)`` on the parent's memory as it is now; None when forking is off or
-        fails (compute in-process). ``locks`` are held across the fork (taken before it, released after it on both
-        sides), so that no lock the child needs was held by a thread the child does not have; ``timeout`` (default
-    `TIMEOUT_S`) bounds the child's life; ``freeze`` puts the
-        parent's objects out of the child's collections (a read's child, which allocates much; an answer's child
-        runs without collecting anyway, and leaves the parent's frozen set as it was); ``nice`` lowers the
-        child's CPU priority by that much (`os.nice`): work whose answer may take longer leaves the cores to the
-        parent's shorter work first."""
+    fails (compute in-process). ``locks`` are held across the fork (taken before it, released after it on both
+    sides), so that no lock the child needs was held by a thread the child does not have; ``timeout`` (default
+    `TIMEOUT_S`) bounds the child's life; ``freeze`` puts the parent's objects out of the child's collections (a
+    checking child, which allocates much; an answer's child runs without collecting anyway, and leaves the
+    parent's frozen set as it was); ``nice`` lowers the child's CPU priority by that much (`os.nice`): work whose
+    answer may take longer leaves the cores to the parent's shorter work first."""
     if not ENABLED:
         return None
     try:
