@@ -241,3 +241,57 @@ def _renamed(m: re.Match, pool: list[str], rng: random.Random) -> str:
     if r < 0.8:
         return m.group(0)
     return "%" + (rng.choice(pool) if r < 0.95 else f"fresh.{rng.randrange(3)}")
+
+
+def _maps(text: str, templates: bool, monkeypatch) -> tuple[dict, dict]:
+    """Every name's users and every computation's callers, as instruction numbers."""
+    with monkeypatch.context() as m:
+        m.setattr(bulk, "TEMPLATES", templates)
+        mod = read_hlo(text)
+    mod.build_maps()  # (before the maps are built, `users` scans the defining computation instead)
+    names = set(mod.by_name) | {n for ln in mod.lines for n in NAME.findall(ln)}
+    users = {n: mod._user_indices(n) for n in names}
+    users = {n: u for n, u in users.items() if u}
+    callers = {c.name: [i.line for i in mod.callers(c.name)] for c in mod.computations}
+    return users, callers
+
+
+@pytest.mark.parametrize("path", HLO, ids=lambda p: p.name[:60])
+def test_the_users_map_takes_a_repeats_uses_from_its_template(path, monkeypatch):
+    """A repeat's uses come from its template, renumbered (`HloModule.repeat_uses`), its callers from its own
+    lines: the maps are those of the module read row by row (whose maps are checked against the per-line
+    reader in test_bulk_rows)."""
+    text = path.read_text()
+    assert _maps(text, True, monkeypatch) == _maps(text, False, monkeypatch)
+
+
+def test_repeats_lend_their_uses_on_a_repeating_module(monkeypatch):
+    """Building the maps reads the rows of the computations read row by row, not those of their repeats."""
+    from hlo_lsp.core.hlo import rows as hlo_rows
+
+    mod = read_hlo(REPEATING.read_text())
+    assert mod.local_names and len(mod.repeat_uses) >= 10
+    repeats = sum(r >= 0 for r in mod.repeats)
+    assert repeats >= 200
+    read = []
+    real = hlo_rows.computation_rows
+    monkeypatch.setattr(hlo_rows, "computation_rows", lambda m, c: read.append(c) or real(m, c))
+    mod.build_maps()
+    assert len(read) == len(mod.computations) - repeats
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_maps_with_a_fault_in_every_copy(fault, monkeypatch):
+    text = REPEATING.read_text()
+    lines = text.split("\n")
+    for group in _groups(text):
+        if len(group) < 3:
+            continue
+        try:
+            bodies = [FAULTS[fault](lines[a:b]) for a, b in group]
+        except LookupError:
+            continue
+        for (a, b), body in zip(group, bodies):
+            lines[a:b] = body
+    edited = "\n".join(lines)
+    assert _maps(edited, True, monkeypatch) == _maps(edited, False, monkeypatch)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.model import HloModule
-from hlo_lsp.core.hlo.rows import NAME, PREFIX, ROOT, ROW, columns, row_calls, structurally_clean
+from hlo_lsp.core.hlo.rows import NAME, PREFIX, ROOT, ROW, columns, row_calls, row_uses, structurally_clean
 from hlo_lsp.core.hlo.structure import bulk_computations
 from hlo_lsp.core.process import turns
 
@@ -60,6 +60,7 @@ def read_rows(mod: HloModule, scan: str) -> bool:
     templates: dict[str, _Template | None] = {}
     cut = OCCURRENCE.split  # text between names, name, text... (one pass for the text without names and the names)
     tried = repeats = 0
+    read_from = array("i")  # per computation: the computation it repeats (`HloModule.repeats`), or -1
     for k, (comp, (a, b)) in enumerate(zip(comps, spans)):
         if not k & 63:
             turns.give_way()  # a background read lets the requests under way go first
@@ -75,6 +76,10 @@ def read_rows(mod: HloModule, scan: str) -> bool:
             t = templates.get(key)
             if t is not None and t.fits(occ):
                 repeats += 1
+                if t.clean and t.computation not in mod.repeat_uses:
+                    uses = t.relative_uses(scan)
+                    if uses is not None:
+                        mod.repeat_uses[t.computation] = uses
                 names.extend(t.names(occ))
                 col_of.extend(t.col_of)
                 flags.extend(t.flags)
@@ -84,6 +89,7 @@ def read_rows(mod: HloModule, scan: str) -> bool:
                 calls = t.calls(occ)
                 clean.append(() if t.clean and _known(calls, known) else None)
                 summaries.append(t.summary_at(lo, calls))
+                read_from.append(t.computation)
                 continue
         rows = findall(scan, a, b)
         if len(rows) != n:
@@ -102,12 +108,16 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         clean.append(() if structural and _known(calls, known) else None)
         summary = summarize(mod, comp, rows, calls, cols)
         summaries.append(summary)
+        read_from.append(-1)
         if key is not None and key not in templates:
-            templates[key] = _Template.of(occ, cols, lines, comp, col_of[lo:], flags[lo:], calls, structural, summary)
+            templates[key] = _Template.of(
+                occ, cols, lines, comp, k, (a, b), col_of[lo:], flags[lo:], calls, structural, summary
+            )
     mod.instructions = InstructionTable(names, line_of, col_of, flags, lines)
     mod.by_name = by = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))
     mod.pre_checked = (clean, summaries)
     mod.rows_read = True
+    mod.repeats = read_from
     # the users and callers maps are built later (`HloModule.build_maps`, in the background): until then a
     # module whose operands are all local answers `users` from one computation
     mod.local_names = len(by) == len(names) and all(c is not None for c in clean)
@@ -134,18 +144,33 @@ class _Template:
     name and each callee a name of its line (else the template is None and such computations are read
     row by row)."""
 
-    __slots__ = ("occ", "distinct", "_names", "col_of", "flags", "root", "_callees", "clean", "summary", "at")
+    __slots__ = (
+        "occ",
+        "distinct",
+        "_names",
+        "col_of",
+        "flags",
+        "root",
+        "_callees",
+        "clean",
+        "summary",
+        "at",
+        "computation",
+        "span",
+    )
 
-    def __init__(self, occ, distinct, names, col_of, flags, root, callees, clean, summary, at):
+    def __init__(self, occ, distinct, names, col_of, flags, root, callees, clean, summary, at, computation, span):
         self.occ, self.distinct, self._names = occ, distinct, names
         self.col_of, self.flags, self.root = col_of, flags, root
         self._callees, self.clean, self.summary, self.at = callees, clean, summary, at
+        self.computation, self.span = computation, span
 
     @classmethod
-    def of(cls, occ, cols, lines, comp, col_of, flags, calls, clean, summary) -> _Template | None:
-        """The template of a computation read as rows (``cols``, its `calls`, whether it is structurally clean,
-        its summary; ``occ`` its name occurrences, ``col_of`` and ``flags`` its table columns); None when its
-        names cannot be placed (see the class)."""
+    def of(cls, occ, cols, lines, comp, index, span, col_of, flags, calls, clean, summary) -> _Template | None:
+        """The template of computation number ``index``, read as rows (``cols``, its `calls`, whether it is
+        structurally clean, its summary; ``occ`` its name occurrences, ``span`` its lines' offsets in the read's
+        text, ``col_of`` and ``flags`` its table columns); None when its names cannot be placed (see the
+        class)."""
         firsts = []
         j = 0
         for ln in range(comp.line + 1, comp.end_line):
@@ -164,7 +189,7 @@ class _Template:
         r = flags.rfind(1)
         root = r if r >= 0 else len(flags) - 1
         at = comp.instructions.start
-        return cls(occ, len(set(occ)), names, col_of, flags, root, callees, clean, summary, at)
+        return cls(occ, len(set(occ)), names, col_of, flags, root, callees, clean, summary, at, index, span)
 
     def fits(self, occ: list[str]) -> bool:
         """``occ`` (a computation of the template's text but for its names) names as the template does: as many
@@ -180,6 +205,19 @@ class _Template:
         """`rows.row_calls` of the computation whose name occurrences are ``occ``."""
         intern = sys.intern
         return {k: [intern(occ[j]) for j in at] for k, at in self._callees.items()}
+
+    def relative_uses(self, scan: str) -> tuple[array, array, tuple[int, ...]] | None:
+        """The template's uses as (defining, using) instruction pairs counted from its first instruction, in the
+        users map's order (`rows.users_and_callers`), and its rows that call a computation, read again from its
+        text in ``scan`` (the read's own: no edit is in it); None when an operand names no instruction of it. A
+        repeat has these, renumbered, while names are unique in the module."""
+        a, b = self.span
+        rows = ROW.findall(scan, a, b)
+        local = dict(zip(reversed(self.names(self.occ)), range(len(rows) - 1, -1, -1)))
+        dst, src = array("i"), array("i")
+        other: dict = {}
+        row_uses(rows, 0, local, dst, src, other)
+        return None if other else (dst, src, tuple(sorted(self._callees)))
 
     def summary_at(self, start: int, calls: dict[int, list[str]]) -> Summary | None:
         """The template's verifier summary for the computation whose instructions start at ``start``, with its

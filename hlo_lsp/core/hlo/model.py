@@ -18,6 +18,7 @@ indexes, reports lines it cannot read, and never raises.
 from __future__ import annotations
 
 import bisect
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +97,12 @@ class HloModule:
     # read by the rows pass (`bulk.read_rows`): each instruction line not patched since is a row (its first
     # `(%` opens its operand list, a plain `%a, %b` list up to the first `)`)
     rows_read: bool = False
+    # by the rows pass too: per computation, the computation it was read from as a repeat of it but for its names
+    # (`bulk._Template`), -1 for one read row by row; the users map takes a repeat's from that one
+    repeats: array | None = None
+    # for each computation others repeat: its uses as (defining, using) instructions counted from its first one,
+    # and its rows that call a computation (made by the read from its own text: `bulk._Template.relative_uses`)
+    repeat_uses: dict[int, tuple[array, array, tuple[int, ...]]] = field(default_factory=dict)
     _comp_lines: list[int] | None = None
 
     # -- lookups (each O(1) or O(log n) after a one-time O(n) build) -------------------------------------------

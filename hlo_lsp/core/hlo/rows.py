@@ -40,6 +40,8 @@ from __future__ import annotations
 import re
 import sys
 from array import array
+from itertools import repeat
+from operator import add
 from typing import TYPE_CHECKING
 
 from hlo_lsp.core.hlo.instructions import InstructionTable
@@ -234,7 +236,7 @@ def _file_uses(names, i: int, get, dst: array, src: array, other: dict) -> None:
             src.append(i)
 
 
-def _row_uses(rows: list[tuple[str, ...]], a: int, by: dict[str, int], dst: array, src: array, other: dict) -> None:
+def row_uses(rows: list[tuple[str, ...]], a: int, by: dict[str, int], dst: array, src: array, other: dict) -> None:
     """`_file_uses` of every row in ``rows`` (instructions ``a``, ``a + 1``...); a name used twice by one
     instruction counts once."""
     get = by.get
@@ -287,16 +289,33 @@ def users_and_callers(mod: HloModule) -> tuple[UsesTable, dict]:
     seen = 0
     rest: list[int] = []
     line_of = table.line_of if isinstance(table, InstructionTable) else None
+    # a computation the read took from another (`HloModule.repeats`) has that one's uses as the read found them
+    # (`HloModule.repeat_uses`), renumbered, while every operand names an instruction of its own computation, no
+    # name repeats and no line was edited since the read (an edit after this snapshot is judged again on use)
+    repeats = mod.repeats if mod.rows_read and mod.local_names and not patches else None
+    shared = mod.repeat_uses
     for k, c in enumerate(mod.computations):
         if not k & 63:
             turns.give_way()  # built in the background: the requests under way first
-        rows = computation_rows(mod, c)
         seen += len(c.instructions)
+        a = c.instructions.start
+        r = repeats[k] if repeats is not None and k < len(repeats) else -1
+        if r >= 0 and line_of is not None and (got := shared.get(r)) is not None:
+            rel_dst, rel_src, call_rows = got
+            dst.extend(map(add, rel_dst, repeat(a)))
+            src.extend(map(add, rel_src, repeat(a)))
+            for j in call_rows:  # the callees are the computation's own: read from its lines
+                i = a + j
+                row = ROW.findall("\n" + mod.lines[line_of[i]])
+                for called in row_calls(row, i, mod.lines, line_of).values():
+                    for cc in called:
+                        _add(callers, cc, i)
+            continue
+        rows = computation_rows(mod, c)
         if rows is None:
             rest.extend(c.instructions)
             continue
-        a = c.instructions.start
-        _row_uses(rows, a, by, dst, src, other)
+        row_uses(rows, a, by, dst, src, other)
         for k, called in row_calls(rows, a, mod.lines, line_of).items():
             for cc in called:
                 _add(callers, cc, a + k)
