@@ -293,6 +293,7 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
             hover_during_max=max(hover_secs, default=None),
             hover_during_n=len(hover_secs),
             hovers_during=during,
+            opened_at=round(t0, 4),  # time.monotonic() at didOpen: hovers_during's zero, to line up with server traces
             hover_idle_p95=pct(idle_hovers, 95),
             rss_mb=round(tree_rss_mb(client.pid), 0),
             # provisional lenses and pulled diagnostics (a buffer file whose large siblings are joined in the

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from hlo_lsp.core import kinds
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error, info
-from hlo_lsp.core.document import DiskDocument, Edit, LineDocument, TextLines
+from hlo_lsp.core.document import DiskDocument, Edit, LineDocument, TextLines, text_length
 from hlo_lsp.core.hlo.checks import StructuralChecker
 from hlo_lsp.core.hlo.incremental import patch_module
 from hlo_lsp.core.hlo.index import HloIndex
@@ -123,12 +123,16 @@ class Analysis:
 
     @property
     def size(self) -> int:
-        """The document's length in characters (newlines included); counted once per version of the text
-        (217,000 lines: a few ms a count, and every publish asks)."""
+        """The document's length in characters (newlines included): an open document's line store keeps it
+        through edits (`LineDocument.chars`); other lines are counted once per version of the text (217,000
+        lines: a few ms a count, and every publish asks)."""
         lines = self.lines
-        key = (id(lines), getattr(self.source.doc, "generation", 0), len(lines))
+        doc = self.source.doc
+        if isinstance(doc, LineDocument) and lines is doc.lines:
+            return doc.chars
+        key = (id(lines), getattr(doc, "generation", 0), len(lines))
         if self._size_key != key:
-            self._size = sum(map(len, lines)) + len(lines) - 1
+            self._size = text_length(lines)
             self._size_key = key
         return self._size
 

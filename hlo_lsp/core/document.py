@@ -243,7 +243,7 @@ KEEP_TEXT_CHARS = 2_000_000
 
 
 class LineDocument:
-    __slots__ = ("lines", "_text", "generation")
+    __slots__ = ("lines", "_text", "generation", "chars")
 
     def __init__(self, text: str):
         self._load(text)
@@ -256,6 +256,9 @@ class LineDocument:
         # kept until the first read (which then needs no join); a large one is let go after it (23 MB more
         # for the benchmark module beside its lines), and joined again when asked
         self._text: str | None = text if "\r" not in text else None
+        # the length of the "\n"-joined lines, kept through edits (`apply`): a count over the 100 MB module's
+        # two million lines held the GIL 0.1 s each time a version's size was asked
+        self.chars = len(text) if self._text is not None else text_length(self.lines)
 
     def kept_text(self) -> str | None:
         """The text as opened or last joined, while no edit has changed it; None otherwise."""
@@ -301,9 +304,20 @@ class LineDocument:
         new = split_lines(head + new_text + tail)
         old = lines[start_line : end_line + 1]
         lines[start_line : end_line + 1] = new
+        self.chars += sum(map(len, new)) - sum(map(len, old)) + len(new) - len(old)
         self._text = None
         self.generation += 1
         return Edit(start_line, len(old), len(new), old)
+
+
+LENGTH_CHUNK = 65_536  # lines per C-level pass of `text_length`
+
+
+def text_length(lines: Sequence[str] | TextLines) -> int:
+    """The length of ``"\\n".join(lines)``, counted in pieces of `LENGTH_CHUNK` lines (the GIL is free between
+    them)."""
+    n = len(lines)
+    return sum(sum(map(len, lines[i : i + LENGTH_CHUNK])) for i in range(0, n, LENGTH_CHUNK)) + max(n - 1, 0)
 
 
 def common_prefix(a: Sequence, b: Sequence, n: int | None = None) -> int:

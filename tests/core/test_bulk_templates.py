@@ -295,3 +295,30 @@ def test_maps_with_a_fault_in_every_copy(fault, monkeypatch):
             lines[a:b] = body
     edited = "\n".join(lines)
     assert _maps(edited, True, monkeypatch) == _maps(edited, False, monkeypatch)
+
+
+@pytest.mark.parametrize("path", HLO, ids=lambda p: p.name[:60])
+def test_long_computations_and_the_name_index_made_in_pieces(path, monkeypatch):
+    """A long computation's rows are found a piece at a time and the name index is made a piece at a time (the
+    GIL free between pieces): with tiny pieces, the module is the one read in one piece each."""
+    text = path.read_text()
+    whole = _read(text, True, monkeypatch)
+    with monkeypatch.context() as m:
+        m.setattr(bulk, "PIECE_CHARS", 97)
+        m.setattr(bulk, "PIECE_NAMES", 7)
+        assert _read(text, True, monkeypatch) == whole
+
+
+def test_the_name_index_keeps_each_names_first_place():
+    rng = random.Random(3)
+    for n in (0, 1, 6, 7, 8, 50, 300):
+        names = [rng.choice("abcdefghij") for _ in range(n)]
+        want = {}
+        for i, x in enumerate(names):
+            want.setdefault(x, i)
+        for piece in (1, 2, 7, 1000):
+            bulk.PIECE_NAMES, old = piece, bulk.PIECE_NAMES
+            try:
+                assert bulk.first_index(names) == want
+            finally:
+                bulk.PIECE_NAMES = old

@@ -20,6 +20,8 @@ from __future__ import annotations
 import bisect
 from array import array
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import contains
 from typing import Any
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range
@@ -200,12 +202,15 @@ class HloModule:
         k = self.computation_index_at_line(t.line_of[i])
         if k is None:
             return []
-        lines, line_of, needle = self.lines, t.line_of, "%" + name
-        return [
-            j
-            for j in self.computations[k].instructions
-            if needle in lines[line_of[j]] and name in self.make_instruction(j).operands
-        ]
+        r = self.computations[k].instructions
+        # the lines holding "%name", picked by C-level iterators (the 100 MB module's entry computation has
+        # 91,000 instructions: a Python loop over them took 70-190 ms a hover)
+        texts = map(
+            self.lines.__getitem__,
+            t.line_of[r.start : r.stop] if isinstance(r, range) else map(t.line_of.__getitem__, r),
+        )
+        maybe = compress(r, map(contains, texts, repeat("%" + name)))
+        return [j for j in maybe if name in self.make_instruction(j).operands]
 
     def users(self, name: str) -> list[Instruction]:
         """Instructions that take ``name`` as an operand, in document order; [] when unused."""
