@@ -225,6 +225,33 @@ def test_unwarmed_the_same_session_makes_them_on_first_use():
     assert _reads_made(conv) > made
 
 
+def _writes_made(conv) -> int:
+    return conv._unstructure_func.dispatch.cache_info().misses  # cattrs' made writing functions (a private API)
+
+
+def test_after_warming_the_answers_of_a_session_make_no_function_to_write_them():
+    """A result is a union (`Hover | None`): the function of the class it holds was made at the first answer
+    holding one, on the event loop beside the on-open batch; `warm_messages` writes one of each first."""
+    from hlo_lsp.lsp.app import _sample_messages
+
+    conv = default_converter()
+    warm_messages(conv)
+    made = _writes_made(conv)
+    for message in _sample_messages():
+        conv.unstructure(message, unstructure_as=type(message))
+    assert _writes_made(conv) == made
+
+
+def test_unwarmed_the_answers_make_their_functions_on_first_use():
+    from hlo_lsp.lsp.app import _sample_messages
+
+    conv = default_converter()
+    made = _writes_made(conv)
+    for message in _sample_messages():
+        conv.unstructure(message, unstructure_as=type(message))
+    assert _writes_made(conv) > made
+
+
 def test_a_large_message_is_held_while_the_requests_read_before_it_are_handled():
     """Before it begins a large message the writer asks `hold_large`: while that says no, the small answers given
     meanwhile go first (a large message whose writing has begun cannot be overtaken); once it says yes the large

@@ -114,6 +114,24 @@ def all_operand_names(rows: list[tuple[str, ...]], cols: list[tuple[str, ...]] |
     return set(operand_names(", ".join(filter(None, ops))))
 
 
+def row_uses_name(line: str, needle: str) -> bool | None:
+    """Whether the operand list of ``line``, a line the rows pass read as a row, holds ``needle`` (``%name``): its
+    list is plain (`%a, /*index=5*/%b`), opened by the line's first ``(%`` (a shape has no ``%``) and closed by
+    the first ``)`` after it, and an operand is a ``%name`` token ending at ``,`` or ``)``. None when the line
+    has no ``(%``: it takes no operand by name (a parameter, a constant)."""
+    o = line.find("(%")
+    if o < 0:
+        return None
+    c = line.find(")", o)
+    j = line.find(needle, o, c)
+    while j >= 0:
+        e = j + len(needle)
+        if line[e] in ",)":
+            return True
+        j = line.find(needle, e, c)
+    return False
+
+
 def called_names(attrs: str) -> list[str]:
     """Computations the attribute text of one row, or of several joined by newlines, calls (``calls=``,
     ``to_apply=``, ``body=``...)."""
