@@ -310,7 +310,7 @@ class LineDocument:
         return Edit(start_line, len(old), len(new), old)
 
 
-LENGTH_CHUNK = 65_536  # lines per C-level pass of `text_length`
+LENGTH_CHUNK = 16_384  # lines per C-level pass of `text_length` (under 1 ms)
 
 
 def text_length(lines: Sequence[str] | TextLines) -> int:

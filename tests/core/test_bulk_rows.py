@@ -253,15 +253,22 @@ def test_users_after_renames_in_place(seed):
 
 
 @pytest.mark.parametrize("path", HLO, ids=lambda p: p.name[:60])
-def test_users_before_the_maps_are_built_equal_the_maps(path):
+@pytest.mark.parametrize("joined", [False, True], ids=["lines", "joined-text"])
+def test_users_before_the_maps_are_built_equal_the_maps(path, joined, monkeypatch):
     """A module read by rows answers `users` from one computation until its maps are built, and only when
-    every operand is local and names are unique; the answers equal the maps'."""
+    every operand is local and names are unique; the answers equal the maps'. A long computation's lines are
+    searched joined (`HloModule._in_joined_text`: every computation of these modules, with the bound lowered)."""
+    from hlo_lsp.core.hlo import model as hlo_model
+
+    monkeypatch.setattr(hlo_model, "JOINED_MIN", 1 if joined else 10**9)
     mod = read_hlo(path.read_text())
     if not mod.local_names:
         return
     early = {name: [u.line for u in mod.users(name)] for name in mod.by_name}
     assert mod._users is None  # answered without building the maps
+    assert (mod._comp_text is not None) == (joined and any(len(c.instructions) for c in mod.computations))
     mod.build_maps()
+    assert mod._comp_text is None
     assert {name: [u.line for u in mod.users(name)] for name in mod.by_name} == early
 
 

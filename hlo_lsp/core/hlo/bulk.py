@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 TEMPLATES = True  # read a computation that differs from one read before in names alone from that one (`_Template`)
 TEMPLATE_MAX_CHARS = 100_000  # a longer computation (an entry, say) is read on its own: it is never a repeat
 TEMPLATE_TRIAL = 256  # after this many computations with fewer than a quarter repeats, stop looking for repeats
-PIECE_CHARS = 1 << 20  # a computation longer than this is read a piece at a time (`_rows_in_pieces`)
-PIECE_NAMES = 1 << 16  # names per piece of the name index (`first_index`)
+PIECE_CHARS = 1 << 17  # a computation longer than this is read a piece at a time (`_rows_in_pieces`: 1 ms a piece)
+PIECE_NAMES = 1 << 14  # names per piece of the name index (`first_index`: under 1 ms a piece)
 # A name where the rows pattern reads one (after `%`, the same characters); over a computation's lines it finds
 # every instruction's name (the first on its line), operand and callee, and whatever else in the text looks so.
 OCCURRENCE = re.compile(r"%([\w.\-]+)")

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import bisect
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import accumulate, compress, repeat
 from operator import contains
 from typing import Any
 
@@ -71,6 +72,9 @@ class TableRow:
         return t
 
 
+JOINED_MIN = 4096  # instructions of a computation whose users `_local_users` finds in its joined text
+
+
 @dataclass(slots=True, eq=False)
 class HloModule:
     """The index of one HLO text document."""
@@ -106,6 +110,8 @@ class HloModule:
     # and its rows that call a computation (made by the read from its own text: `bulk._Template.relative_uses`)
     repeat_uses: dict[int, tuple[array, array, tuple[int, ...]]] = field(default_factory=dict)
     _comp_lines: list[int] | None = None
+    # (computation index, its lines joined, each line's offset in that text): `_local_users` in a long computation
+    _comp_text: tuple[int, str, array] | None = None
 
     # -- lookups (each O(1) or O(log n) after a one-time O(n) build) -------------------------------------------
 
@@ -172,6 +178,7 @@ class HloModule:
             # instructions patched meanwhile stay in `_patched` (judged again on each use): a build racing an
             # edit on the editor's thread may have read the line before or after it
             self._users, self._callers = users_and_callers(self)
+            self._comp_text = None  # `_local_users` is done with it
         return self._users, self._callers
 
     def _indices(self, m: dict, key: str, of) -> list[int]:
@@ -203,14 +210,19 @@ class HloModule:
         if k is None:
             return []
         r = self.computations[k].instructions
-        # the lines holding "%name", picked by C-level iterators (the 100 MB module's entry computation has
-        # 91,000 instructions: a Python loop over them took 70-190 ms a hover)
-        texts = map(
-            self.lines.__getitem__,
-            t.line_of[r.start : r.stop] if isinstance(r, range) else map(t.line_of.__getitem__, r),
-        )
         needle = "%" + name
-        maybe = compress(r, map(contains, texts, repeat(needle)))
+        found = self._in_joined_text(k, r, needle) if len(r) >= JOINED_MIN else None
+        maybe: Iterable[int]
+        if found is not None:
+            maybe = found
+        else:
+            # the lines holding "%name", picked by C-level iterators (a Python loop over the 100 MB module's
+            # entry computation of 91,000 instructions took 70-190 ms a hover)
+            texts = map(
+                self.lines.__getitem__,
+                t.line_of[r.start : r.stop] if isinstance(r, range) else map(t.line_of.__getitem__, r),
+            )
+            maybe = compress(r, map(contains, texts, repeat(needle)))
         lines, line_of, patched, rows = self.lines, t.line_of, self._patched, self.rows_read
         out = []
         for j in maybe:
@@ -218,6 +230,31 @@ class HloModule:
             use = row_uses_name(lines[line_of[j]], needle) if rows and j not in patched else None
             if use if use is not None else name in self.make_instruction(j).operands:
                 out.append(j)
+        return out
+
+    def _in_joined_text(self, k: int, r: range, needle: str) -> list[int] | None:
+        """The instructions of computation ``k`` (``r``, on consecutive lines) whose line holds ``needle``, found
+        with ``str.find`` in the computation's lines joined once (kept until the users map is built: even in C
+        iterators each of the 100 MB module's 91,000 entry lines was a cache miss, 16-70 ms a hover, where a
+        search of the joined 10 MB takes 1-2 ms); None when its lines are not consecutive."""
+        t = self.instructions
+        assert isinstance(t, InstructionTable)
+        got = self._comp_text
+        if got is None or got[0] != k:
+            first, last = t.line_of[r.start], t.line_of[r.stop - 1]
+            if not isinstance(r, range) or r.step != 1 or last - first != len(r) - 1:
+                return None
+            seg = self.lines[first : last + 1]
+            starts = array("q", accumulate(map(len, seg), lambda acc, n: acc + n + 1, initial=0))
+            got = self._comp_text = (k, "\n".join(seg), starts)
+        _, text, starts = got
+        out: list[int] = []
+        j = text.find(needle)
+        while j >= 0:
+            i = r.start + bisect.bisect_right(starts, j) - 1
+            if not out or out[-1] != i:
+                out.append(i)
+            j = text.find(needle, j + 1)
         return out
 
     def user_count(self, name: str) -> int:
