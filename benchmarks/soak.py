@@ -12,11 +12,14 @@ all, and compare RSS with a fresh server that opened one of them.
 Usage::
 
     python benchmarks/soak.py [--module PATH] [--edits 2000] [--pace 0.1] [--pause-every N --pause S]
-                              [--folder DIR] [--docs 250]
+                              [--tokens] [--folder DIR] [--docs 250]
 
 ``--module`` may be a buffer file too (its ``from instruction:`` lines hold the ``op_name`` typed into; no
 structural edits). ``--pause-every``: the user stops typing for ``--pause`` seconds every N edits, so that the
-server's idle-time collection runs between bursts, as it does in a real session.
+server's idle-time collection runs between bursts, as it does in a real session. ``--tokens``: after each edit,
+ask for the semantic tokens as VS Code and Neovim do (``full/delta`` from the last answer's result id, ``full`` at
+first), each answer waited for before the next edit's request; every delta applied to the tokens held must equal
+a fresh server's ``full`` for the final text.
 
 The load (`uptime`) is printed beside the figures: the machine is shared.
 """
@@ -51,8 +54,22 @@ class Server:
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=lambda: self.stderr.append(self.proc.stderr.read()), daemon=True).start()
         self.next_id = 1
+        tokens = {
+            "requests": {"full": {"delta": True}},
+            "tokenTypes": [],
+            "tokenModifiers": [],
+            "formats": ["relative"],
+        }
         self.request(
-            "initialize", {"processId": None, "rootUri": None, "capabilities": {"window": {"workDoneProgress": True}}}
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": None,
+                "capabilities": {
+                    "window": {"workDoneProgress": True},
+                    "textDocument": {"semanticTokens": tokens},
+                },
+            },
         )
         self.notify("initialized", {})
 
@@ -159,7 +176,42 @@ def _key(p: dict) -> list:
     )
 
 
-def edits(module: str, n: int, pace: float, seed: int = 1, pause_every: int = 0, pause: float = 0.0) -> dict:
+class Tokens:
+    """The semantic tokens an editor holds, kept up to date as it does: ``full`` first, then ``full/delta``."""
+
+    def __init__(self, server: Server, uri: str) -> None:
+        self.s, self.uri = server, uri
+        self.data: list[int] | None = None
+        self.result_id: str | None = None
+        self.deltas = 0
+
+    def update(self) -> None:
+        doc = {"textDocument": {"uri": self.uri}}
+        if self.result_id is None:
+            got = self.s.request("textDocument/semanticTokens/full", doc, timeout=300)
+            result = (got or {}).get("result")
+            if result:
+                self.data, self.result_id = list(result["data"]), result.get("resultId")
+            return
+        got = self.s.request(
+            "textDocument/semanticTokens/full/delta", {**doc, "previousResultId": self.result_id}, timeout=300
+        )
+        result = (got or {}).get("result")
+        if not result:
+            return
+        if "edits" in result:
+            assert self.data is not None
+            for e in sorted(result["edits"], key=lambda e: e["start"], reverse=True):
+                self.data[e["start"] : e["start"] + e["deleteCount"]] = e.get("data", [])
+            self.deltas += 1
+        else:
+            self.data = list(result["data"])
+        self.result_id = result.get("resultId")
+
+
+def edits(
+    module: str, n: int, pace: float, seed: int = 1, pause_every: int = 0, pause: float = 0.0, tokens: bool = False
+) -> dict:
     rnd = random.Random(seed)
     text = Path(module).read_text()
     lines = text.split("\n")
@@ -169,6 +221,9 @@ def edits(module: str, n: int, pace: float, seed: int = 1, pause_every: int = 0,
     s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "hlo", "version": 1, "text": text}})
     assert s.wait_published(uri, 1) is not None
     open_s = time.monotonic() - t0
+    held = Tokens(s, uri) if tokens else None
+    if held is not None:
+        held.update()
     s.settle(uri, quiet=3)
     rss_open = s.stable_rss_mb()  # its buffer-assignment siblings read too
     targets = [i for i, x in enumerate(lines) if 'op_name="' in x]  # a buffer file's `from instruction:` lines too
@@ -213,6 +268,8 @@ def edits(module: str, n: int, pace: float, seed: int = 1, pause_every: int = 0,
                 {"textDocument": {"uri": uri}, "position": {"line": ln, "character": 4}},
                 wait=False,
             )
+        if held is not None:
+            held.update()  # as the editor does after each edit (its time counts against the pace)
         time.sleep(pace)
         if pause_every and k % pause_every == pause_every - 1:
             time.sleep(pause)  # the user stops to read: the server is idle (its idle-time collection runs)
@@ -228,6 +285,10 @@ def edits(module: str, n: int, pace: float, seed: int = 1, pause_every: int = 0,
     )
     fresh.wait_published(uri, 1)
     ref = fresh.settle(uri)
+    tokens_ok = None
+    if held is not None:
+        got = fresh.request("textDocument/semanticTokens/full", {"textDocument": {"uri": uri}}, timeout=300)
+        tokens_ok = held.data == ((got or {}).get("result") or {}).get("data")
     fresh.close()
     return {
         "edits": n,
@@ -243,6 +304,8 @@ def edits(module: str, n: int, pace: float, seed: int = 1, pause_every: int = 0,
         "rss_end_mb": round(rss_end),
         "rss_ratio": round(rss_end / rss_open, 2),
         "tracebacks": sum(b.count(b"Traceback") for b in s.stderr),
+        "token_deltas": held.deltas if held is not None else None,
+        "tokens_equal_fresh": tokens_ok,
     }
 
 
@@ -291,12 +354,13 @@ def main() -> int:
     ap.add_argument("--folder", default=MANY)
     ap.add_argument("--docs", type=int, default=250)
     ap.add_argument("--part", choices=("edits", "many", "both"), default="both")
+    ap.add_argument("--tokens", action="store_true", help="semantic tokens after each edit, as editors ask")
     a = ap.parse_args()
     print("load:", os.getloadavg())
     if a.part in ("many", "both"):
         print("many:", json.dumps(many(a.folder, a.docs)), flush=True)
     if a.part in ("edits", "both"):
-        got = edits(a.module, a.edits, a.pace, pause_every=a.pause_every, pause=a.pause)
+        got = edits(a.module, a.edits, a.pace, pause_every=a.pause_every, pause=a.pause, tokens=a.tokens)
         print("edits:", json.dumps(got), flush=True)
     print("load:", os.getloadavg())
     return 0

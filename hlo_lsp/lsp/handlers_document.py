@@ -20,7 +20,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.process import fork
+from hlo_lsp.core.process import collector, fork, pieces
 from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
@@ -397,6 +397,8 @@ def token_data(ls: HloLanguageServer, path: str) -> array[int]:
         toks = semantic_tokens.document_tokens(ls.ws, path)
         data = enc(toks, 0)
         nxt = token_reuse.memo_of(a, toks, data, encoding) or token_reuse.buffer_memo_of(a, data, encoding)
+        if isinstance(toks, list):
+            pieces.release(toks)
     if version is not None and ls.answers.version_of(path) == version:  # no edit landed meanwhile
         ls.answers.token_memo[path] = nxt
     return data
@@ -422,7 +424,9 @@ def _encoder(w: _Wire) -> token_reuse.Encoder:
             for line, start, end, typ, mods in toks:
                 s = col(line, start)
                 wire.append((line, s, col(line, end) - s, typ, mods))
-        data = array(TOKEN_DATA, semantic_tokens.encode(wire))
+        flat = semantic_tokens.encode(wire)
+        data = pieces.int_array(TOKEN_DATA, flat)
+        pieces.release(flat, wire)  # (the 100 MB module's: 3.2 million integers and 640,000 tuples)
         data[0] -= prev_line
         return data
 
@@ -445,7 +449,12 @@ def _all_ascii(lines, a: int, b: int) -> bool:
 def _token_data_guarded(ls: HloLanguageServer, path: str):
     def run():
         try:
-            return TokenArray(token_data(ls, path))
+            # its lists of tuples are freed by reference counting; what survives (the data, the memo the next
+            # version's tokens are spliced from) is frozen with it when the document is large (`process.collector`)
+            src = ls.ws.open_source(path)
+            large = src is not None and getattr(src.doc, "chars", 0) >= collector.KEEP_MIN_CHARS
+            with collector.paused(keep=large):
+                return TokenArray(token_data(ls, path))
         except Exception:  # noqa: BLE001
             log.exception("semantic tokens failed")
             return TokenArray(array(TOKEN_DATA))

@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import re
 import select
 import sys
 import threading
@@ -32,6 +34,47 @@ from typing import BinaryIO
 from pygls.exceptions import JsonRpcException
 
 log = logging.getLogger("hlo_lsp")
+TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # each message's way through the server on stderr (`trace_message`)
+_ID_METHOD = re.compile(rb'"id"\s*:\s*(\d+|"[^"]*")|"method"\s*:\s*"([^"]*)"')
+
+
+def trace_collections() -> None:
+    """With HLO_LSP_TRACE=1: a line on stderr for each collection of the cyclic collector over 2 ms, ``hlo-lsp
+    trace <end time> gc <generation> <ms> <objects collected>`` (it holds the GIL throughout)."""
+    if not TRACE:
+        return
+    began: list[float] = [0.0]
+
+    def watch(phase: str, info: dict) -> None:
+        now = time.monotonic()
+        if phase == "start":
+            began[0] = now
+        elif now - began[0] > 0.002:
+            ms = (now - began[0]) * 1000
+            print(
+                f"hlo-lsp trace {now:.4f} gc {info.get('generation')} {ms:.1f} {info.get('collected')}", file=sys.stderr
+            )
+
+    import gc
+
+    gc.callbacks.append(watch)
+
+
+def trace_message(stage: str, data: bytes) -> None:
+    """With HLO_LSP_TRACE=1: one line on stderr, ``hlo-lsp trace <time.monotonic()> msg <stage> <id> <method>``, for
+    a message at a stage of its way (``read`` by the reader thread, ``handled`` by the event loop, ``written`` by
+    the writer: an answer carries its request's id), to line a slow answer up with what the server did then."""
+    head = data[:4096] if len(data) > 4096 else data
+    found = dict.fromkeys(("id", "method"), "-")
+    for m in _ID_METHOD.finditer(head):
+        if m.group(1) is not None and found["id"] == "-":
+            found["id"] = m.group(1).decode("utf-8", "replace").strip('"')
+        elif m.group(2) is not None and found["method"] == "-":
+            found["method"] = m.group(2).decode("utf-8", "replace")
+    print(
+        f"hlo-lsp trace {time.monotonic():.4f} msg {stage} {found['id']} {found['method']}", file=sys.stderr, flush=True
+    )
+
 
 MAX_HEADER_LINES = 64  # more header lines than this before a blank line: not a message; skipped
 
@@ -268,6 +311,8 @@ class ThreadedWriter:
             if not self.broken:
                 self._stream.write(data)
                 self._stream.flush()
+                if TRACE:
+                    trace_message("written", data[data.find(b"{") :])
         except (OSError, ValueError):  # the client went away: nothing more can reach it
             self.broken = True
 
@@ -311,6 +356,7 @@ class ThreadedWriter:
 def start_io(ls, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
     """Serve ``ls`` (a pygls server) over stdin and stdout until the input ends or the client says ``exit``."""
     writer = ThreadedWriter(stdout or sys.stdout.buffer)
+    trace_collections()
     intake = getattr(ls, "intake", None) or Intake()
     writer.hold_large = intake.caught_up
     ls.protocol.set_writer(writer)
@@ -337,6 +383,8 @@ async def _serve(ls, stdin: BinaryIO, intake: Intake) -> None:
                 if body is None:
                     break
                 intake.received()
+                if TRACE:
+                    trace_message("read", body)
                 loop.call_soon_threadsafe(bodies.put_nowait, body)
         except (OSError, ValueError) as exc:
             log.error("stdin: %s", exc)
@@ -354,6 +402,8 @@ async def _serve(ls, stdin: BinaryIO, intake: Intake) -> None:
         try:
             message = json.loads(body, object_hook=protocol.structure_message)
             protocol.handle_message(message)
+            if TRACE:
+                trace_message("handled", body)
         except Exception as exc:  # noqa: BLE001 - as pygls: a message that fails is logged and reported
             log.exception("Unable to handle message")
             ls._report_server_error(exc, JsonRpcException)

@@ -41,6 +41,41 @@ def test_paused_restores_the_collector_and_freezes_only_when_asked(unfrozen):
         gc.unfreeze()
 
 
+def test_pauses_overlapping_across_threads_enable_the_collector_when_the_last_ends(unfrozen):
+    """Thread A pauses, thread B pauses, A ends: B still runs paused; the collector is enabled when B ends (the
+    uncounted pause enabled it when A ended, under B's lists of tuples)."""
+    import threading
+
+    gc.enable()
+    a_in, b_in, a_out, b_out = (threading.Event() for _ in range(4))
+    seen = {}
+
+    def a():
+        with collector.paused():
+            a_in.set()
+            b_in.wait(5)
+        a_out.set()
+
+    def b():
+        a_in.wait(5)
+        with collector.paused():
+            b_in.set()
+            a_out.wait(5)
+            seen["during"] = gc.isenabled()
+        b_out.set()
+
+    threads = [threading.Thread(target=f) for f in (a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen["during"] is False
+    assert gc.isenabled()
+    with collector.paused(), collector.paused():  # nested in one thread
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
 def test_a_failed_block_freezes_nothing(unfrozen):
     gc.enable()
     with pytest.raises(ValueError), collector.paused(keep=True):
