@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from array import array
 from collections.abc import Callable
 from typing import Any
@@ -124,6 +125,16 @@ def _symbol_json(w: _Wire, s) -> dict:
 
 
 CHILD_MIN_CHARS = 2_000_000  # from this size on, a whole-document answer is computed in a forked child
+# ... up to this size. A fork holds the GIL while the kernel copies the page tables, and the parent's pages are
+# copied as it writes them afterwards: 4-6 ms for the 23 MB module's 170-240 MB process, 26-30 ms for the 100 MB
+# module's 500-600 MB, three or four times for VS Code's on-open batch (a hover waited 110 ms behind them).
+# Beyond it the answer is made in the worker thread, which hands the GIL back every 0.2 ms: the 100 MB module's
+# outline and folding ranges are 0.25 and 0.2 s of work there, a tenth of the yardstick (XLA's 4-6 s parse).
+CHILD_MAX_CHARS = 48_000_000
+# one such answer computed here at a time: each one a busy thread more, and the event loop's share of the GIL
+# went down with every one (with the tokens' thread, the background's and three answers' busy, a hover waited
+# 70-130 ms for the GIL it needed at each step)
+_IN_PROCESS = threading.Lock()
 CHILD_TIMEOUT_S = 60.0
 # how much lower the CPU priority of a child making a long answer is (the outline, folding ranges, links: the
 # editor gives them half the yardstick, and 0.1 of it to the token delta, lenses and hovers that the process
@@ -147,7 +158,7 @@ def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answ
         size = ls.ws.analysis(path).size
     except ReadError:
         size = 0
-    if size > CHILD_MIN_CHARS:
+    if CHILD_MIN_CHARS < size <= CHILD_MAX_CHARS:
         if long_answer:
             # a fork now would make the short answers under way copy what they write (those of its batch first
             # let start: `wait_dispatched`, again, as messages may have come while the document was read)
@@ -159,6 +170,9 @@ def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answ
         got = fork.result(child)
         if got is not None:
             return got
+    if size > CHILD_MAX_CHARS:
+        with _IN_PROCESS, collector.paused():
+            return fn()
     return fn()
 
 
@@ -275,7 +289,10 @@ def code_lens_json(ls: HloLanguageServer, path: str) -> RawResult | Provisional:
             # copy-on-write faults slowed the other answers of the batch)
             return Provisional(_file_lens_json(ls, path))
     ls.answers.not_waiting(path, "codeLens")
-    lens.module_report(ls.ws, path)  # the peak report is kept with the bundle: made here, never in a child
+    if lens.module_report(ls.ws, path) is None and not ls.ws.passes.is_history_file(path):
+        # no buffer files and no pass history: no lens to make, and a fork would cost the GIL for nothing
+        return _lens_json(ls, path, lens.code_lenses(ls.ws, path))
+    # the peak report is kept with the bundle: made above, never in a child
     return _lenses_in_child(ls, path, lens.code_lenses)
 
 
@@ -417,16 +434,16 @@ def _encoder(w: _Wire) -> token_reuse.Encoder:
         first, last = toks[0][0], toks[-1][0]
         if w.encoding == lsp.PositionEncodingKind.Utf32 or _all_ascii(lines, first, last + 1):
             # code points are wire columns (every line of a machine-written dump is ASCII): no per-token conversion
-            wire = [(line, s, e - s, t, m) for line, s, e, t, m in toks]
+            data = semantic_tokens.encode_spans(toks, TOKEN_DATA)
         else:
             col = w.col
             wire = []
             for line, start, end, typ, mods in toks:
                 s = col(line, start)
                 wire.append((line, s, col(line, end) - s, typ, mods))
-        flat = semantic_tokens.encode(wire)
-        data = pieces.int_array(TOKEN_DATA, flat)
-        pieces.release(flat, wire)  # (the 100 MB module's: 3.2 million integers and 640,000 tuples)
+            flat = semantic_tokens.encode(wire)
+            data = pieces.int_array(TOKEN_DATA, flat)
+            pieces.release(flat, wire)
         data[0] -= prev_line
         return data
 

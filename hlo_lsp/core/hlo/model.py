@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import accumulate, compress, repeat
-from operator import contains
+from operator import add, contains
 from typing import Any
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range
@@ -245,7 +245,7 @@ class HloModule:
             if not isinstance(r, range) or r.step != 1 or last - first != len(r) - 1:
                 return None
             seg = self.lines[first : last + 1]
-            starts = array("q", accumulate(map(len, seg), lambda acc, n: acc + n + 1, initial=0))
+            starts = array("q", accumulate(map(add, map(len, seg), repeat(1)), initial=0))  # (C iterators)
             got = self._comp_text = (k, "\n".join(seg), starts)
         _, text, starts = got
         out: list[int] = []
