@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import re
 import sys
@@ -361,6 +362,7 @@ async def main() -> None:
     args = ap.parse_args()
     if args.server_cmd:
         SERVER_CMD[:] = args.server_cmd
+    os.environ.setdefault("PYTHON", sys.executable)  # the Python a wrapper (gil_watch/serve) runs the server with
     files = [Path(f) for f in (args.file or DEFAULT_FILES) if Path(f).exists()]
     log_dir = Path("/tmp/bench_editor")
     log_dir.mkdir(exist_ok=True)
