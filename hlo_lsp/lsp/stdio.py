@@ -335,6 +335,7 @@ class ThreadedWriter:
                 else:
                     return  # closed, and everything written
             self._put(data)
+            del data  # not held while the thread waits for the next one (an 8 MB token answer stayed all idle)
             with self._lock:
                 self._pending -= 1
                 if self._pending == 0:

@@ -21,3 +21,16 @@ def test_pieces_equal_the_whole(n):
     a, b = list(items), list(rows)
     pieces.release(a, b)
     assert a == [] and b == []
+
+
+def test_occurrences_sorted_by_key_in_pieces_equal_one_stable_sort(monkeypatch):
+    import random
+
+    from hlo_lsp.core import occurrences
+
+    rng = random.Random(5)
+    for piece in (1, 3, 16, 10_000):
+        monkeypatch.setattr(occurrences, "KEY_PIECE", piece)
+        for n in (0, 1, 2, 17, 300):
+            keys = [rng.choice(["a", "b", "c", "dd", "é"]) for _ in range(n)]
+            assert list(occurrences._by_key(keys)) == sorted(range(n), key=keys.__getitem__)

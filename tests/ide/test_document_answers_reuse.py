@@ -223,7 +223,7 @@ def _reused_after(tmp_path, edits, encoding: str = "utf-16") -> tuple[list, list
             memo = token_reuse.memo_of(a, got, data, encoding)
         else:
             reused += 1
-            assert spliced is not None and token_reuse.token_list(spliced.tokens) == got
+            assert spliced is not None and token_reuse.token_list(spliced.rows()) == got
             assert spliced == token_reuse.memo_of(a, got, spliced.data, encoding)  # the next version's memo
             data = spliced.data
             memo = spliced
