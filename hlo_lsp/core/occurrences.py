@@ -26,6 +26,8 @@ import heapq
 import sys
 from array import array
 from collections.abc import Iterator
+from itertools import repeat
+from operator import and_, rshift
 from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Range
@@ -78,6 +80,11 @@ _PAIR_CODE: dict[tuple[str, str], int] = {}
 _PAIRS: list[tuple[str, str]] = []
 _new = tuple.__new__
 _intern = sys.intern
+
+
+def occurrence_pairs() -> list[tuple[str, str]]:
+    """(kind, role) of each occurrence code so far, by code."""
+    return list(_PAIRS)
 
 
 def pair_code(kind: str, role: str) -> int:
@@ -242,6 +249,17 @@ class OccurrenceIndex:
                 start = wide[i]
             kind, is_def = pairs[code]
             yield p >> COL_BITS, start, end[i], kind, is_def
+
+    def columns(self) -> tuple[array, array, array, bytes] | None:
+        """(lines, starts, ends, (kind, role) codes) of every occurrence as arrays, made by C iterators; None when
+        a start is too large to pack (`OccurrenceTable.wide`: read them with `all_spans`)."""
+        occ = self._occ
+        if occ.wide:
+            return None
+        pos = occ.pos
+        lines = array("q", map(rshift, pos, repeat(COL_BITS)))
+        starts = array("q", map(and_, pos, repeat(_COL_MAX)))
+        return lines, starts, occ.ends, bytes(occ.codes)
 
     def find(self, kind: str, key: str) -> list[Occurrence]:
         """Every occurrence of (kind, key) in document order; [] when the key never occurs."""

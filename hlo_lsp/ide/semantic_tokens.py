@@ -33,6 +33,7 @@ from typing import NamedTuple
 from hlo_lsp.core import kinds
 from hlo_lsp.core.hlo.instructions import name_columns
 from hlo_lsp.core.hlo.line import parse_instruction_line
+from hlo_lsp.core.occurrences import occurrence_pairs
 from hlo_lsp.core.process import pieces
 from hlo_lsp.core.workspace import ReadError, Workspace
 
@@ -53,6 +54,7 @@ TOKEN_TYPES = [
 TOKEN_MODIFIERS = ["declaration"]
 _T = {t: i for i, t in enumerate(TOKEN_TYPES)}
 DECL = 1
+ROWS = "i"  # the typecode of packed token rows (`definition_rows`; `ide.token_reuse.TOKEN_ROWS`)
 
 _HLO_WORDS = "HloModule|ENTRY|ROOT|FileNames|FunctionNames|FileLocations|StackFrames"
 _BUFFER_WORDS = (
@@ -209,6 +211,119 @@ def _in_order(tokens: Sequence[Tok5]) -> bool:
         if any(map(gt, tokens[i : i + step], tokens[i + 1 : i + step + 1])):
             return False
     return True
+
+
+def definition_rows(a) -> array | None:
+    """`definition_tokens` of a long document, packed five integers a token (`ide.token_reuse.token_rows`' form),
+    made from the model's columns by C iterators and strided copies, with no tuple per token (the 23 MB module's
+    217,000 tokens: 0.1 s as tuples, then as long again to encode and pack them); None when the columns cannot
+    give them (a name past `MAX_LINE`, instructions outside a plain run per computation, a wide occurrence start):
+    `definition_tokens` then makes them."""
+    if a.kind == kinds.HLO and a.hlo is not None:
+        return _module_rows(a)
+    if a.buffers is not None and a.index is not None and hasattr(a.index, "columns"):
+        return _occurrence_rows(a.index)
+    return None
+
+
+def _interleaved(columns: list[Sequence[int] | int], n: int) -> array:
+    """``n`` tokens from their five columns (a column given as an int is that value for each), one token after
+    another (`ROWS` rows), made a piece of `process.pieces.PIECE` tokens at a time by strided copies."""
+    out = array(ROWS, bytes(4 * 5 * n))
+    step = pieces.PIECE
+    for i in range(0, n, step):
+        j = min(i + step, n)
+        seg = out[5 * i : 5 * j]
+        for k, col in enumerate(columns):
+            seg[k::5] = array(ROWS, repeat(col, j - i)) if isinstance(col, int) else array(ROWS, col[i:j])
+        out[5 * i : 5 * j] = seg
+    return out
+
+
+def _module_rows(a) -> array | None:
+    mod = a.hlo
+    names, line_of, col_of = name_columns(mod.instructions)
+    comps = mod.computations
+    if not isinstance(line_of, array) or (len(col_of) and max(col_of) >= MAX_LINE):
+        return None
+    for c in comps:
+        r = c.instructions
+        if not isinstance(r, range) or r.step != 1 or c.name_start >= MAX_LINE:
+            return None
+    fn, var = _T["function"], _T["variable"]
+    head: list[Tok5] = []
+    if mod.header_line is not None:
+        m = _MODULE_NAME.search(a.lines[mod.header_line])
+        if m:
+            head.append((mod.header_line, m.start(1), m.end(1), _T["namespace"], DECL))
+    # every instruction's token, then each computation's header token put before its instructions
+    n = len(names)
+    step = pieces.PIECE
+    ends = array(ROWS)
+    for i in range(0, n, step):
+        ends.extend(map(add, col_of[i : i + step], map(len, names[i : i + step])))
+    ins = _interleaved([line_of, col_of, ends, var, DECL], n)
+    out = array(ROWS, chain.from_iterable(head))
+    at = 0
+    for c in comps:
+        r = c.instructions
+        if r.start != at:
+            return None  # instructions outside every computation, or out of order: the tuples sort them
+        out.extend((c.line, c.name_start, c.name_start + len(c.name), fn, DECL))
+        out += ins[5 * r.start : 5 * r.stop]
+        at = r.stop
+    if at != n or not _rows_in_order(out):
+        return None  # (a computation's header after an instruction, say: the tuples sort them)
+    return out
+
+
+def _rows_in_order(rows: array) -> bool:
+    """Each token of ``rows`` before the next (by line, then start), tested a piece at a time."""
+    step = pieces.PIECE
+    n = len(rows) // 5
+    for i in range(0, max(n - 1, 0), step):
+        part = rows[5 * i : 5 * min(i + step + 1, n)]
+        cols = [part[k::5] for k in range(5)]
+        if any(map(gt, zip(*cols), zip(*(c[1:] for c in cols)))):
+            return False
+    return True
+
+
+def _occurrence_rows(index) -> array | None:
+    cols = index.columns()
+    if cols is None:
+        return None
+    lines, starts, ends, codes = cols
+    if len(starts) and max(starts) >= MAX_LINE:
+        return None
+    pairs = occurrence_pairs()
+    types = bytes(_T[_OCC_TYPE.get(kind, "variable")] for kind, _role in pairs).ljust(256, b"\0")
+    decl = bytes(DECL if role == "def" else 0 for _kind, role in pairs).ljust(256, b"\0")
+    kinds_of, roles_of = array("B", codes.translate(types)), array("B", codes.translate(decl))  # (values, not bytes)
+    return _interleaved([lines, starts, ends, kinds_of, roles_of], len(codes))
+
+
+def encode_rows(rows: array, typecode: str) -> array:
+    """`encode_spans` of tokens packed five integers each (`definition_rows`), by C iterators over strided copies
+    of the columns, a piece at a time (`process.pieces.PIECE` tokens)."""
+    n = len(rows) // 5
+    out = array(typecode, bytes(array(typecode).itemsize * 5 * n))
+    prev_line = prev_start = 0
+    step = pieces.PIECE
+    for i in range(0, n, step):
+        part = rows[5 * i : 5 * min(i + step, n)]
+        lines, starts = part[0::5], part[1::5]
+        d_line = array(typecode, map(sub, lines, chain((prev_line,), lines)))
+        d_start = array(typecode, map(sub, starts, map(mul, chain((prev_start,), starts), map(not_, d_line))))
+        seg = out[5 * i : 5 * i + len(part)]
+        seg[0::5] = d_line
+        seg[1::5] = d_start
+        seg[2::5] = array(typecode, map(sub, part[2::5], starts))
+        seg[3::5] = array(typecode, part[3::5])
+        seg[4::5] = array(typecode, part[4::5])
+        out[5 * i : 5 * i + len(part)] = seg
+        prev_line, prev_start = lines[-1], starts[-1]
+    return out
 
 
 def occurrence_tokens(index, lo: int = 0, hi: int | None = None) -> list[Tok5]:

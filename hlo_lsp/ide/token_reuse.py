@@ -168,6 +168,14 @@ def _signature(mod) -> tuple[list[tuple[int, int, str]], int]:
     return [_SIG(c) for c in comps], sum([len(c.instructions) for c in comps])  # (a loop: no long C call)
 
 
+def memo_of_rows(a, rows: array[int], data: array[int], encoding: str) -> TokenMemo | None:
+    """`memo_of` with the tokens packed already (`semantic_tokens.definition_rows`)."""
+    if not _long_module(a):
+        return None
+    comps, n = _signature(a.hlo)
+    return TokenMemo(pieces.copy_list(a.lines), packed_rows(rows), comps, n, data, encoding)
+
+
 def memo_of(a, tokens: Sequence[Tok], data: array[int], encoding: str) -> TokenMemo | None:
     """The memo of ``tokens``, the full definition tokens of analysis ``a`` (and ``data``, their wire data in
     ``encoding``); None when ``a`` is not a long module (its tokens are not definitions only, and are not

@@ -408,8 +408,12 @@ def token_data(ls: HloLanguageServer, path: str) -> array[int]:
     enc = _encoder(w)
     memo = ls.answers.token_memo.get(path)
     nxt = token_reuse.reuse_encoded(memo, a, encoding, enc) or token_reuse.reuse_buffer_encoded(memo, a, encoding, enc)
+    rows = _long_rows(w, a) if nxt is None else None
     if nxt is not None:
         data = nxt.data
+    elif rows is not None:  # a long document's names, packed from its columns: no tuple per token
+        data = semantic_tokens.encode_rows(rows, TOKEN_DATA)
+        nxt = token_reuse.memo_of_rows(a, rows, data, encoding) or token_reuse.buffer_memo_of(a, data, encoding)
     else:
         toks = semantic_tokens.document_tokens(ls.ws, path)
         data = enc(toks, 0)
@@ -419,6 +423,19 @@ def token_data(ls: HloLanguageServer, path: str) -> array[int]:
     if version is not None and ls.answers.version_of(path) == version:  # no edit landed meanwhile
         ls.answers.token_memo[path] = nxt
     return data
+
+
+def _long_rows(w: _Wire, a) -> array | None:
+    """The full tokens of a long document packed (`semantic_tokens.definition_rows`), when its code-point columns
+    are wire columns (UTF-32, or ASCII lines: every line of a machine-written dump); None otherwise."""
+    if len(a.lines) <= semantic_tokens.LIGHT_LINES:
+        return None
+    rows = semantic_tokens.definition_rows(a)
+    if rows is None or not rows:
+        return None
+    if w.encoding == lsp.PositionEncodingKind.Utf32 or _all_ascii(w.lines, rows[0], rows[-5] + 1):
+        return rows
+    return None
 
 
 def _encoder(w: _Wire) -> token_reuse.Encoder:

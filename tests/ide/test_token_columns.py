@@ -67,3 +67,36 @@ def test_encoding_random_tokens_in_pieces(monkeypatch):
             assert st.encode_spans(toks, "i") == array("i", st.encode(wire))
             assert st._in_order(toks)
     assert not st._in_order([(1, 0, 2, 0, 0), (0, 0, 1, 0, 0)])
+
+
+BUFFER_FILES = sorted(
+    p
+    for p in (HLO[0].parents[2]).rglob("*.txt")
+    if p.name.endswith(("-buffer-assignment.txt", "-values.txt", "-live-range.txt"))
+)
+
+
+@pytest.mark.parametrize("path", HLO + BUFFER_FILES, ids=lambda p: p.parent.name + "/" + p.name[-40:])
+def test_packed_rows_equal_the_tokens_and_their_encoding(path, monkeypatch):
+    """`definition_rows` (the model's columns packed, no tuple per token) gives `definition_tokens` packed, and
+    `encode_rows` their `encode`: on every real module and buffer file, in pieces of seven tokens."""
+    monkeypatch.setattr(pieces, "PIECE", 7)
+    ws = Workspace()
+    ws.open(str(path), path.read_text(), 1)
+    a = ws.analysis(str(path))
+    rows = st.definition_rows(a)
+    toks = st.definition_tokens(a)
+    if rows is None:
+        return
+    assert list(rows) == [x for t in toks for x in t]
+    wire = [(line, s, e - s, t, m) for line, s, e, t, m in toks]
+    assert st.encode_rows(rows, "i") == array("i", st.encode(wire))
+
+
+def test_packed_rows_are_made_for_the_real_documents():
+    made = 0
+    for path in HLO[:20] + BUFFER_FILES[:20]:
+        ws = Workspace()
+        ws.open(str(path), path.read_text(), 1)
+        made += st.definition_rows(ws.analysis(str(path))) is not None
+    assert made >= 30
