@@ -128,3 +128,20 @@ def test_folding_is_every_multi_line_entry_of_the_unbounded_outline(tmp_path, mo
     assert want  # allocations, used values, live-range sections
     got = [(f["startLine"], f["endLine"]) for f in _parsed(folding_json(ls, path))]
     assert got == want == [(f.start_line, f.end_line) for f in symbols.folding_ranges(ls.ws, path)]
+
+
+@pytest.mark.parametrize(
+    "path", sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt"))[:4], ids=lambda p: p.parent.name
+)
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8"])
+def test_a_modules_outline_text_made_a_symbol_at_a_time_is_its_json(tmp_path, path, encoding):
+    """`_symbol_text` (children written one at a time) gives the text of the whole symbol tree encoded at once."""
+    from hlo_lsp.lsp.doc_answers import JSON_ENCODE
+    from hlo_lsp.lsp.handlers_document import _symbol_text
+
+    ls, p = _server(tmp_path, path.name, path.read_text() + "\n// é", encoding)
+    w = _Wire(ls, p)
+    syms = symbols.document_symbols(ls.ws, p)
+    assert syms and syms[0].children
+    assert [_symbol_text(w, s) for s in syms] == [JSON_ENCODE(_symbol_json(w, s)) for s in syms]
+    assert json.loads(document_symbols_json(ls, p).parts[0]) == [_symbol_json(w, s) for s in syms]
