@@ -322,3 +322,19 @@ def test_the_name_index_keeps_each_names_first_place():
                 assert bulk.first_index(names) == want
             finally:
                 bulk.PIECE_NAMES = old
+
+
+def test_the_read_keeps_its_longest_computation_joined_as_the_lines_join(monkeypatch):
+    from hlo_lsp.core.hlo import model as hlo_model
+
+    monkeypatch.setattr(hlo_model, "JOINED_MIN", 2)
+    for path in HLO[:30]:
+        mod = read_hlo(path.read_text())
+        if not mod.rows_read:
+            continue
+        k, text, starts = mod._comp_text
+        c = mod.computations[k]
+        assert len(c.instructions) == max(len(x.instructions) for x in mod.computations)
+        lines = mod.lines[c.line + 1 : c.end_line]
+        assert text == "\n".join(lines)
+        assert list(starts) == [sum(len(x) + 1 for x in lines[:j]) for j in range(len(lines) + 1)]

@@ -237,16 +237,11 @@ class HloModule:
         with ``str.find`` in the computation's lines joined once (kept until the users map is built: even in C
         iterators each of the 100 MB module's 91,000 entry lines was a cache miss, 16-70 ms a hover, where a
         search of the joined 10 MB takes 1-2 ms); None when its lines are not consecutive."""
-        t = self.instructions
-        assert isinstance(t, InstructionTable)
         got = self._comp_text
         if got is None or got[0] != k:
-            first, last = t.line_of[r.start], t.line_of[r.stop - 1]
-            if not isinstance(r, range) or r.step != 1 or last - first != len(r) - 1:
+            got = self.join_computation(k)
+            if got is None:
                 return None
-            seg = self.lines[first : last + 1]
-            starts = array("q", accumulate(map(add, map(len, seg), repeat(1)), initial=0))  # (C iterators)
-            got = self._comp_text = (k, "\n".join(seg), starts)
         _, text, starts = got
         out: list[int] = []
         j = text.find(needle)
@@ -256,6 +251,22 @@ class HloModule:
                 out.append(i)
             j = text.find(needle, j + 1)
         return out
+
+    def join_computation(self, k: int, text: str | None = None) -> tuple[int, str, array] | None:
+        """Keep computation ``k``'s lines joined, with each line's offset in that text, for `_in_joined_text`
+        (``text``: that text already, as the read has it); None when its lines are not consecutive."""
+        t = self.instructions
+        assert isinstance(t, InstructionTable)
+        r = self.computations[k].instructions
+        if not r or not isinstance(r, range) or r.step != 1:
+            return None
+        first, last = t.line_of[r.start], t.line_of[r.stop - 1]
+        if last - first != len(r) - 1:
+            return None
+        seg = self.lines[first : last + 1]
+        starts = array("q", accumulate(map(add, map(len, seg), repeat(1)), initial=0))  # (C iterators)
+        got = self._comp_text = (k, "\n".join(seg) if text is None else text, starts)
+        return got
 
     def user_count(self, name: str) -> int:
         """How many instructions take ``name`` as an operand (`users` without making them: a name used 3,000
