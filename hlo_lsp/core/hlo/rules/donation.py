@@ -16,13 +16,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import contains
+from operator import contains, itemgetter
 
 from hlo_lsp.core.diagnostics import Diagnostic, info
 from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.hlo.model import HloModule
-from hlo_lsp.core.hlo.rows import ROW
+from hlo_lsp.core.hlo.rows import OPCODE, PARAM, ROW, SHAPE
 from hlo_lsp.core.shapes import ELEMENT_BITS, Shape, element_count, human_size, parse_shape
 
 CODE = "hlo.donation-hint"
@@ -56,10 +56,9 @@ def aliases(header: str | None) -> tuple[set[int], set[tuple[int, ...]]]:
     m = _ALIAS.search(header or "")
     if m is None:
         return set(), set()
-    params, outputs = set(), set()
-    for index, param in _PAIR.findall(m.group(1)):
-        params.add(int(param))
-        outputs.add(tuple(int(x) for x in index.replace(" ", "").split(",") if x))
+    pairs = _PAIR.findall(m.group(1))
+    params = set(map(int, map(itemgetter(1), pairs)))
+    outputs = {tuple(map(int, filter(None, index.replace(" ", "").split(",")))) for index, _ in pairs}
     return params, outputs
 
 
@@ -140,9 +139,18 @@ def _entry_parameters(mod: HloModule, entry) -> list[tuple[int, int, str | None]
     else:
         where = [mod.make_instruction(i).line for i in r]
     texts = map(lines.__getitem__, where)
+    found = list(compress(zip(r, map(lines.__getitem__, where)), map(contains, texts, repeat("parameter("))))
+    # their rows in one pass when each of the lines is one (as the rows pass reads them: one row a line)
+    rows = ROW.findall("\n" + "\n".join([line for _, line in found])) if found else []
+    if len(rows) == len(found):
+        return [
+            (int(row[PARAM]), i, row[SHAPE])
+            for (i, _), row in zip(found, rows)
+            if row[OPCODE] == "parameter" and row[PARAM] and len(row[PARAM]) < 10
+        ]
     out = []
     match = ROW.match
-    for i, line in compress(zip(r, map(lines.__getitem__, where)), map(contains, texts, repeat("parameter("))):
+    for i, line in found:
         m = match("\n" + line)
         if m is not None:
             if m.group(5) == "parameter" and m.group(7) and len(m.group(7)) < 10:
