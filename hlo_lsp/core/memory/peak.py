@@ -153,6 +153,7 @@ def analyse_peak(bs: BufferSet, hlo: HloModule | None = None) -> PeakReport:
                 live.append(live_value(v, lr, b or 0, own, sources))
     live.sort(key=lambda x: (-x.bytes, x.key))
     view = allocated_view(bs, shapes, sources)
+    sources.live.clear()  # the two peaks share their objects now; the report keeps no index of them
     _label_allocations(live + view.live, bs, hlo, sources)
     report = PeakReport(
         xla=XlaPeak(step, weight, live, "old" if old else "current"),
