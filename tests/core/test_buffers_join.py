@@ -201,3 +201,77 @@ def test_a_join_is_freed_by_reference_counting(stem, files):
     assert all(v.size is not None or v.live_range is not None for v in values)  # a value outlives its set
     del values
     assert gc.collect() == 0
+
+
+def _joined_state(bs: BufferSet):
+    return (
+        [(v.key, v.instruction, v.index, v.value_id, v.phi, v.color, v.n) for v in bs.values_by_key.values()],
+        [list(r) for r in bs.roles.records],
+        [bytes(d) for d in bs.roles.docs],
+        [(kind, d.range, d.code, d.message) for kind, d in bs.problems],
+    )
+
+
+def _files_alone_and_together():
+    """Each split file of six corpus modules joined alone, and each module's files joined in two orders, plus the
+    seeds' old single files (their listing and used values name the same values: the per-record loop joins the
+    used values there)."""
+    out = []
+    for stem, files in SETS[:6]:
+        docs = {k: read_buffers(p.read_text(encoding="utf-8"), k) for k, p in files.items() if k != "module"}
+        out += [(f"{stem}:{k}", [d]) for k, d in docs.items()]
+        out.append((f"{stem}:all", list(docs.values())))
+        out.append((f"{stem}:reversed", list(docs.values())[::-1]))
+    for seed in sorted((DATA / "seeds").glob("*.txt")):
+        text = seed.read_text(encoding="utf-8")
+        if "Used values:" in text:
+            out.append((f"seed {seed.name}", [read_buffers(text)]))
+    return out
+
+
+def _counting(monkeypatch):
+    """`join._new_values` wrapped: the list of what each call returned."""
+    from hlo_lsp.core.buffers import join
+
+    taken: list[bool] = []
+    real = join._new_values
+
+    def counted(*args):
+        got = real(*args)
+        taken.append(got)
+        return got
+
+    monkeypatch.setattr(join, "_new_values", counted)
+    return taken
+
+
+@pytest.mark.parametrize("name, docs", _files_alone_and_together(), ids=lambda x: x if isinstance(x, str) else "")
+def test_new_values_joined_at_once_as_one_by_one(name, docs, monkeypatch):
+    """`join._new_values` (a file whose values are all new to the set, made at once) joins exactly as the
+    per-record loop does: the same values with the same facts and numbers, roles and problems."""
+    from hlo_lsp.core.buffers import join
+
+    taken = _counting(monkeypatch)
+    fast = _joined_state(BufferSet.from_docs(docs))
+    monkeypatch.setattr(join, "_new_values", lambda *args: False)
+    slow = _joined_state(BufferSet.from_docs(docs))
+    assert fast == slow
+    assert fast[0] or name.endswith(":memory-report"), name  # a memory report names no value
+    if name.endswith((":assignment", ":values", ":all")) or name.startswith("seed"):
+        assert True in taken, "the path joining new values at once was not taken"
+
+
+def test_new_values_declined_when_a_key_repeats():
+    """A values listing that names one value twice (with another id) is joined record by record, and the
+    mismatch is reported."""
+    stem, files = SETS[0]
+    text = files["values"].read_text(encoding="utf-8")
+    first = text.index("\n<") + 1
+    block = text[first : text.index("\n<", first) + 1]
+    vid = re.match(r"<(\d+) ", block).group(1)
+    doc = read_buffers(text + block.replace(f"<{vid} ", f"<{int(vid) + 100000} ", 1), "values")
+    with pytest.MonkeyPatch.context() as mp:
+        taken = _counting(mp)
+        bs = BufferSet.from_docs([doc])
+    assert taken == [False, False]  # the listing's value lines (none here), then the used values
+    assert [d.code for _, d in bs.problems] == ["bufferset.id-mismatch"]

@@ -6,6 +6,7 @@ and `_set_id` (which reports a mismatch) only for ids that disagree."""
 
 from __future__ import annotations
 
+from array import array
 from itertools import repeat
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from hlo_lsp.core.buffers.model import BufferDoc
 from hlo_lsp.core.buffers.value import ASG, FROM, LIVE, PEAK, ROLES, USED, BufferValue, Roles, Source
 from hlo_lsp.core.diagnostics import Range, warning
 from hlo_lsp.core.process import turns
+from hlo_lsp.core.process.pieces import PIECE
 
 if TYPE_CHECKING:
     from hlo_lsp.core.buffers.bufferset import BufferSet
@@ -115,6 +117,8 @@ def _join_values(bs: BufferSet, d: int, kind: str, cols: Assignments | UsedValue
     by_key, num = bs.values_by_key, cols.num
     rec, src = bs.roles.records[USED if used else ASG], bs.roles.docs[USED if used else ASG]
     rec_from, src_from = bs.roles.records[FROM], bs.roles.docs[FROM]
+    if _new_values(bs, d, cols, rec, src, (rec_from, src_from) if used else None):
+        return
     from_lines = cols.from_line if isinstance(cols, UsedValues) else repeat(NONE, len(cols))
     columns = zip(cols.key, cols.index_text, cols.value_id, cols.color, from_lines)
     for r, (key, itext, vid, color, from_line) in enumerate(columns):
@@ -142,6 +146,60 @@ def _join_values(bs: BufferSet, d: int, kind: str, cols: Assignments | UsedValue
                 src_from[n] = d
         rec[n] = r
         src[n] = d
+
+
+def _new_values(bs: BufferSet, d: int, cols: Assignments | UsedValues, rec, src, from_roles) -> bool:
+    """`_join_values` when every record of ``cols`` is a value of its own that the set does not hold yet (a
+    buffer file joined alone, as the pull at its open does, or first): each value made with its facts at once,
+    a few thousand at a time by C iterators, its roles' records written a slice at a time. False (nothing done)
+    when a key repeats or is held, or a number is kept on the side (`Records.wide`): the loop then joins them.
+    The benchmark's values file alone: 37,286 values, 50 ms by the loop."""
+    by_key, keys = bs.values_by_key, cols.key
+    total = len(keys)
+    n0 = len(by_key)
+    if not total or n0 + total > len(rec) or cols.wide or NONE in cols.value_id:
+        return False
+    held, seen = by_key.keys(), set()
+    for lo in range(0, total, PIECE):  # a piece at a time: no single C call over every key
+        piece = keys[lo : lo + PIECE]
+        if not held.isdisjoint(piece):
+            return False
+        seen.update(piece)
+    if len(seen) != total:
+        return False
+    del seen
+    roles = bs.roles
+    for lo in range(0, total, GIVE_WAY_EVERY + 1):
+        turns.give_way()  # joined in the background: the requests under way first
+        hi = min(lo + GIVE_WAY_EVERY + 1, total)
+        colors = [None if c == NONE else c for c in cols.color[lo:hi]]
+        values = map(
+            BufferValue,
+            keys[lo:hi],
+            cols.instruction[lo:hi],
+            map(shape_index, cols.index_text[lo:hi]),
+            cols.value_id[lo:hi],
+            map(bool, cols.phi[lo:hi]),
+            colors,
+            repeat(roles, hi - lo),
+            range(n0 + lo, n0 + hi),
+        )
+        by_key.update(zip(keys[lo:hi], values))
+    for lo in range(0, total, PIECE):
+        hi = min(lo + PIECE, total)
+        rec[n0 + lo : n0 + hi] = array("q", range(lo, hi))
+    src[n0 : n0 + total] = bytes((d,)) * total
+    if from_roles is not None:  # a `` from instruction:`` line read for the value
+        rec_from, src_from = from_roles
+        if NONE not in cols.from_line:  # every value's (a listing read to its end)
+            rec_from[n0 : n0 + total] = rec[n0 : n0 + total]
+            src_from[n0 : n0 + total] = src[n0 : n0 + total]
+            return True
+        for r, from_line in enumerate(cols.from_line):
+            if from_line != NONE:
+                rec_from[n0 + r] = r
+                src_from[n0 + r] = d
+    return True
 
 
 def _join_live_ranges(bs: BufferSet, d: int, L: LiveRanges) -> None:

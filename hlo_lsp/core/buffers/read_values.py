@@ -6,14 +6,15 @@ line by line (a header glued to the previous line's end included).
 from __future__ import annotations
 
 import re
-from itertools import repeat
-from operator import add
+from itertools import compress, repeat
+from operator import add, lshift, or_
 
-from hlo_lsp.core.buffers.columns import NONE, shape_index
+from hlo_lsp.core.buffers.columns import _HI, NONE, shape_index
 from hlo_lsp.core.buffers.read_common import CODE_STRUCTURE, ReaderState, intern_str, value_names
 from hlo_lsp.core.buffers.text import FROM, HEADER, INDEX, NAME, POSITION, USE
 from hlo_lsp.core.occurrences import COL_BITS
 from hlo_lsp.core.occurrences import pair_code as occ_pair_code
+from hlo_lsp.core.process.pieces import PIECE
 
 BLOCK = re.compile(
     rf"<(\d+) ({NAME})({INDEX})?( \(phi\))?(?: @(\d+))?>\n"
@@ -22,33 +23,71 @@ BLOCK = re.compile(
     rf" from instruction: ?%?({NAME})(?![^\s{{}}<>:,=()])[^\n]*\n"  # the name ends where it ends: linear
 )
 
+_USE_NAMES = re.compile(rf"  ({NAME}), operand ")  # the instruction of each use of a block's uses
+_POSITION_ITEMS = re.compile(rf"  ({NAME})(?: ({INDEX}))?\n")  # as `BLOCK` matched them: name, index
+_USE_ITEMS = re.compile(rf"  ({NAME}), operand (\d+)(?: ({INDEX}))?\n")  # name, operand, index
+
 
 def block_items(pos_text: str, use_text: str) -> tuple[list[str], list[str]]:
     """The instruction names of a block's ``positions:`` and ``uses:`` items (``use_text`` may be ``  (none)``),
     their indices and operand numbers checked: ValueError for one the reader would report. The texts are
     `BLOCK`'s groups: without an index (nearly every block) nothing can fail (an operand is digits), and the
-    names are cut from each text in one split."""
+    names are cut from each text in one split; with indices, the items are read by one `findall` a text and
+    each distinct index and operand checked once (a tuple's value lists thousands of `{i}`)."""
     if "{" not in pos_text and "{" not in use_text:
         names = pos_text[2:-1].split("\n  ")
         if use_text == "  (none)\n":
             return names, []
-        return names, [item.partition(", ")[0] for item in use_text[2:-1].split("\n  ")]
-    positions = []
-    for item in pos_text[:-1].split("\n"):
-        name, _, index_text = item[2:].partition(" ")
+        return names, _USE_NAMES.findall(use_text)
+    items = _POSITION_ITEMS.findall(pos_text)
+    for index_text in {i for _, i in items}:
         if index_text:
             shape_index(index_text)
-        positions.append(name)
-    uses = []
-    if use_text != "  (none)\n":
-        for item in use_text[:-1].split("\n"):
-            name, _, rest = item[2:].partition(", operand ")
-            operand, _, index_text = rest.partition(" ")
-            int(operand)
-            if index_text:
-                shape_index(index_text)
-            uses.append(name)
-    return positions, uses
+    positions = [name for name, _ in items]
+    if use_text == "  (none)\n":
+        return positions, []
+    items = _USE_ITEMS.findall(use_text)
+    for _, operand, index_text in set(items):
+        int(operand)
+        if index_text:
+            shape_index(index_text)
+    return positions, [name for name, _, _ in items]
+
+
+def _run_occurrences(occ, first: int, end: int, keys: list[str], heads: tuple, froms: tuple, gaps: list[int]) -> None:
+    """Add to ``occ`` the occurrences of the run of blocks on lines ``first`` to ``end`` (`used_blocks`): one on
+    each line but the ``gaps``, in document order, its key from ``keys``; an item's at column 2 and as long as
+    its name, a value's own and an instruction's (``heads``, ``froms``: occurrence numbers and columns) where
+    the block put them. Made column by column by C iterators, a piece at a time (`pieces.PIECE` items a C call:
+    the values file of the benchmark has 180,000 occurrences, read in the background beside the hovers)."""
+    n = len(keys)
+    starts = [2] * n
+    heads_at, head_start, head_end = heads
+    froms_at, from_start = froms
+    for j, c in zip(heads_at, head_start):
+        starts[j] = c
+    for j, c in zip(froms_at, from_start):
+        starts[j] = c
+    on_line = bytearray(b"\x01") * (end - first)
+    for g in gaps:
+        on_line[g - first] = 0
+    lines: list[int] = []
+    for lo in range(first, end, PIECE):
+        lines += compress(range(lo, min(lo + PIECE, end)), on_line[lo - first : lo - first + PIECE])
+    codes = bytearray((occ_pair_code("instruction", "use"),)) * n
+    value_code = occ_pair_code("value", "use")
+    for j in heads_at:
+        codes[j] = value_code
+    ends: list[int] = []
+    for lo in range(0, n, PIECE):
+        hi = lo + PIECE
+        occ.pos.extend(map(or_, map(lshift, lines[lo:hi], repeat(COL_BITS)), starts[lo:hi]))
+        ends += map(add, starts[lo:hi], map(len, keys[lo:hi]))
+        occ.keys.extend(map(intern_str, keys[lo:hi]))
+    for j, e in zip(heads_at, head_end):
+        ends[j] = e  # a value's key may end in ``{}`` that its line does not have
+    occ.ends.extend(ends)
+    occ.codes.extend(codes)
 
 
 class ValuesReader(ReaderState):
@@ -116,13 +155,42 @@ class ValuesReader(ReaderState):
         listed, then walked."""
         doc = self.doc
         used = doc.used_values
-        add_value, from_lines = used._add_value, used.from_line
-        occ = doc.occurrences
-        pos_more, end_more, code_more, key_more = occ.pos.extend, occ.ends.extend, occ.codes.extend, occ.keys.extend
-        use_code = occ_pair_code("instruction", "use")
-        line_step = 1 << COL_BITS
-        value_use, instruction_use = self.value_use, self.instruction_use
-        diagnostics = doc.diagnostics
+        # the columns `UsedValues.add` fills, appended to here (three Python calls a block, the value's columns,
+        # its own occurrence and its instruction's, and eight extends of the occurrence columns a block were
+        # more than half of this loop's time)
+        vid_app, vkey_app, instr_app, itext_app = (
+            used.value_id.append,
+            used.key.append,
+            used.instruction.append,
+            used.index_text.append,
+        )
+        phi_app, color_app, line_app, start_app, end_app = (
+            used.phi.append,
+            used.color.append,
+            used.line.append,
+            used.start.append,
+            used.end.append,
+        )
+        from_lines = used.from_line
+        from_app = from_lines.append
+        # the run's occurrences, in document order, are made once it is read (`_run_occurrences`): here their
+        # keys (each block's value key, its items' names, its instruction's name) and what is not an item's
+        keys: list[str] = []
+        keys_app, keys_more = keys.append, keys.extend
+        heads: list[int] = []  # the occurrence number of each value's own occurrence, then its start and end
+        head_start: list[int] = []
+        head_end: list[int] = []
+        froms: list[int] = []  # the occurrence number of each `` from instruction:`` name, then its start
+        from_start: list[int] = []
+        gaps: list[int] = []  # the run's lines without an occurrence (`` positions:``, `` uses:``, ``  (none)``)
+        heads_app, hs_app, he_app, froms_app, fs_app, gaps_app = (
+            heads.append,
+            head_start.append,
+            head_end.append,
+            froms.append,
+            from_start.append,
+            gaps.append,
+        )
         intern = intern_str
         match = BLOCK.match
         first = ln
@@ -133,49 +201,59 @@ class ValuesReader(ReaderState):
             vid, instr, itext, phi, color, pos_text, use_text, from_name = m.groups()
             try:  # everything that can fail is done before anything is recorded
                 vid = int(vid)
-                color = int(color) if color is not None else None
+                color = int(color) if color is not None else NONE
                 if itext is not None:
                     shape_index(itext)
-                positions, uses = block_items(pos_text, use_text)
+                if "{" in pos_text or "{" in use_text:
+                    positions, uses = block_items(pos_text, use_text)
+                else:  # `block_items` when no item has an index (nearly every block): nothing can fail
+                    positions = pos_text[2:-1].split("\n  ")
+                    uses = [] if use_text == "  (none)\n" else _USE_NAMES.findall(use_text)
             except ValueError:
                 break
-            self.skipping = False
-            self.mark = len(diagnostics)
-            s = m.start(2) - base
+            if vid > _HI or color > _HI:  # digits: never below the column's range
+                break  # `used_lines` reads it, and `UsedValues.put` keeps it on the side
+            s = m.start(2) - base  # a column of a few digits: never past the packed range
             e = (m.end(3) if itext is not None else m.end(2)) - base
             instr = intern(instr)  # `value_names` without the check (done above), inlined: once per used value
             if itext is not None:
                 itext = intern(itext)
             key = intern(instr + itext if itext is not None else instr + "{}")
-            i = len(from_lines)
-            add_value(vid, key, instr, itext, phi is not None, color, ln, s, e)
-            value_use(ln, s, e, key)
-            # each item a use of its instruction at column 2 of its own line: the positions from line ln + 2 on,
-            # the uses after the `` uses:`` line; each run added by C iterators (a Python step per item was
-            # 180,000 of them in the benchmark's values file); its key the interned name (the instruction's
-            # own string for its own name: interned already)
-            k = ln + 2
-            for names in (positions, uses):
-                n = len(names)
-                if n:
-                    at = (k << COL_BITS) | 2
-                    pos_more(range(at, at + n * line_step, line_step))
-                    end_more(map(add, map(len, names), repeat(2)))
-                    code_more(repeat(use_code, n))
-                    key_more(map(intern, names))
-                k += n + 1  # then the `` uses:`` line; after the uses, the `` from instruction:`` line
+            vid_app(vid)
+            vkey_app(key)
+            instr_app(instr)
+            itext_app(itext)
+            phi_app(phi is not None)
+            color_app(color)
+            line_app(ln)
+            start_app(s)
+            end_app(e)
+            heads_app(len(keys))  # the value's occurrence: `value_use(ln, s, e, key)`
+            hs_app(s)
+            he_app(e)
+            keys_app(key)
+            keys_more(positions)  # each item a use of its instruction at column 2 of its own line
+            keys_more(uses)
+            k = ln + 2 + len(positions)  # the `` uses:`` line
+            gaps_app(ln + 1)
+            gaps_app(k)
+            k += len(uses) + 1
             if not uses:
-                k += 1  # ``  (none)``
-            k -= 1
-            from_lines.append(k)
+                gaps_app(k)
+                k += 1
+            from_app(k)
             line_start = m.end(7)
-            instruction_use(
-                k, m.start(8) - line_start, m.end(8) - line_start, instr if from_name == instr else intern(from_name)
-            )
-            self.value = i
-            self.sub = "done"
+            froms_app(len(keys))  # the instruction's occurrence: `instruction_use(k, start, end, name)`
+            fs_app(m.start(8) - line_start)
+            keys_app(instr if from_name == instr else from_name)
             ln = k + 1
             base = m.end()
+        if ln > first:
+            _run_occurrences(doc.occurrences, first, ln, keys, (heads, head_start, head_end), (froms, from_start), gaps)
+            self.skipping = False
+            self.mark = len(doc.diagnostics)
+            self.value = len(from_lines) - 1
+            self.sub = "done"
         return ln - first
 
     def used_lines(self, start: int) -> int:
