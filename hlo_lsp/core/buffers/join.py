@@ -189,7 +189,7 @@ def _new_values(bs: BufferSet, d: int, cols: Assignments | UsedValues, rec, src,
         hi = min(lo + PIECE, total)
         rec[n0 + lo : n0 + hi] = array("q", range(lo, hi))
     src[n0 : n0 + total] = bytes((d,)) * total
-    if from_roles is not None:  # a `` from instruction:`` line read for the value
+    if from_roles is not None and isinstance(cols, UsedValues):  # a `` from instruction:`` line read for the value
         rec_from, src_from = from_roles
         if NONE not in cols.from_line:  # every value's (a listing read to its end)
             rec_from[n0 : n0 + total] = rec[n0 : n0 + total]
