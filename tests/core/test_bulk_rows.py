@@ -369,3 +369,41 @@ def test_a_discarded_child_is_gone():
     assert time.monotonic() - t < 5
     with pytest.raises(ChildProcessError):
         os.waitpid(child.pid, 0)
+
+
+def test_users_after_an_edit_look_up_unrelated_names_without_a_search():
+    """After an edit in place, the users of a name no patched instruction had are found through the name index,
+    not by searching every name the table was built with (two million in the 100 MB module); the names the
+    patched instructions had are still searched, and both answer as a module read again."""
+    from hlo_lsp.core.document import LineDocument
+    from hlo_lsp.core.hlo.incremental import patch_module
+
+    class Unsearchable(list):
+        searched: list[str] = []
+
+        def index(self, name, *args):
+            self.searched.append(name)
+            return super().index(name, *args)
+
+    path = sorted(DATA.glob("jax-cpu/*/*after_optimizations.txt"))[0]
+    doc = LineDocument(path.read_text())
+    mod = read_hlo("\n".join(doc.lines))
+    mod.lines = mod.instructions._lines = doc.lines
+    mod.build_maps()
+    table = mod._users
+    table._names = Unsearchable(table._names)
+    i = next(i for i in range(len(mod.instructions)) if mod.instructions.make(i).operands)
+    old = mod.instructions.names[i]
+    k = mod.instructions.col_of[i]
+    assert patch_module(
+        mod, doc.apply(mod.instructions.line_of[i], k, mod.instructions.line_of[i], k + len(old), old + "_r")
+    )
+    fresh = read_hlo("\n".join(doc.lines))
+    users, _ = _reference_maps(fresh)
+    unrelated = [n for n in users if n not in (old, old + "_r")][:50]
+    for name in unrelated:
+        assert [u.line for u in mod.users(name)] == [fresh.instructions.line_of[j] for j in users.get(name, ())]
+    assert Unsearchable.searched == []
+    for name in (old, old + "_r"):
+        assert [u.line for u in mod.users(name)] == [fresh.instructions.line_of[j] for j in users.get(name, ())]
+    assert old in Unsearchable.searched

@@ -220,19 +220,42 @@ class UsesTable:
     edited in place), never the module: a table pointing back at its module made a reference cycle, so a module
     read again stayed alive until a full collection, beside the new one (the heap then keeps both's arenas)."""
 
-    __slots__ = ("_by_name", "_patched", "_patches", "_names", "_start", "_flat", "_other")
+    __slots__ = ("_by_name", "_patched", "_patches", "_names", "_start", "_flat", "_other", "_renamed")
 
     def __init__(self, mod: HloModule, patches: int, names: list[str], start: array, flat: array, other: dict):
         self._by_name, self._patched, self._patches, self._names = mod.by_name, mod.patched, patches, names
         self._start, self._flat, self._other = start, flat, other
+        self._renamed: tuple[int, set[str]] = (patches, set())  # (patches seen, their instructions' names then)
 
     def _definition(self, name: str) -> int | None:
-        if len(self._patched) == self._patches:
+        """The instruction that defined ``name`` when the table was built (its first), or None. A patch edits
+        instructions in place (same numbers) and the name index with them, so for a name no patched instruction
+        had then, the index still says where it was defined; only the names patched instructions had then are
+        searched in ``names`` (a search of the 100 MB module's two million names per hover after an edit was
+        10-20 ms on the event loop)."""
+        patched = self._patched
+        if len(patched) == self._patches:
             return self._by_name.get(name)
+        d = self._by_name.get(name)
+        names = self._names
+        if d is not None and d < len(names) and names[d] == name and d not in patched and name not in self._old():
+            return d  # the same instruction, unpatched, and the name never moved
+        if d is None and name not in self._old():
+            return None  # undefined then too: patches only take away the names they had
         try:
-            return self._names.index(name)
+            return names.index(name)
         except ValueError:
             return None
+
+    def _old(self) -> set[str]:
+        """The names the instructions patched since the build had when it was made."""
+        seen, old = self._renamed
+        patched = self._patched
+        if seen != len(patched):
+            names = self._names
+            old = {names[i] for i in patched if i < len(names)}
+            self._renamed = (len(patched), old)
+        return old
 
     def get(self, name: str, default=()):
         """The users of ``name`` (an int for one, else a list), or ``default`` when there are none."""
