@@ -131,12 +131,20 @@ class TokenArray:
 
     def __init__(self, data: Sequence[int]) -> None:
         self.data = data
-        self.json: bytes | None = None
+        self.json: list[bytes] | None = None  # its JSON's UTF-8, in pieces (`ints_json_bytes`)
 
 
-def ints_json_bytes(data: Sequence[int]) -> bytes:
-    """`ints_json` as the UTF-8 bytes a `RawResult` sends (the digits and commas are ASCII: one copy)."""
-    return ints_json(data).encode("ascii")
+def ints_json_bytes(data: Sequence[int]) -> list[bytes]:
+    """`ints_json` as the UTF-8 bytes a `RawResult` sends, in pieces of `INT_CHUNK` integers (the digits and
+    commas are ASCII): joined, the 100 MB module's 8 MB of tokens were a join and an encoding of 8 MB, each one
+    C call holding the GIL; the writer sends the pieces as they are."""
+    out = [b"["]
+    for i in range(0, len(data), INT_CHUNK):
+        if i:
+            out.append(b",")
+        out.append(_ints_text(data[i : i + INT_CHUNK]).encode("ascii"))
+    out.append(b"]")
+    return out
 
 
 def lower_switch_interval() -> None:
@@ -378,7 +386,7 @@ class DocumentAnswers:
         rid = self._keep(path, tokens.data)
         if tokens.json is None:
             tokens.json = ints_json_bytes(tokens.data)
-        return RawResult('{"resultId":"%s","data":' % rid, tokens.json, b"}")
+        return RawResult('{"resultId":"%s","data":' % rid, *tokens.json, b"}")
 
     def tokens_delta(self, path: str, previous_id: str, tokens: TokenArray) -> RawResult:
         """A ``SemanticTokensDelta`` from the array the editor holds (``previous_id``) to ``tokens``; a full

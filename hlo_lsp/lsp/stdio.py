@@ -270,8 +270,8 @@ class ThreadedWriter:
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
-        self._answers: deque[bytes] = deque()  # small answers, before ...
-        self._others: deque[bytes] = deque()  # ... everything else, in order
+        self._answers: deque[bytes | list[bytes]] = deque()  # small answers, before ...
+        self._others: deque[bytes | list[bytes]] = deque()  # ... everything else, in order
         self._closed = False
         self._pending = 0  # queued and not yet written
         self._lock = threading.Lock()  # orders the writes given from several threads
@@ -283,10 +283,12 @@ class ThreadedWriter:
         self._thread = threading.Thread(target=self._run, name="hlo-lsp-writer", daemon=True)
         self._thread.start()
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes | list[bytes]) -> None:
+        """Write one message: its bytes, or a list of the parts it is made of (a large answer made in pieces,
+        `protocol.RawResult`: written part by part, never joined into one copy on the event loop)."""
         if self.broken:
             return
-        small = len(data) <= DIRECT_MAX
+        small = _size(data) <= DIRECT_MAX
         with self._lock:
             if self._pending == 0 and small:
                 self._put(data)
@@ -306,13 +308,18 @@ class ThreadedWriter:
             self._closed = True
             self._changed.notify_all()
 
-    def _put(self, data: bytes) -> None:
+    def _put(self, data: bytes | list[bytes]) -> None:
         try:
             if not self.broken:
-                self._stream.write(data)
+                if isinstance(data, bytes):
+                    self._stream.write(data)
+                else:
+                    for part in data:
+                        self._stream.write(part)
                 self._stream.flush()
                 if TRACE:
-                    trace_message("written", data[data.find(b"{") :])
+                    body = data if isinstance(data, bytes) else b"".join(data[:3])
+                    trace_message("written", body[body.find(b"{") :])
         except (OSError, ValueError):  # the client went away: nothing more can reach it
             self.broken = True
 
@@ -325,7 +332,7 @@ class ThreadedWriter:
                 if self._answers:
                     data = self._answers.popleft()
                 elif self._others:
-                    if len(self._others[0]) > DIRECT_MAX and self._holds(hold_until):
+                    if _size(self._others[0]) > DIRECT_MAX and self._holds(hold_until):
                         if hold_until is None:
                             hold_until = time.monotonic() + LARGE_HOLD_S
                         self._changed.wait(0.001)  # a small answer given meanwhile wakes it
@@ -352,6 +359,10 @@ class ThreadedWriter:
         except Exception:  # noqa: BLE001 - the writer thread must go on writing
             log.exception("hold_large failed")
             return False
+
+
+def _size(data: bytes | list[bytes]) -> int:
+    return len(data) if isinstance(data, bytes) else sum(map(len, data))
 
 
 def start_io(ls, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:

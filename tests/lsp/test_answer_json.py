@@ -25,6 +25,7 @@ def test_ints_json_equals_json_dumps(data, chunk):
     try:
         assert json.loads(ints_json(data)) == data
         assert ints_json(data) == json.dumps(data, separators=(",", ":"))
+        assert b"".join(doc_answers.ints_json_bytes(data)) == ints_json(data).encode("ascii")
     finally:
         doc_answers.INT_CHUNK = old
 
@@ -32,6 +33,29 @@ def test_ints_json_equals_json_dumps(data, chunk):
 @given(st.lists(JSONISH, max_size=6))
 def test_list_json_equals_json_dumps(items):
     assert list_json(items) == json.dumps(items, separators=(",", ":"), ensure_ascii=False)
+
+
+@given(st.lists(JSONISH, max_size=40), st.integers(1, 5))
+def test_raw_result_array_and_joined_equal_json_dumps(items, per_piece):
+    """`RawResult.array` (elements joined and encoded a few at a time) and `RawResult.joined` (any pieces of
+    text) send exactly the UTF-8 of one ``json.dumps``."""
+    from hlo_lsp.lsp import protocol
+    from hlo_lsp.lsp.protocol import RawResult
+
+    old = protocol.ITEMS_A_PIECE
+    protocol.ITEMS_A_PIECE = per_piece
+    try:
+        whole = json.dumps(items, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        assert (
+            b"".join(RawResult.array([json.dumps(x, separators=(",", ":"), ensure_ascii=False) for x in items]).parts)
+            == whole
+        )
+        text = whole.decode("utf-8")
+        cuts = sorted({0, len(text), *range(0, len(text), 3)})
+        pieces = [text[a:b] for a, b in zip(cuts, cuts[1:])]
+        assert b"".join(RawResult.joined(pieces).parts) == whole
+    finally:
+        protocol.ITEMS_A_PIECE = old
 
 
 LINE_TEXT = st.text(alphabet=st.sampled_from("ab %=(é€😀\t"), max_size=12)

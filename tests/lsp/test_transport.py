@@ -171,6 +171,26 @@ def test_a_small_answer_goes_before_the_large_messages_queued_and_the_rest_keeps
     assert s.parts == [b"now"]
 
 
+def test_a_message_given_as_parts_is_written_whole_and_in_its_place():
+    """A large answer made in pieces (`RawResult`) reaches the writer as its list of parts, never joined on the
+    event loop: its bytes go out consecutively, in the order of the messages, and a small answer still goes before
+    it when it is queued."""
+    big = [b"tokens:", b"1," * (DIRECT_MAX // 2), b"2"]
+    stream = _SlowStream()
+    w = ThreadedWriter(stream)  # type: ignore[arg-type]
+    w.write(b"first:" + b"x" * (DIRECT_MAX + 1))  # large: queued for the writer thread
+    w.write(big)
+    with answering():
+        w.write([b"ho", b"ver"])  # a small message given as parts: one answer
+    w.write(b"last")
+    assert w.flush(10)
+    written = b"".join(stream.parts)
+    assert written.index(b"hover") < written.index(b"tokens:")
+    assert b"tokens:" + b"1," * (DIRECT_MAX // 2) + b"2" in written  # whole, nothing between its parts
+    assert written.endswith(b"last")
+    w.close()
+
+
 def test_a_writer_whose_client_went_away_drops_the_rest():
     class Broken(io.RawIOBase):
         def writable(self) -> bool:
