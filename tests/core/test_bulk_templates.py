@@ -177,7 +177,15 @@ def test_a_fault_in_one_copy_is_read_as_row_by_row(fault, which, monkeypatch):
 def test_a_fault_in_every_copy_the_first_included_is_read_as_row_by_row(fault, monkeypatch):
     """The template itself faulty (its checks or summary then differ), and its copies with the same fault read
     from it."""
-    text = REPEATING.read_text()
+    edited, done = _fault_in_every_copy(REPEATING.read_text(), fault)
+    assert done >= 2
+    assert _repeats(edited) >= 20
+    _assert_same(edited, monkeypatch)
+
+
+def _fault_in_every_copy(text: str, fault: str) -> tuple[str, int]:
+    """``text`` with ``fault`` made in every copy of each group of three or more repeated computations (the
+    first, their template, included), and how many groups took it."""
     lines = text.split("\n")
     done = 0
     for group in _groups(text):
@@ -190,10 +198,7 @@ def test_a_fault_in_every_copy_the_first_included_is_read_as_row_by_row(fault, m
         for (a, b), body in zip(group, bodies):
             lines[a:b] = body
         done += 1
-    assert done >= 2
-    edited = "\n".join(lines)
-    assert _repeats(edited) >= 20
-    _assert_same(edited, monkeypatch)
+    return "\n".join(lines), done
 
 
 def _calling_copies(text: str) -> list[tuple[int, int]]:
@@ -282,18 +287,7 @@ def test_repeats_lend_their_uses_on_a_repeating_module(monkeypatch):
 
 @pytest.mark.parametrize("fault", FAULTS)
 def test_maps_with_a_fault_in_every_copy(fault, monkeypatch):
-    text = REPEATING.read_text()
-    lines = text.split("\n")
-    for group in _groups(text):
-        if len(group) < 3:
-            continue
-        try:
-            bodies = [FAULTS[fault](lines[a:b]) for a, b in group]
-        except LookupError:
-            continue
-        for (a, b), body in zip(group, bodies):
-            lines[a:b] = body
-    edited = "\n".join(lines)
+    edited, _ = _fault_in_every_copy(REPEATING.read_text(), fault)
     assert _maps(edited, True, monkeypatch) == _maps(edited, False, monkeypatch)
 
 
