@@ -228,6 +228,7 @@ class MessageReader:
         return body
 
 
+WRITEV_PARTS = 512  # parts of a message a `writev` (below every system's IOV_MAX)
 DIRECT_MAX = 65_536  # bytes: an answer up to this size (a pipe's buffer) is written at once when nothing is queued
 # the longest the writer holds back a large message while the messages read before it are handled
 # (`ThreadedWriter.hold_large`)
@@ -314,14 +315,40 @@ class ThreadedWriter:
                 if isinstance(data, bytes):
                     self._stream.write(data)
                 else:
-                    for part in data:
-                        self._stream.write(part)
+                    self._write_parts(data)
                 self._stream.flush()
                 if TRACE:
                     body = data if isinstance(data, bytes) else b"".join(data[:3])
                     trace_message("written", body[body.find(b"{") :])
         except (OSError, ValueError):  # the client went away: nothing more can reach it
             self.broken = True
+
+    def _write_parts(self, parts: list[bytes]) -> None:
+        """One message's parts, written by ``writev`` (a system call for up to `WRITEV_PARTS` parts, the GIL
+        released once for each): a write per part of the 23 MB module's 300-part token answer took the GIL
+        back 300 times from the busy background threads, and "asked again" went from 0.03 to 0.13 X. A stream
+        with no file descriptor (tests) gets the parts one by one."""
+        stream = self._stream
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = -1
+        if fd < 0 or not hasattr(os, "writev"):  # (Windows has no writev)
+            for part in parts:
+                stream.write(part)
+            return
+        stream.flush()
+        views = [memoryview(p) for p in parts if p]
+        i = 0
+        while i < len(views):
+            n = os.writev(fd, views[i : i + WRITEV_PARTS])
+            while n and i < len(views):  # a write may end inside a part: the rest of it goes next
+                if n >= len(views[i]):
+                    n -= len(views[i])
+                    i += 1
+                else:
+                    views[i] = views[i][n:]
+                    n = 0
 
     def _run(self) -> None:
         hold_until: float | None = None  # while the large message first in `_others` is held back (`hold_large`)

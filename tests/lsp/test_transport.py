@@ -191,6 +191,31 @@ def test_a_message_given_as_parts_is_written_whole_and_in_its_place():
     w.close()
 
 
+def test_a_message_in_parts_goes_through_a_pipe_whole():
+    """On a real pipe the parts go out by ``writev`` (several at a time, a write ending inside a part resumed
+    there): the reader gets every byte, in order, of messages far larger than the pipe's buffer."""
+    r, wfd = os.pipe()
+    out = os.fdopen(wfd, "wb")
+    w = ThreadedWriter(out)
+    parts = [b"%d:" % i + b"x" * (i * 97 % 5000) for i in range(3000)]  # ~7 MB in 3,000 parts
+    got = bytearray()
+
+    def read() -> None:
+        while chunk := os.read(r, 1 << 16):
+            got.extend(chunk)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    w.write(parts)
+    w.write(b"after")
+    assert w.flush(30)
+    w.close()
+    out.close()
+    reader.join(30)
+    os.close(r)
+    assert bytes(got) == b"".join(parts) + b"after"
+
+
 def test_a_writer_whose_client_went_away_drops_the_rest():
     class Broken(io.RawIOBase):
         def writable(self) -> bool:
