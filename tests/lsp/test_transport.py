@@ -216,6 +216,45 @@ def test_a_message_in_parts_goes_through_a_pipe_whole():
     assert bytes(got) == b"".join(parts) + b"after"
 
 
+def test_a_message_in_parts_is_resumed_where_a_short_write_ended(monkeypatch):
+    """A ``writev`` that writes less than it was given (a signal, a non-blocking pipe) ends anywhere, inside a
+    part or between two: the rest goes next, from that byte on, and nothing is written twice."""
+    r, wfd = os.pipe()
+    out = os.fdopen(wfd, "wb")
+    real = os.writev
+    sizes = iter([1, 7, 1000, 3, 65536, 2] * 1000)
+
+    def short(fd, buffers):  # at most the next size's bytes, cut across the buffers given
+        budget = next(sizes)
+        taken = []
+        for b in buffers:
+            view = memoryview(b)[:budget]
+            taken.append(view)
+            budget -= len(view)
+            if not budget:
+                break
+        return real(fd, taken)
+
+    monkeypatch.setattr(os, "writev", short)
+    w = ThreadedWriter(out)
+    parts = [b"", b"a" * 5, b"%d," % 7, b"b" * 70000, b"", b"c" * 3] + [b"%d;" % i for i in range(2000)]
+    got = bytearray()
+
+    def read() -> None:
+        while chunk := os.read(r, 1 << 16):
+            got.extend(chunk)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    w.write(parts)
+    assert w.flush(30)
+    w.close()
+    out.close()
+    reader.join(30)
+    os.close(r)
+    assert bytes(got) == b"".join(parts)
+
+
 def test_a_writer_whose_client_went_away_drops_the_rest():
     class Broken(io.RawIOBase):
         def writable(self) -> bool:
