@@ -30,8 +30,8 @@ C-speed slices). A full answer's JSON text is made once per array, in a worker t
 (`TokenArray`): asked again, it is written as it is.
 
 **Short GIL turns.** A worker never makes a multi-MB JSON text in one C call (``json.dumps`` of 1.1 M integers
-holds the GIL for a quarter of a second, and a hover waits that long): `list_json` and `ints_json` encode in
-pieces, each a few ms, and join them.
+holds the GIL for a quarter of a second, and a hover waits that long): `RawResult.array` and `ints_json_bytes`
+encode in pieces of under a millisecond each, and the writer sends the pieces as they are.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ import logging
 import sys
 import threading
 import time
-import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -51,7 +50,8 @@ from typing import Any
 from pygls.exceptions import JsonRpcContentModified
 
 from hlo_lsp.core.document import common_prefix, common_suffix
-from hlo_lsp.lsp.protocol import RawResult
+from hlo_lsp.ide.token_reuse import packed_rows, unpacked_rows
+from hlo_lsp.lsp.protocol import RawResult, json_array_parts
 from hlo_lsp.lsp.stdio import Intake
 
 log = logging.getLogger("hlo_lsp")
@@ -79,13 +79,7 @@ def short_wait(size: int) -> float:
 JSON_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # compact, UTF-8 kept
 
 
-def list_json(items: list) -> str:
-    """``json.dumps(items)`` (compact, UTF-8 kept) made one element at a time: the GIL is released between them."""
-    dumps = JSON_ENCODE
-    return "[" + ",".join([dumps(x) for x in items]) + "]"
-
-
-INT_CHUNK = 8_192  # integers per piece of `ints_json` (0.6 ms of C work each: a hover's message waits for the
+INT_CHUNK = 8_192  # integers per piece of `ints_json_bytes` (0.6 ms of C work each: a hover's message waits for the
 # GIL at each of its steps through the reader, the loop and the writer, for whatever C call holds it then)
 
 
@@ -100,27 +94,7 @@ def _ints_text(piece: Sequence[int]) -> str:
     return ",".join(map(str, piece))
 
 
-def ints_json(data: Sequence[int]) -> str:
-    """``json.dumps(data)`` of a list of ints, made in pieces of `INT_CHUNK` (see `list_json`)."""
-    return "[" + ",".join([_ints_text(data[i : i + INT_CHUNK]) for i in range(0, len(data), INT_CHUNK)]) + "]"
-
-
 TOKEN_DATA = "i"  # a token data array's typecode: LSP's uinteger (0 .. 2**31 - 1), four bytes an integer
-
-
-def _packed(data: Sequence[int]) -> Sequence[int] | bytes:
-    """A kept token array compressed (`_keep`); compressed already, as it is."""
-    if isinstance(data, array):
-        return zlib.compress(data.tobytes(), 1)
-    return data
-
-
-def _unpacked(data: Sequence[int] | bytes) -> Sequence[int]:
-    if isinstance(data, bytes):
-        out = array(TOKEN_DATA)
-        out.frombytes(zlib.decompress(data))
-        return out
-    return data
 
 
 class TokenArray:
@@ -135,16 +109,10 @@ class TokenArray:
 
 
 def ints_json_bytes(data: Sequence[int]) -> list[bytes]:
-    """`ints_json` as the UTF-8 bytes a `RawResult` sends, in pieces of `INT_CHUNK` integers (the digits and
-    commas are ASCII): joined, the 100 MB module's 8 MB of tokens were a join and an encoding of 8 MB, each one
-    C call holding the GIL; the writer sends the pieces as they are."""
-    out = [b"["]
-    for i in range(0, len(data), INT_CHUNK):
-        if i:
-            out.append(b",")
-        out.append(_ints_text(data[i : i + INT_CHUNK]).encode("ascii"))
-    out.append(b"]")
-    return out
+    """``json.dumps(data)`` of a list of ints as the UTF-8 bytes a `RawResult` sends, in pieces of `INT_CHUNK`
+    integers: joined, the 100 MB module's 8 MB of tokens were a join and an encoding of 8 MB, each one C call
+    holding the GIL; the writer sends the pieces as they are."""
+    return json_array_parts(_ints_text(data[i : i + INT_CHUNK]) for i in range(0, len(data), INT_CHUNK))
 
 
 def lower_switch_interval() -> None:
@@ -373,7 +341,7 @@ class DocumentAnswers:
                 d = next((d for r, d in self._tokens.get(path, []) if r == rid), None)
             if not isinstance(d, array):
                 continue
-            packed = _packed(d)
+            packed = packed_rows(d)
             with self._lock:
                 kept = self._tokens.get(path, [])
                 for k, (r, cur) in enumerate(kept):
@@ -395,7 +363,7 @@ class DocumentAnswers:
             old = next((d for r, d in self._tokens.get(path, []) if r == previous_id), None)
         if old is None:
             return self.tokens_result(path, tokens)
-        old = _unpacked(old)
+        old = unpacked_rows(old, TOKEN_DATA) if isinstance(old, bytes) else old
         rid = self._keep(path, tokens.data)
         edit = token_edits(old, tokens.data)
         edits = [] if edit is None else [{"start": edit[0], "deleteCount": edit[1], "data": edit[2]}]

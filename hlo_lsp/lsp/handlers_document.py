@@ -110,13 +110,6 @@ def _guarded(name: str, fn):
 # -- outline, folding, links ---------------------------------------------------------------------------------------
 
 
-def _symbol_text(w: _Wire, s) -> str:
-    """``JSON_ENCODE(_symbol_json(w, s))``, made a symbol at a time (`_symbol_pieces`, joined)."""
-    pieces: list[str] = []
-    _symbol_pieces(w, s, pieces)
-    return "".join(pieces)
-
-
 def _symbol_pieces(w: _Wire, s, out: list[str]) -> None:
     """``JSON_ENCODE(_symbol_json(w, s))`` as pieces appended to ``out``, a symbol at a time: a module's outline
     is one symbol holding every computation, and its JSON in one C call held the GIL 100-120 ms for the 100 MB
@@ -209,13 +202,13 @@ def document_symbols_json(ls: HloLanguageServer, path: str) -> RawResult:
         a = ls.ws.try_analysis(path)
         if a is not None and a.buffers is not None and a.buffers.allocations:
             return _buffer_outline_json(w, a)
-        pieces = ["["]
+        texts = ["["]
         for i, s in enumerate(symbols.document_symbols(ls.ws, path)):
             if i:
-                pieces.append(",")
-            _symbol_pieces(w, s, pieces)
-        pieces.append("]")
-        return RawResult.joined(pieces)
+                texts.append(",")
+            _symbol_pieces(w, s, texts)
+        texts.append("]")
+        return RawResult.joined(texts)
 
     return _in_child(ls, path, answer, long_answer=True)
 
@@ -497,15 +490,13 @@ def _encoder(w: _Wire) -> token_reuse.Encoder:
     return encode
 
 
-ASCII_CHUNK = 16_384  # lines per C-level pass of `_all_ascii` (a few ms each)
-
-
 def _all_ascii(lines, a: int, b: int) -> bool:
-    """Every line of ``lines[a:b]`` is ASCII, tested in pieces of `ASCII_CHUNK` lines: one C-level pass over the
+    """Every line of ``lines[a:b]`` is ASCII, tested in pieces of `pieces.PIECE` lines: one C-level pass over the
     100 MB module's two million lines held the GIL for 0.4 s (each line's object is a cache miss), and a hover
     sent meanwhile waited for all of it."""
-    for i in range(a, b, ASCII_CHUNK):
-        if not all(map(str.isascii, lines[i : min(i + ASCII_CHUNK, b)])):
+    step = pieces.PIECE
+    for i in range(a, b, step):
+        if not all(map(str.isascii, lines[i : min(i + step, b)])):
             return False
     return True
 

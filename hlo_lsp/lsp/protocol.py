@@ -13,6 +13,7 @@ import inspect
 import json
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
@@ -50,14 +51,10 @@ class RawResult:
         """The JSON array of ``items`` (each one element's JSON text), joined and encoded `ITEMS_A_PIECE` at a
         time: one join, one concatenation and one encoding of the 100 MB module's 5 MB outline were three C
         calls holding the GIL, one of them 22 ms with a hover waiting (a GIL watcher found it)."""
-        parts = [b"["]
-        for lo in range(0, len(items), ITEMS_A_PIECE):
-            if lo:
-                parts.append(b",")
-            parts.append(",".join(items[lo : lo + ITEMS_A_PIECE]).encode("utf-8"))
-        parts.append(b"]")
         answer = cls()
-        answer.parts = parts
+        answer.parts = json_array_parts(
+            ",".join(items[lo : lo + ITEMS_A_PIECE]) for lo in range(0, len(items), ITEMS_A_PIECE)
+        )
         return answer
 
     @classmethod
@@ -68,6 +65,18 @@ class RawResult:
             "".join(pieces[lo : lo + ITEMS_A_PIECE]).encode("utf-8") for lo in range(0, len(pieces), ITEMS_A_PIECE)
         ]
         return answer
+
+
+def json_array_parts(texts: Iterable[str]) -> list[bytes]:
+    """The UTF-8 parts of a JSON array whose elements, in order, are the comma-separated ``texts`` (each
+    non-empty: one or more elements' JSON), encoded one text at a time."""
+    parts = [b"["]
+    for text in texts:
+        if len(parts) > 1:
+            parts.append(b",")
+        parts.append(text.encode("utf-8"))
+    parts.append(b"]")
+    return parts
 
 
 ITEMS_A_PIECE = 2_048  # elements of `RawResult.array` a join: about 0.1 MB of outline, well under a millisecond
@@ -102,18 +111,18 @@ class AnsweringProtocol(LanguageServerProtocol):
 
     def _send_raw(self, parts: list[bytes]) -> None:
         """`_send_data` for a body that is JSON already, as UTF-8 bytes in ``parts`` (pygls' framing and writer):
-        a large body's parts are given to our writer as they are (`stdio.ThreadedWriter` writes them one by one;
+        a large body's parts are given to our writer as they are (`stdio.ThreadedWriter` sends them by ``writev``;
         joined, the 100 MB module's 8 MB of tokens were one copy on the event loop), another writer gets them
         joined in one copy."""
         if self.writer is None:
             log.error("Unable to send data, no available transport!")
             return
+        size = sum(map(len, parts))
         if self._include_headers:
-            size = sum(map(len, parts))
             header = f"Content-Length: {size}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
             parts = [header.encode(self.CHARSET), *parts]
         writer = self.writer
-        if isinstance(writer, ThreadedWriter) and sum(map(len, parts)) > DIRECT_MAX:
+        if isinstance(writer, ThreadedWriter) and size > DIRECT_MAX:
             writer.write(parts)
             return
         res = writer.write(b"".join(parts))

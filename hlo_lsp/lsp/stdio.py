@@ -286,7 +286,7 @@ class ThreadedWriter:
 
     def write(self, data: bytes | list[bytes]) -> None:
         """Write one message: its bytes, or a list of the parts it is made of (a large answer made in pieces,
-        `protocol.RawResult`: written part by part, never joined into one copy on the event loop)."""
+        `protocol.RawResult`: sent by `_write_parts`, never joined into one copy on the event loop)."""
         if self.broken:
             return
         small = _size(data) <= DIRECT_MAX

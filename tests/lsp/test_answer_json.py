@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hlo_lsp.lsp import doc_answers
-from hlo_lsp.lsp.doc_answers import ints_json, list_json
+from hlo_lsp.lsp.doc_answers import JSON_ENCODE, ints_json_bytes
+from hlo_lsp.lsp.handlers_document import _dumps
 
 JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),
@@ -19,20 +20,23 @@ JSONISH = st.recursive(
 
 
 @given(st.lists(st.integers(0, 4200) | st.integers(0, 2**31 - 1), max_size=300), st.integers(1, 40))
-def test_ints_json_equals_json_dumps(data, chunk):
+def test_token_json_equals_json_dumps(data, chunk):
     old = doc_answers.INT_CHUNK
     doc_answers.INT_CHUNK = chunk  # many pieces, and pieces that end exactly at the end
     try:
-        assert json.loads(ints_json(data)) == data
-        assert ints_json(data) == json.dumps(data, separators=(",", ":"))
-        assert b"".join(doc_answers.ints_json_bytes(data)) == ints_json(data).encode("ascii")
+        text = b"".join(ints_json_bytes(data)).decode("ascii")
+        assert json.loads(text) == data
+        assert text == json.dumps(data, separators=(",", ":"))
     finally:
         doc_answers.INT_CHUNK = old
 
 
 @given(st.lists(JSONISH, max_size=6))
-def test_list_json_equals_json_dumps(items):
-    assert list_json(items) == json.dumps(items, separators=(",", ":"), ensure_ascii=False)
+def test_list_answers_equal_json_dumps(items):
+    """A list answer (`handlers_document._dumps`: each element encoded alone, `RawResult.array`) is one
+    ``json.dumps`` of the list."""
+    assert b"".join(_dumps(items).parts).decode("utf-8") == json.dumps(items, separators=(",", ":"), ensure_ascii=False)
+    assert [JSON_ENCODE(x) for x in items] == [json.dumps(x, separators=(",", ":"), ensure_ascii=False) for x in items]
 
 
 @given(st.lists(JSONISH, max_size=40), st.integers(1, 5))

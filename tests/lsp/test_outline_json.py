@@ -15,8 +15,7 @@ import pytest
 
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide import symbols
-from hlo_lsp.lsp.doc_answers import list_json
-from hlo_lsp.lsp.handlers_document import _symbol_json, _Wire, document_symbols_json, folding_json
+from hlo_lsp.lsp.handlers_document import _dumps, _symbol_json, _Wire, document_symbols_json, folding_json
 from tests.fixtures import DATA
 
 OOM = DATA / "oom" / "long_mesh" / "module_0000.jit_train_step.cl_933746096.after_optimizations"
@@ -78,7 +77,7 @@ def test_outline_written_straight_equals_the_symbols(tmp_path, small_outline, en
     ls, path = _server(tmp_path, FILES[name].name, text, encoding)
     fast = _parsed(document_symbols_json(ls, path))
     w = _Wire(ls, path)
-    general = json.loads("".join(list_json([_symbol_json(w, s) for s in symbols.document_symbols(ls.ws, path)])))
+    general = json.loads(b"".join(_dumps([_symbol_json(w, s) for s in symbols.document_symbols(ls.ws, path)]).parts))
     assert fast == general
     if "assignment" in name or name == "single":
         names = [s["name"] for s in fast]
@@ -107,7 +106,9 @@ def test_an_allocation_too_large_for_its_column_is_outlined_with_its_size(tmp_pa
     fast = _parsed(document_symbols_json(ls, path))
     assert [s["detail"] for s in fast] == [f"{huge} bytes, maybe-live-out", "16 bytes, temp"]
     w = _Wire(ls, path)
-    assert fast == json.loads("".join(list_json([_symbol_json(w, s) for s in symbols.document_symbols(ls.ws, path)])))
+    assert fast == json.loads(
+        b"".join(_dumps([_symbol_json(w, s) for s in symbols.document_symbols(ls.ws, path)]).parts)
+    )
 
 
 def _multi_line_entries(items) -> set[tuple[int, int]]:
@@ -135,13 +136,18 @@ def test_folding_is_every_multi_line_entry_of_the_unbounded_outline(tmp_path, mo
 )
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-8"])
 def test_a_modules_outline_text_made_a_symbol_at_a_time_is_its_json(tmp_path, path, encoding):
-    """`_symbol_text` (children written one at a time) gives the text of the whole symbol tree encoded at once."""
+    """`_symbol_pieces` (children written one at a time) gives the text of the whole symbol tree encoded at once."""
     from hlo_lsp.lsp.doc_answers import JSON_ENCODE
-    from hlo_lsp.lsp.handlers_document import _symbol_text
+    from hlo_lsp.lsp.handlers_document import _symbol_pieces
+
+    def _symbol_text(w, s) -> str:
+        pieces: list[str] = []
+        _symbol_pieces(w, s, pieces)
+        return "".join(pieces)
 
     ls, p = _server(tmp_path, path.name, path.read_text() + "\n// é", encoding)
     w = _Wire(ls, p)
     syms = symbols.document_symbols(ls.ws, p)
     assert syms and syms[0].children
     assert [_symbol_text(w, s) for s in syms] == [JSON_ENCODE(_symbol_json(w, s)) for s in syms]
-    assert json.loads(document_symbols_json(ls, p).parts[0]) == [_symbol_json(w, s) for s in syms]
+    assert json.loads(b"".join(document_symbols_json(ls, p).parts)) == [_symbol_json(w, s) for s in syms]

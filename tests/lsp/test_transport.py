@@ -191,13 +191,11 @@ def test_a_message_given_as_parts_is_written_whole_and_in_its_place():
     w.close()
 
 
-def test_a_message_in_parts_goes_through_a_pipe_whole():
-    """On a real pipe the parts go out by ``writev`` (several at a time, a write ending inside a part resumed
-    there): the reader gets every byte, in order, of messages far larger than the pipe's buffer."""
+def _through_a_pipe(*messages: bytes | list[bytes]) -> bytes:
+    """What a reader of a real pipe gets when a `ThreadedWriter` on its other end writes ``messages``."""
     r, wfd = os.pipe()
     out = os.fdopen(wfd, "wb")
     w = ThreadedWriter(out)
-    parts = [b"%d:" % i + b"x" * (i * 97 % 5000) for i in range(3000)]  # ~7 MB in 3,000 parts
     got = bytearray()
 
     def read() -> None:
@@ -206,21 +204,26 @@ def test_a_message_in_parts_goes_through_a_pipe_whole():
 
     reader = threading.Thread(target=read)
     reader.start()
-    w.write(parts)
-    w.write(b"after")
+    for message in messages:
+        w.write(message)
     assert w.flush(30)
     w.close()
     out.close()
     reader.join(30)
     os.close(r)
-    assert bytes(got) == b"".join(parts) + b"after"
+    return bytes(got)
+
+
+def test_a_message_in_parts_goes_through_a_pipe_whole():
+    """On a real pipe the parts go out by ``writev`` (several at a time, a write ending inside a part resumed
+    there): the reader gets every byte, in order, of messages far larger than the pipe's buffer."""
+    parts = [b"%d:" % i + b"x" * (i * 97 % 5000) for i in range(3000)]  # ~7 MB in 3,000 parts
+    assert _through_a_pipe(parts, b"after") == b"".join(parts) + b"after"
 
 
 def test_a_message_in_parts_is_resumed_where_a_short_write_ended(monkeypatch):
     """A ``writev`` that writes less than it was given (a signal, a non-blocking pipe) ends anywhere, inside a
     part or between two: the rest goes next, from that byte on, and nothing is written twice."""
-    r, wfd = os.pipe()
-    out = os.fdopen(wfd, "wb")
     real = os.writev
     sizes = iter([1, 7, 1000, 3, 65536, 2] * 1000)
 
@@ -236,23 +239,8 @@ def test_a_message_in_parts_is_resumed_where_a_short_write_ended(monkeypatch):
         return real(fd, taken)
 
     monkeypatch.setattr(os, "writev", short)
-    w = ThreadedWriter(out)
     parts = [b"", b"a" * 5, b"%d," % 7, b"b" * 70000, b"", b"c" * 3] + [b"%d;" % i for i in range(2000)]
-    got = bytearray()
-
-    def read() -> None:
-        while chunk := os.read(r, 1 << 16):
-            got.extend(chunk)
-
-    reader = threading.Thread(target=read)
-    reader.start()
-    w.write(parts)
-    assert w.flush(30)
-    w.close()
-    out.close()
-    reader.join(30)
-    os.close(r)
-    assert bytes(got) == b"".join(parts)
+    assert _through_a_pipe(parts) == b"".join(parts)
 
 
 def test_a_writer_whose_client_went_away_drops_the_rest():
