@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from typing import NamedTuple
 
-from hlo_lsp.core.process import turns
+from hlo_lsp.core.process import pieces, turns
 
 _EOL = re.compile(r"\r\n|\r|\n")
 
@@ -310,14 +310,11 @@ class LineDocument:
         return Edit(start_line, len(old), len(new), old)
 
 
-LENGTH_CHUNK = 16_384  # lines per C-level pass of `text_length` (under 1 ms)
-
-
 def text_length(lines: Sequence[str] | TextLines) -> int:
-    """The length of ``"\\n".join(lines)``, counted in pieces of `LENGTH_CHUNK` lines (the GIL is free between
+    """The length of ``"\\n".join(lines)``, counted in pieces of `pieces.PIECE` lines (the GIL is free between
     them)."""
-    n = len(lines)
-    return sum(sum(map(len, lines[i : i + LENGTH_CHUNK])) for i in range(0, n, LENGTH_CHUNK)) + max(n - 1, 0)
+    n, step = len(lines), pieces.PIECE
+    return sum(sum(map(len, lines[i : i + step])) for i in range(0, n, step)) + max(n - 1, 0)
 
 
 def common_prefix(a: Sequence, b: Sequence, n: int | None = None) -> int:

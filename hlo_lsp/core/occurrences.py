@@ -31,6 +31,7 @@ from operator import and_, rshift
 from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Range
+from hlo_lsp.core.process import pieces
 
 KINDS = (
     "instruction",
@@ -185,18 +186,16 @@ class OccurrenceTable:
     # mutable, like a list: defining __eq__ leaves the class unhashable (__hash__ is None)
 
 
-KEY_PIECE = 16_384  # occurrences sorted in one C call by `_by_key`
-
-
 def _by_key(keys: list[str]) -> array:
     """Occurrence numbers sorted by key, document order within a key (a stable sort by key): pieces of
-    `KEY_PIECE` sorted in C, then merged by `heapq.merge`, which takes a Python step per item. One sort of the
+    `pieces.PIECE` sorted in C, then merged by `heapq.merge`, which takes a Python step per item. One sort of the
     values file's 182,000 occurrences held the GIL for 20-30 ms (made in the background, beside the hovers)."""
     get = keys.__getitem__
     n = len(keys)
-    if n <= KEY_PIECE:
+    step = pieces.PIECE
+    if n <= step:
         return array("I", sorted(range(n), key=get))
-    runs = [sorted(range(i, min(i + KEY_PIECE, n)), key=get) for i in range(0, n, KEY_PIECE)]
+    runs = [sorted(range(i, min(i + step, n)), key=get) for i in range(0, n, step)]
     return array("I", heapq.merge(*runs, key=get))  # stable: on equal keys, the earlier run's first
 
 

@@ -261,6 +261,24 @@ def test_new_values_joined_at_once_as_one_by_one(name, docs, monkeypatch):
         assert True in taken, "the path joining new values at once was not taken"
 
 
+@pytest.mark.parametrize("piece", [1, 7])
+def test_new_values_joined_in_pieces_as_one_by_one(piece, monkeypatch):
+    """`join._new_values` checks the keys, makes the values and writes their roles a piece at a time (tiny pieces
+    here, and a few values a step of giving way): the same join as the per-record loop."""
+    from hlo_lsp.core.buffers import join
+    from hlo_lsp.core.process import pieces
+
+    stem, files = SETS[0]
+    docs = [read_buffers(p.read_text(encoding="utf-8"), k) for k, p in files.items() if k != "module"]
+    monkeypatch.setattr(pieces, "PIECE", piece)
+    monkeypatch.setattr(join, "GIVE_WAY_EVERY", 7)
+    taken = _counting(monkeypatch)
+    fast = _joined_state(BufferSet.from_docs(docs))
+    assert True in taken
+    monkeypatch.setattr(join, "_new_values", lambda *args: False)
+    assert fast == _joined_state(BufferSet.from_docs(docs))
+
+
 def test_new_values_declined_when_a_key_repeats():
     """A values listing that names one value twice (with another id) is joined record by record, and the
     mismatch is reported."""

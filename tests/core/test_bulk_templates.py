@@ -13,6 +13,7 @@ import pytest
 from hlo_lsp.core.hlo import bulk
 from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.rules.verifier import verify
+from hlo_lsp.core.process import pieces
 from tests.core.test_bulk_rows import HLO, _key, _read_snapshot
 from tests.fixtures import DATA, SHARED, require_found
 
@@ -299,7 +300,7 @@ def test_long_computations_and_the_name_index_made_in_pieces(path, monkeypatch):
     whole = _read(text, True, monkeypatch)
     with monkeypatch.context() as m:
         m.setattr(bulk, "PIECE_CHARS", 97)
-        m.setattr(bulk, "PIECE_NAMES", 7)
+        m.setattr(pieces, "PIECE", 7)
         assert _read(text, True, monkeypatch) == whole
 
 
@@ -311,11 +312,11 @@ def test_the_name_index_keeps_each_names_first_place():
         for i, x in enumerate(names):
             want.setdefault(x, i)
         for piece in (1, 2, 7, 1000):
-            bulk.PIECE_NAMES, old = piece, bulk.PIECE_NAMES
+            pieces.PIECE, old = piece, pieces.PIECE
             try:
                 assert bulk.first_index(names) == want
             finally:
-                bulk.PIECE_NAMES = old
+                pieces.PIECE = old
 
 
 def test_the_read_keeps_its_longest_computation_joined_as_the_lines_join(monkeypatch):

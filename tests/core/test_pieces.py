@@ -30,7 +30,7 @@ def test_occurrences_sorted_by_key_in_pieces_equal_one_stable_sort(monkeypatch):
 
     rng = random.Random(5)
     for piece in (1, 3, 16, 10_000):
-        monkeypatch.setattr(occurrences, "KEY_PIECE", piece)
+        monkeypatch.setattr(pieces, "PIECE", piece)
         for n in (0, 1, 2, 17, 300):
             keys = [rng.choice(["a", "b", "c", "dd", "é"]) for _ in range(n)]
             assert list(occurrences._by_key(keys)) == sorted(range(n), key=keys.__getitem__)

@@ -91,3 +91,17 @@ def test_damaged_listings_read_the_same_either_way(seed):
         if start >= len(lines) or lines[start] != "Used values:":
             break
     _same(*_both("\n".join(lines), _kind(path)))
+
+
+@pytest.mark.parametrize("piece", [1, 7, 64])
+@pytest.mark.parametrize("path", LISTINGS[:4], ids=lambda p: p.parent.name + "/" + p.name[-40:])
+def test_a_runs_occurrences_made_in_pieces_are_read_as_lines_read(path, piece, monkeypatch):
+    """A run of blocks makes its occurrence columns a piece at a time (`read_values._run_occurrences`, the GIL
+    free between pieces): with tiny pieces (many of them, one ending inside a block) it still reads what the
+    line-by-line path reads."""
+    from hlo_lsp.core.process import pieces
+
+    monkeypatch.setattr(pieces, "PIECE", piece)
+    blocks, by_line = _both(path.read_text(encoding="utf-8"), _kind(path))
+    assert len(blocks.occurrences) > 3 * piece
+    _same(blocks, by_line)

@@ -14,8 +14,7 @@ from hlo_lsp.core.buffers.columns import NONE, WIDE, Assignments, LiveRanges, Us
 from hlo_lsp.core.buffers.model import BufferDoc
 from hlo_lsp.core.buffers.value import ASG, FROM, LIVE, PEAK, ROLES, USED, BufferValue, Roles, Source
 from hlo_lsp.core.diagnostics import Range, warning
-from hlo_lsp.core.process import turns
-from hlo_lsp.core.process.pieces import PIECE
+from hlo_lsp.core.process import pieces, turns
 
 if TYPE_CHECKING:
     from hlo_lsp.core.buffers.bufferset import BufferSet
@@ -117,7 +116,7 @@ def _join_values(bs: BufferSet, d: int, kind: str, cols: Assignments | UsedValue
     by_key, num = bs.values_by_key, cols.num
     rec, src = bs.roles.records[USED if used else ASG], bs.roles.docs[USED if used else ASG]
     rec_from, src_from = bs.roles.records[FROM], bs.roles.docs[FROM]
-    if _new_values(bs, d, cols, rec, src, (rec_from, src_from) if used else None):
+    if _new_values(bs, d, cols, rec, src):
         return
     from_lines = cols.from_line if isinstance(cols, UsedValues) else repeat(NONE, len(cols))
     columns = zip(cols.key, cols.index_text, cols.value_id, cols.color, from_lines)
@@ -148,7 +147,7 @@ def _join_values(bs: BufferSet, d: int, kind: str, cols: Assignments | UsedValue
         src[n] = d
 
 
-def _new_values(bs: BufferSet, d: int, cols: Assignments | UsedValues, rec, src, from_roles) -> bool:
+def _new_values(bs: BufferSet, d: int, cols: Assignments | UsedValues, rec, src) -> bool:
     """`_join_values` when every record of ``cols`` is a value of its own that the set does not hold yet (a
     buffer file joined alone, as the pull at its open does, or first): each value made with its facts at once,
     a few thousand at a time by C iterators, its roles' records written a slice at a time. False (nothing done)
@@ -159,9 +158,10 @@ def _new_values(bs: BufferSet, d: int, cols: Assignments | UsedValues, rec, src,
     n0 = len(by_key)
     if not total or n0 + total > len(rec) or cols.wide or NONE in cols.value_id:
         return False
+    step = pieces.PIECE
     held, seen = by_key.keys(), set()
-    for lo in range(0, total, PIECE):  # a piece at a time: no single C call over every key
-        piece = keys[lo : lo + PIECE]
+    for lo in range(0, total, step):  # a piece at a time: no single C call over every key
+        piece = keys[lo : lo + step]
         if not held.isdisjoint(piece):
             return False
         seen.update(piece)
@@ -185,12 +185,12 @@ def _new_values(bs: BufferSet, d: int, cols: Assignments | UsedValues, rec, src,
             range(n0 + lo, n0 + hi),
         )
         by_key.update(zip(keys[lo:hi], values))
-    for lo in range(0, total, PIECE):
-        hi = min(lo + PIECE, total)
+    for lo in range(0, total, step):
+        hi = min(lo + step, total)
         rec[n0 + lo : n0 + hi] = array("q", range(lo, hi))
     src[n0 : n0 + total] = bytes((d,)) * total
-    if from_roles is not None and isinstance(cols, UsedValues):  # a `` from instruction:`` line read for the value
-        rec_from, src_from = from_roles
+    if isinstance(cols, UsedValues):  # the values' `` from instruction:`` lines, where one was read
+        rec_from, src_from = bs.roles.records[FROM], bs.roles.docs[FROM]
         if NONE not in cols.from_line:  # every value's (a listing read to its end)
             rec_from[n0 : n0 + total] = rec[n0 : n0 + total]
             src_from[n0 : n0 + total] = src[n0 : n0 + total]

@@ -14,7 +14,7 @@ from hlo_lsp.core.buffers.read_common import CODE_STRUCTURE, ReaderState, intern
 from hlo_lsp.core.buffers.text import FROM, HEADER, INDEX, NAME, POSITION, USE
 from hlo_lsp.core.occurrences import COL_BITS
 from hlo_lsp.core.occurrences import pair_code as occ_pair_code
-from hlo_lsp.core.process.pieces import PIECE
+from hlo_lsp.core.process import pieces
 
 BLOCK = re.compile(
     rf"<(\d+) ({NAME})({INDEX})?( \(phi\))?(?: @(\d+))?>\n"
@@ -71,16 +71,17 @@ def _run_occurrences(occ, first: int, end: int, keys: list[str], heads: tuple, f
     on_line = bytearray(b"\x01") * (end - first)
     for g in gaps:
         on_line[g - first] = 0
+    step = pieces.PIECE
     lines: list[int] = []
-    for lo in range(first, end, PIECE):
-        lines += compress(range(lo, min(lo + PIECE, end)), on_line[lo - first : lo - first + PIECE])
+    for lo in range(first, end, step):
+        lines += compress(range(lo, min(lo + step, end)), on_line[lo - first : lo - first + step])
     codes = bytearray((occ_pair_code("instruction", "use"),)) * n
     value_code = occ_pair_code("value", "use")
     for j in heads_at:
         codes[j] = value_code
     ends: list[int] = []
-    for lo in range(0, n, PIECE):
-        hi = lo + PIECE
+    for lo in range(0, n, step):
+        hi = lo + step
         occ.pos.extend(map(or_, map(lshift, lines[lo:hi], repeat(COL_BITS)), starts[lo:hi]))
         ends += map(add, starts[lo:hi], map(len, keys[lo:hi]))
         occ.keys.extend(map(intern_str, keys[lo:hi]))
@@ -204,11 +205,7 @@ class ValuesReader(ReaderState):
                 color = int(color) if color is not None else NONE
                 if itext is not None:
                     shape_index(itext)
-                if "{" in pos_text or "{" in use_text:
-                    positions, uses = block_items(pos_text, use_text)
-                else:  # `block_items` when no item has an index (nearly every block): nothing can fail
-                    positions = pos_text[2:-1].split("\n  ")
-                    uses = [] if use_text == "  (none)\n" else _USE_NAMES.findall(use_text)
+                positions, uses = block_items(pos_text, use_text)
             except ValueError:
                 break
             if vid > _HI or color > _HI:  # digits: never below the column's range

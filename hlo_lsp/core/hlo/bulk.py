@@ -21,7 +21,7 @@ from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.rows import NAME, PREFIX, ROOT, ROW, columns, row_calls, row_uses, structurally_clean
 from hlo_lsp.core.hlo.structure import bulk_computations
-from hlo_lsp.core.process import turns
+from hlo_lsp.core.process import pieces, turns
 
 if TYPE_CHECKING:
     from hlo_lsp.core.hlo.rules.summary import Summary
@@ -30,7 +30,6 @@ TEMPLATES = True  # read a computation that differs from one read before in name
 TEMPLATE_MAX_CHARS = 100_000  # a longer computation (an entry, say) is read on its own: it is never a repeat
 TEMPLATE_TRIAL = 256  # after this many computations with fewer than a quarter repeats, stop looking for repeats
 PIECE_CHARS = 1 << 17  # a computation longer than this is read a piece at a time (`_rows_in_pieces`: 1 ms a piece)
-PIECE_NAMES = 1 << 14  # names per piece of the name index (`first_index`: under 1 ms a piece)
 # A name where the rows pattern reads one (after `%`, the same characters); over a computation's lines it finds
 # every instruction's name (the first on its line), operand and callee, and whatever else in the text looks so.
 OCCURRENCE = re.compile(r"%([\w.\-]+)")
@@ -143,13 +142,14 @@ def _rows_in_pieces(scan: str, a: int, b: int) -> list[tuple[str, ...]]:
 
 
 def first_index(names: list[str]) -> dict[str, int]:
-    """Name -> the index of its first occurrence in ``names``, made `PIECE_NAMES` names at a time (from the last
+    """Name -> the index of its first occurrence in ``names``, made `pieces.PIECE` names at a time (from the last
     piece to the first, each read backwards, so the first occurrence is the one kept): one C call over the 100 MB
     module's 640,000 names held the GIL for 0.19 s."""
     out: dict[str, int] = {}
     n = len(names)
-    for start in reversed(range(0, n, PIECE_NAMES)):
-        end = min(start + PIECE_NAMES, n)
+    step = pieces.PIECE
+    for start in reversed(range(0, n, step)):
+        end = min(start + step, n)
         out.update(zip(reversed(names[start:end]), range(end - 1, start - 1, -1)))
         turns.give_way()
     return out
