@@ -23,6 +23,7 @@ from hlo_lsp.core.hlo.model import HloModule, warm_module
 from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.memory.oom import OomReport, looks_like_oom, read_oom
 from hlo_lsp.core.occurrences import OccurrenceIndex
+from hlo_lsp.core.process import turns
 
 if TYPE_CHECKING:
     from hlo_lsp.core.buffers.bufferset import BufferSet
@@ -70,6 +71,10 @@ def read_text_file(path: str | Path) -> str:
         raise ReadError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
     if b"\x00" in data[:65536]:
         raise ReadError(f"{path}: binary file (NUL bytes), not an XLA text dump")
+    # decoding is one C call holding the interpreter (15 ms for the 23 MB benchmark module, most of it the new
+    # string's fresh pages); a background read of a buffer file's module began it as the editor's batch on open
+    # came in, and the batch's inlay hints (3 ms of work) took 25-30 ms: the requests under way go first
+    turns.give_way()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
