@@ -64,6 +64,7 @@ SWITCH_INTERVAL = 0.0002
 KEEP_TOKEN_RESULTS = 2  # semantic-token arrays kept per document for full/delta (the editor holds the last)
 SHORT_FIRST_S = 0.1  # the longest a long answer's fork waits for the short answers under way (`wait_short`)
 BATCH_WAIT_S = 0.05  # the longest a whole-document answer waits for the rest of its batch (`wait_dispatched`)
+BATCH_QUIET_S = 0.005  # ... and before it forks, how long the input must stay empty to end a batch
 SHORT_FIRST_CHARS = 25_000_000  # ... for a document up to this size; a larger one waits longer in proportion
 
 
@@ -180,7 +181,7 @@ class DocumentAnswers:
         seconds; True when none is."""
         return self._no_short.wait(limit)
 
-    def wait_dispatched(self, limit: float) -> bool:
+    def wait_dispatched(self, limit: float, quiet: float = 0.0) -> bool:
         """Wait (a worker thread) until the event loop has handled every message read so far and the client sends
         nothing more for now (`stdio.Intake.caught_up`), at most ``limit`` seconds; True when it has. An editor
         sends its on-open and after-edit requests in one batch, the viewport's range tokens and inlay hints after
@@ -188,8 +189,10 @@ class DocumentAnswers:
         handled (`answer`): the viewport's requests are answered on the event loop as they are handled, and the
         workers computing beside them took every other turn of the GIL (VS Code's first inlay hints on the
         benchmark's assignment file: 80 ms for a few ms of work). A long answer's fork then also waits for the
-        short ones under way (`wait_short`) instead of holding the GIL while they wait."""
-        return self.intake.wait(limit)
+        short ones under way (`wait_short`) instead of holding the GIL while they wait. ``quiet``: and until the
+        client sent nothing for that long (`stdio.Intake.wait`; before a fork, which holds the GIL while it copies
+        the process's page tables)."""
+        return self.intake.wait(limit, quiet)
 
     @contextmanager
     def short_request(self) -> Iterator[None]:

@@ -13,7 +13,11 @@ from hlo_lsp.lsp import handlers_document as hd
 
 
 class _Answers:
-    def wait_dispatched(self, limit):
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def wait_dispatched(self, limit, quiet=0.0):
+        self.calls.append(f"batch quiet {quiet > 0}")
         return True
 
     def wait_short(self, limit):
@@ -38,8 +42,10 @@ def _ls(size: int):
 )
 @pytest.mark.parametrize("long_answer", [False, True])
 def test_forked_only_between_the_bounds(size, forked, long_answer, monkeypatch):
-    started = []
-    monkeypatch.setattr(fork, "start", lambda fn, arg, **kw: started.append(1))  # no child: computed here
+    ls = _ls(size)
+    monkeypatch.setattr(fork, "start", lambda fn, arg, **kw: ls.answers.calls.append("fork"))  # computed here
     monkeypatch.setattr(fork, "result", lambda child: None)
-    assert hd._in_child(_ls(size), "/x", lambda: "answer", long_answer=long_answer) == "answer"
-    assert bool(started) is forked
+    assert hd._in_child(ls, "/x", lambda: "answer", long_answer=long_answer) == "answer"
+    assert ("fork" in ls.answers.calls) is forked
+    if forked:  # every fork (10 ms of GIL) waits until the client's batch is read and handled, input quiet
+        assert ls.answers.calls.index("batch quiet True") < ls.answers.calls.index("fork")

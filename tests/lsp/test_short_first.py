@@ -150,6 +150,59 @@ async def test_wait_dispatched_is_bounded():
     assert await asyncio.to_thread(answers.wait_dispatched, 5)
 
 
+async def test_wait_dispatched_with_quiet_waits_for_a_batch_written_a_request_at_a_time():
+    """An editor writes its batch a request at a time: after the first is handled the input is empty for a
+    moment, and a fork then (10 ms of GIL) kept the reader from reading the rest. With ``quiet`` the worker goes
+    on only once the input stayed empty that long: here after the second request, written 10 ms after the first
+    was handled, is handled too; without it, at once."""
+    intake = Intake()
+    answers = DocumentAnswers(lambda path: 1, intake)
+    order: list[str] = []
+
+    def worker(quiet: float) -> None:
+        assert answers.wait_dispatched(10, quiet)
+        order.append("fork")
+
+    for quiet, expected in ((0.1, ["second request", "fork"]), (0.0, ["fork", "second request"])):
+        order.clear()
+        intake.arrived()
+        intake.received()  # the outline
+        intake.handled()
+        intake.drained()  # caught up: the input is empty for now
+        fork_at = asyncio.ensure_future(asyncio.to_thread(worker, quiet))
+        await asyncio.sleep(0.01)
+        intake.arrived()  # the rest of the batch
+        intake.received()
+        await asyncio.sleep(0.02)
+        order.append("second request")
+        intake.handled()
+        intake.drained()
+        await fork_at
+        assert order == expected, quiet
+
+
+async def test_wait_dispatched_with_quiet_is_bounded():
+    """A client that never stops writing does not hold the worker past ``limit``."""
+    intake = Intake()
+    answers = DocumentAnswers(lambda path: 1, intake)
+    stop = asyncio.Event()
+
+    async def chatter() -> None:  # a message every 2 ms, each handled at once
+        while not stop.is_set():
+            intake.arrived()
+            intake.received()
+            intake.handled()
+            intake.drained()
+            await asyncio.sleep(0.002)
+
+    talk = asyncio.ensure_future(chatter())
+    t = time.monotonic()
+    await asyncio.to_thread(answers.wait_dispatched, 0.1, 0.05)
+    assert time.monotonic() - t < 5
+    stop.set()
+    await talk
+
+
 async def test_background_work_gives_way_between_the_requests_of_a_batch():
     """Between two requests of a batch no short request is under way (each answered at once: every answer kept),
     yet the gate of background work says no until the batch is handled (`stdio.Intake`)."""
