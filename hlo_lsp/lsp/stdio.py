@@ -33,6 +33,8 @@ from typing import BinaryIO
 
 from pygls.exceptions import JsonRpcException
 
+from hlo_lsp.lsp.workers import use_started_workers
+
 log = logging.getLogger("hlo_lsp")
 TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # each message's way through the server on stderr (`trace_message`)
 _ID_METHOD = re.compile(rb'"id"\s*:\s*(\d+|"[^"]*")|"method"\s*:\s*"([^"]*)"')
@@ -424,6 +426,7 @@ def start_io(ls, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) 
 
 async def _serve(ls, stdin: BinaryIO, intake: Intake) -> None:
     loop = asyncio.get_running_loop()
+    use_started_workers(loop)
     bodies: asyncio.Queue[bytes | None] = asyncio.Queue()
     protocol = ls.protocol
     messages = MessageReader(stdin, intake)

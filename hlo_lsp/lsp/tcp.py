@@ -15,6 +15,8 @@ import json
 import logging
 import threading
 
+from hlo_lsp.lsp.workers import use_started_workers
+
 log = logging.getLogger("hlo_lsp")
 
 MAX_HEADER_LINE = 8192
@@ -83,6 +85,7 @@ def _refuse(writer: asyncio.StreamWriter, first: bytes) -> None:
 async def serve(ls, host: str, port: int) -> int:
     """Serve ``ls`` (a pygls LanguageServer) to the first client connecting to (host, port); see the module.
     Returns the exit code (0 after shutdown and exit, 1 when the client went away without them)."""
+    use_started_workers(asyncio.get_running_loop())
     ended = asyncio.Event()
     owner: list[asyncio.StreamWriter] = []
     exit_code: list[int] = []
