@@ -347,16 +347,20 @@ class Workspace:
 
     def warm(self, path: str) -> None:
         """Read ``path``'s siblings and build, ahead of the first request, the lazily made maps of its module:
-        its HLO lookups and the occurrence key maps of its buffer files (each O(n) once); for an out-of-memory
-        report, its dump (`oom_dump`); for a file of a pass-by-pass dump, its module's pass history too; nothing
-        when it cannot be read."""
+        its HLO lookups, the joined values by instruction (every hover reads it) and the occurrence key maps of
+        its buffer files (each O(n) once); for an out-of-memory report, its dump (`oom_dump`); for a file of a
+        pass-by-pass dump, its module's pass history too; nothing when it cannot be read."""
         if self.passes.is_history_file(path):
             self.passes.get(path, build=True)
         try:
             if self.analysis(path).kind == kinds.OOM:
                 self.oom_dump(path, find=True)
                 return
-            for a in self.bundle(path, read_large=True).documents():
+            b = self.bundle(path, read_large=True)
+            if b.buffers is not None:  # first: every hover on an instruction reads it
+                turns.give_way()
+                b.buffers.warm()
+            for a in b.documents():
                 turns.give_way()
                 warm_index(a.index)
         except ReadError:
