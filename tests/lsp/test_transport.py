@@ -338,7 +338,9 @@ def test_a_large_message_is_held_while_the_requests_read_before_it_are_handled()
         time.sleep(0.01)  # the writer thread has seen it
         w.write(b"range")  # the viewport's answers of the same batch, handled after it
         w.write(b"hints")
-    time.sleep(0.005)
+    deadline = time.monotonic() + 5  # (under load the writer thread may take its time: wait for it, not 5 ms)
+    while len(stream.parts) < 2 and time.monotonic() < deadline:
+        time.sleep(0.001)
     assert stream.parts == [b"range", b"hints"]  # written while the outline is held
     batch_handled.set()
     assert w.flush(10)
