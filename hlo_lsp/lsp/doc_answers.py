@@ -50,6 +50,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcContentModified
 
 from hlo_lsp.core.document import common_prefix, common_suffix
+from hlo_lsp.core.process import turns
 from hlo_lsp.ide.token_reuse import packed_rows, unpacked_rows
 from hlo_lsp.lsp.protocol import RawResult, json_array_parts
 from hlo_lsp.lsp.stdio import Intake
@@ -176,6 +177,12 @@ class DocumentAnswers:
 
         return self._idle.wait(limit) and self.intake.wait(left()) and self._no_short.wait(left())
 
+    def wait_requests(self, limit: float) -> bool:
+        """Wait (a whole-document answer's worker, `process.turns.answering`) until the event loop has no
+        message read and not handled and no short request under way, at most ``limit`` seconds; True when so."""
+        end = time.monotonic() + limit
+        return self.intake.wait(limit) and self._no_short.wait(max(0.0, end - time.monotonic()))
+
     def wait_short(self, limit: float = SHORT_FIRST_S) -> bool:
         """Wait (a worker thread) until no short request (`short_request`) is under way, at most ``limit``
         seconds; True when none is."""
@@ -256,7 +263,8 @@ class DocumentAnswers:
         """``compute()`` once the requests read with it were handled (`wait_dispatched`, at most
         `BATCH_WAIT_S`)."""
         self.wait_dispatched(BATCH_WAIT_S)
-        return compute()
+        with turns.answering():  # it gives way to the requests the event loop gets meanwhile
+            return compute()
 
     def _finish(self, run: tuple[str, str, int | None], fut: asyncio.Future) -> None:
         self._computing -= 1

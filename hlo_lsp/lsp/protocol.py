@@ -19,6 +19,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 
+from hlo_lsp.core.process import turns
 from hlo_lsp.lsp.stdio import DIRECT_MAX, ThreadedWriter, answering
 
 log = logging.getLogger("hlo_lsp")
@@ -72,6 +73,7 @@ def json_array_parts(texts: Iterable[str]) -> list[bytes]:
     non-empty: one or more elements' JSON), encoded one text at a time."""
     parts = [b"["]
     for text in texts:
+        turns.give_way()  # (an answer's worker: the hovers and the viewport's requests first)
         if len(parts) > 1:
             parts.append(b",")
         parts.append(text.encode("utf-8"))

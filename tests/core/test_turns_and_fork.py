@@ -116,6 +116,73 @@ def test_a_background_task_gives_way_for_a_bounded_time(monkeypatch):
         turns.set_gate(None)
 
 
+@pytest.fixture
+def yield_gate():
+    """A yield gate (`turns.set_yield_gate`) that says 'the event loop has requests to handle' until
+    ``yield_gate.release`` is set, counting its calls."""
+    release = threading.Event()
+    calls = []
+
+    def wait(limit):
+        calls.append(limit)
+        return release.wait(limit)
+
+    turns.set_yield_gate(wait)
+    wait.release, wait.calls = release, calls
+    yield wait
+    turns.set_yield_gate(None)
+
+
+def test_an_answers_worker_gives_way_to_the_requests_under_way(yield_gate, monkeypatch):
+    """Outside `answering` no wait; inside, a point waits while the event loop has requests to handle and goes on
+    as soon as it has none (not at the end of its slice)."""
+    monkeypatch.setattr(turns, "YIELD_SLICE_S", 2.0)
+    monkeypatch.setattr(turns, "MAX_YIELD_S", 5.0)
+    turns.give_way()
+    assert yield_gate.calls == []
+
+    def release_soon():
+        time.sleep(0.05)
+        yield_gate.release.set()
+
+    t = threading.Thread(target=release_soon)
+    with turns.answering():
+        t.start()
+        started = time.monotonic()
+        turns.give_way()  # waits for the release (within its slice)
+        waited = time.monotonic() - started
+        n = len(yield_gate.calls)
+        turns.give_way()  # nothing under way: one look, no wait
+    t.join()
+    assert 0.03 <= waited < 1.5 and len(yield_gate.calls) == n + 1
+    assert not getattr(turns._local, "answering", False)  # marked inside the block only
+
+
+def test_an_answers_worker_gives_way_for_a_bounded_time(yield_gate, monkeypatch):
+    monkeypatch.setattr(turns, "YIELD_SLICE_S", 0.05)
+    monkeypatch.setattr(turns, "MAX_YIELD_S", 0.12)
+    with turns.answering():
+        started = time.monotonic()
+        for _ in range(50):
+            turns.give_way()  # requests always under way
+        assert time.monotonic() - started < 1.0  # three slices, then no more waiting
+
+
+def test_the_token_data_gives_way_a_piece_at_a_time(yield_gate, monkeypatch):
+    """The long answers' piece loops (here the tokens' encoding) are points where an answer's worker gives way."""
+    from array import array
+
+    from hlo_lsp.core.process import pieces
+    from hlo_lsp.ide.semantic_tokens import encode_rows
+
+    yield_gate.release.set()
+    monkeypatch.setattr(pieces, "PIECE", 10)
+    rows = array("i", [v for k in range(95) for v in (k, 1, 3, 0, 1)])
+    with turns.answering():
+        encode_rows(rows, "i")
+    assert len(yield_gate.calls) == 10
+
+
 def test_chunked_split_equals_a_plain_split(monkeypatch):
     monkeypatch.setattr(TextLines, "SPLIT_CHUNK", 7)
     for text in ["", "a", "\n", "ab\ncd\n", "x" * 30 + "\n" + "\n".join("y" * k for k in range(40)), "\n\n\n"]:
@@ -174,3 +241,17 @@ def test_the_workspace_in_a_child_never_waits_for_a_read_of_the_parent():
     started = time.monotonic()
     assert fork.result(fork.start(in_child, None, locks=ws.fork_locks(), timeout=10)) == "not ready"
     assert time.monotonic() - started < 5
+
+
+@needs_fork
+def test_a_child_gives_way_to_nothing():
+    """A forked child would see the parent's gates as they were at the fork (requests under way, for good): it
+    has none, and its answer's points never wait."""
+    turns.set_gate(lambda limit: time.sleep(limit) or False)
+    turns.set_yield_gate(lambda limit: time.sleep(limit) or False)
+    try:
+        with turns.answering():
+            got = fork.result(fork.start(lambda _: (turns._gate, turns._yield_gate), None, timeout=10))
+        assert got == (None, None)
+    finally:
+        turns.detach()

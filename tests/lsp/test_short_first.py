@@ -281,3 +281,26 @@ async def test_hovers_and_definitions_are_short_requests(monkeypatch):
     for _ in range(3):  # counted as ended once their answers were written (two loop turns later)
         await asyncio.sleep(0)
     assert server.answers.wait_short(0.0)
+
+
+async def test_wait_requests_says_no_while_the_event_loop_has_requests_to_handle():
+    """The gate a whole-document answer gives way at (`process.turns.answering`): no while a message is read and
+    not handled, or a short request is under way; yes as soon as neither is."""
+    intake = Intake()
+    answers = DocumentAnswers(lambda path: 1, intake)
+    assert await asyncio.to_thread(answers.wait_requests, 0.0)
+    intake.arrived()
+    intake.received()  # a hover, read
+    intake.drained()
+    assert not await asyncio.to_thread(answers.wait_requests, 0.0)
+    release = asyncio.Event()
+    task = asyncio.ensure_future(_short_until(answers, release))
+    intake.handled()  # ... its handler under way
+    await asyncio.sleep(0)
+    assert not await asyncio.to_thread(answers.wait_requests, 0.0)
+    gate = asyncio.ensure_future(asyncio.to_thread(answers.wait_requests, 10))
+    await asyncio.sleep(0.02)
+    assert not gate.done()
+    release.set()
+    await task
+    assert await gate

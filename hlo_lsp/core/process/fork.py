@@ -27,6 +27,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from hlo_lsp.core.process import turns
+
 ENABLED = sys.platform.startswith("linux") and os.environ.get("HLO_LSP_NO_FORK") != "1"
 TIMEOUT_S = 120.0
 
@@ -134,6 +136,7 @@ def _child(fn: Callable[[Any], Any], part: Any, w: int, nice: int = 0) -> None:
     global _IN_CHILD
     _IN_CHILD = True
     code = 1
+    turns.detach()  # the parent's requests are not this process's to give way to
     try:
         if nice:
             try:
