@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import logging
 import threading
+import time
 from array import array
 from collections.abc import Callable
 from typing import Any
@@ -161,6 +162,7 @@ CHILD_TIMEOUT_S = 60.0
 # take 150-220 ms for 20 ms of work; lowering their priority took 0.25 X to 0.20 X, and the rest went with the
 # wait for the short answers before forking (`DocumentAnswers.wait_short`).
 LONG_ANSWER_NICE = 10
+FORK_READY_S = 0.05  # the longest a fork waits for the messages the event loop has to handle (`fork.start`)
 
 
 def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answer: bool = False) -> Any:
@@ -185,7 +187,15 @@ def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answ
             ls.answers.wait_short(short_wait(size))
         nice = LONG_ANSWER_NICE if long_answer else 0
         locks = [*ls.ws.fork_locks(), *lens.fork_locks()]
-        child = fork.start(lambda _: fn(), None, locks=locks, timeout=CHILD_TIMEOUT_S, freeze=False, nice=nice)
+        child = fork.start(
+            lambda _: fn(),
+            None,
+            locks=locks,
+            timeout=CHILD_TIMEOUT_S,
+            freeze=False,
+            nice=nice,
+            ready=lambda: _before_fork(ls),
+        )
         got = fork.result(child)
         if got is not None:
             return got
@@ -193,6 +203,15 @@ def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answ
         with _IN_PROCESS, collector.paused():
             return fn()
     return fn()
+
+
+def _before_fork(ls: HloLanguageServer) -> None:
+    """Right before a fork (`fork.start`'s ``ready``): a message the client sent is read and handled first. The
+    GIL is let go a moment so that the reader thread takes any message waiting on the pipe (a fork right after
+    the one before took the GIL first, and a hover sent meanwhile was read only after it: 22 ms), then the event
+    loop's messages are waited for (at most `FORK_READY_S`)."""
+    time.sleep(0.001)
+    ls.answers.wait_requests(FORK_READY_S)
 
 
 def document_symbols_json(ls: HloLanguageServer, path: str) -> RawResult:
