@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 _local = threading.local()
 _gate: Callable[[float], bool] | None = None
@@ -56,27 +56,25 @@ def detach() -> None:
 
 
 @contextmanager
-def answering() -> Iterator[None]:
+def _marked(flag: str, spent: str) -> Iterator[None]:
+    """This thread's ``flag`` set inside the block (as it was again after), its time given way (``spent``) at 0."""
+    before = getattr(_local, flag, False)
+    setattr(_local, flag, True)
+    setattr(_local, spent, 0.0)
+    try:
+        yield
+    finally:
+        setattr(_local, flag, before)
+
+
+def answering() -> AbstractContextManager[None]:
     """Mark the work done in this thread, inside the block, as a whole-document answer's (see the module)."""
-    before = getattr(_local, "answering", False)
-    _local.answering = True
-    _local.yielded = 0.0
-    try:
-        yield
-    finally:
-        _local.answering = before
+    return _marked("answering", "yielded")
 
 
-@contextmanager
-def background() -> Iterator[None]:
+def background() -> AbstractContextManager[None]:
     """Mark the work done in this thread, inside the block, as background work."""
-    before = getattr(_local, "on", False)
-    _local.on = True
-    _local.paused = 0.0
-    try:
-        yield
-    finally:
-        _local.on = before
+    return _marked("on", "paused")
 
 
 @contextmanager
