@@ -358,7 +358,6 @@ class Workspace:
                 return
             b = self.bundle(path, read_large=True)
             if b.buffers is not None:  # first: every hover on an instruction reads it
-                turns.give_way()
                 b.buffers.warm()
             for a in b.documents():
                 turns.give_way()

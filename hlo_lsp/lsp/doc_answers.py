@@ -177,15 +177,6 @@ class DocumentAnswers:
 
         return self._idle.wait(limit) and self.intake.wait(left()) and self._no_short.wait(left())
 
-    def wait_requests(self, limit: float) -> bool:
-        """Wait (a whole-document answer's worker, `process.turns.answering`) until the event loop has no
-        message read and not handled, at most ``limit`` seconds; True when so. A hover's or the viewport's
-        request is handled at once, its answer written before its message counts as handled (`stdio.Intake`).
-        Short requests under way (`short_request`) do not count: the token delta and the lenses are short
-        requests that await such a worker, which would wait for its own request (the delta after an edit
-        0.04 -> 0.3 X in one replay)."""
-        return self.intake.wait(limit)
-
     def wait_short(self, limit: float = SHORT_FIRST_S) -> bool:
         """Wait (a worker thread) until no short request (`short_request`) is under way, at most ``limit``
         seconds; True when none is."""
@@ -201,7 +192,13 @@ class DocumentAnswers:
         benchmark's assignment file: 80 ms for a few ms of work). A long answer's fork then also waits for the
         short ones under way (`wait_short`) instead of holding the GIL while they wait. ``quiet``: and until the
         client sent nothing for that long (`stdio.Intake.wait`; before a fork, which holds the GIL while it copies
-        the process's page tables)."""
+        the process's page tables).
+
+        It is also the gate a whole-document answer's worker gives way at (`process.turns.answering`): a hover's
+        or the viewport's request is handled at once, its answer written before its message counts as handled.
+        Short requests under way (`short_request`) do not count: the token delta and the lenses are short
+        requests that await such a worker, which would wait for its own request (the delta after an edit
+        0.04 -> 0.3 X in one replay)."""
         return self.intake.wait(limit, quiet)
 
     @contextmanager

@@ -15,7 +15,6 @@ import asyncio
 import dataclasses
 import logging
 import threading
-import time
 from array import array
 from collections.abc import Callable
 from typing import Any
@@ -163,6 +162,7 @@ CHILD_TIMEOUT_S = 60.0
 # wait for the short answers before forking (`DocumentAnswers.wait_short`).
 LONG_ANSWER_NICE = 10
 FORK_READY_S = 0.05  # the longest a fork waits for the messages the event loop has to handle (`fork.start`)
+FORK_QUIET_S = 0.001  # ... and how long the input must then stay empty (the reader's turn to read what came)
 
 
 def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answer: bool = False) -> Any:
@@ -206,12 +206,11 @@ def _in_child(ls: HloLanguageServer, path: str, fn: Callable[[], Any], long_answ
 
 
 def _before_fork(ls: HloLanguageServer) -> None:
-    """Right before a fork (`fork.start`'s ``ready``): a message the client sent is read and handled first. The
-    GIL is let go a moment so that the reader thread takes any message waiting on the pipe (a fork right after
-    the one before took the GIL first, and a hover sent meanwhile was read only after it: 22 ms), then the event
-    loop's messages are waited for (at most `FORK_READY_S`)."""
-    time.sleep(0.001)
-    ls.answers.wait_requests(FORK_READY_S)
+    """Right before a fork (`fork.start`'s ``ready``): a message the client sent is read and handled first, and
+    the GIL is let go a moment (`FORK_QUIET_S`) so that the reader thread takes any message waiting on the pipe
+    (a fork right after the one before took the GIL first, and a hover sent meanwhile was read only after it:
+    22 ms); at most `FORK_READY_S` in all."""
+    ls.answers.wait_dispatched(FORK_READY_S, FORK_QUIET_S)
 
 
 def document_symbols_json(ls: HloLanguageServer, path: str) -> RawResult:

@@ -283,19 +283,19 @@ async def test_hovers_and_definitions_are_short_requests(monkeypatch):
     assert server.answers.wait_short(0.0)
 
 
-async def test_wait_requests_says_no_while_the_event_loop_has_messages_to_handle():
+async def test_the_yield_gate_says_no_while_the_event_loop_has_messages_to_handle():
     """The gate a whole-document answer gives way at (`process.turns.answering`): no while a message is read and
     not handled (a hover's handler answers before its message counts as handled), yes as soon as none is, even
     while a short request awaits such an answer (the token delta, the lenses: with them counted, the delta's
     worker waited for its own request)."""
     intake = Intake()
     answers = DocumentAnswers(lambda path: 1, intake)
-    assert await asyncio.to_thread(answers.wait_requests, 0.0)
+    assert await asyncio.to_thread(answers.wait_dispatched, 0.0)
     intake.arrived()
     intake.received()  # a hover, read
     intake.drained()
-    assert not await asyncio.to_thread(answers.wait_requests, 0.0)
-    gate = asyncio.ensure_future(asyncio.to_thread(answers.wait_requests, 10))
+    assert not await asyncio.to_thread(answers.wait_dispatched, 0.0)
+    gate = asyncio.ensure_future(asyncio.to_thread(answers.wait_dispatched, 10))
     await asyncio.sleep(0.02)
     assert not gate.done()
     intake.handled()
@@ -303,6 +303,6 @@ async def test_wait_requests_says_no_while_the_event_loop_has_messages_to_handle
     release = asyncio.Event()
     delta = asyncio.ensure_future(_short_until(answers, release))  # the delta, awaiting its worker
     await asyncio.sleep(0)
-    assert await asyncio.to_thread(answers.wait_requests, 0.0)
+    assert await asyncio.to_thread(answers.wait_dispatched, 0.0)
     release.set()
     await delta

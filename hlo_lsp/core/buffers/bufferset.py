@@ -76,6 +76,7 @@ class BufferSet:
         by = {}
         values = list(self.values_by_key.values())
         for start in range(0, len(values), pieces.PIECE):
+            turns.give_way()
             for v in values[start : start + pieces.PIECE]:
                 same = by.get(v.instruction)
                 if same is None:
@@ -84,7 +85,6 @@ class BufferSet:
                     by[v.instruction] = [same, v]
                 else:
                     same.append(v)
-            turns.give_way()
         self._by_instruction = by
         return by
 
