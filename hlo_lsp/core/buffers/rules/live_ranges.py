@@ -30,8 +30,7 @@ def live_range_bounds(ctx: Context) -> Iterator[Finding]:
     for d, got in enumerate(cols):
         if got is None:
             continue
-        first, last = got
-        keys = bs.roles.sources[LIVE][d][1].key
+        first, last, keys = got
         for r in _bad_live_rows(first, last, mx):
             v = by_key.get(keys[r])
             if v is not None and recs[v.n] == r and docs[v.n] == d:
@@ -153,12 +152,14 @@ def peak_not_live(ctx: Context) -> Iterator[Finding]:
         )
 
 
-def _live_columns(bs) -> tuple[array, bytearray, list[tuple[Sequence[int], Sequence[int]] | None]]:
+def _live_columns(bs) -> tuple[array, bytearray, list[tuple[Sequence[int], Sequence[int], list[str]] | None]]:
     """What `BufferValue.live_range` reads, for every value at once: per value number its live-range record and
-    document (`Roles`), and per document its first and last steps as numbers (None for a document without
-    live ranges)."""
+    document (`Roles`), and per document its first and last steps as numbers and its keys (None for a document
+    without live ranges)."""
     roles = bs.roles
-    cols = [(c.ints("first"), c.ints("last")) if isinstance(c, LiveRanges) else None for _, c in roles.sources[LIVE]]
+    cols = [
+        (c.ints("first"), c.ints("last"), c.key) if isinstance(c, LiveRanges) else None for _, c in roles.sources[LIVE]
+    ]
     return roles.records[LIVE], roles.docs[LIVE], cols
 
 
