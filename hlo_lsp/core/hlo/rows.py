@@ -40,7 +40,9 @@ from __future__ import annotations
 import re
 import sys
 from array import array
-from itertools import repeat
+from bisect import bisect_right
+from collections.abc import Iterator
+from itertools import accumulate, repeat
 from operator import add
 from typing import TYPE_CHECKING
 
@@ -70,7 +72,10 @@ def _has_call_brace(attrs: str) -> bool:
 
 
 NON_BLANK = re.compile(r"\S")
-ROWS_PIECE = 2048  # instructions read in one C call by `computation_rows` (the 100 MB entry's 91,000 took 0.1 s)
+# characters of lines read in one C call by `computation_rows` (about 1 ms; the 100 MB entry's 91,000 lines in one
+# took 0.1 s, and 2,048 of the 23 MB entry's lines with its 0.46 MB root line, read for the users map in the
+# background, held the GIL 5-10 ms with a hover waiting); a longer line is read alone
+ROWS_PIECE_CHARS = 1 << 17
 _NAME_RUN = re.compile(r"[\w.\-]+")
 
 # Row fields, as `findall` returns them (each a str, "" when absent); PREFIX is the text before the name.
@@ -94,13 +99,28 @@ def computation_rows(mod: HloModule, c: Computation) -> list[tuple[str, ...]] | 
     r = c.instructions
     if not r:
         return []
-    lines = mod.lines
     line_of = table.line_of
-    rows: list[tuple[str, ...]] = []
+    where = line_of[r.start : r.stop] if isinstance(r, range) and r.step == 1 else [line_of[i] for i in r]
+    texts = list(map(mod.lines.__getitem__, where))
     findall = ROW.findall
-    for k in range(0, len(r), ROWS_PIECE):  # a piece at a time: the GIL is free between pieces
-        rows += findall("\n" + "\n".join([lines[line_of[i]] for i in r[k : k + ROWS_PIECE]]))
+    if sum(map(len, texts)) <= ROWS_PIECE_CHARS:
+        rows = findall("\n" + "\n".join(texts))  # most computations: one piece
+    else:
+        rows = []
+        for a, b in line_pieces(texts, ROWS_PIECE_CHARS):  # a piece at a time: the GIL is free between pieces
+            rows += findall("\n" + "\n".join(texts[a:b]))
     return rows if len(rows) == len(r) else None
+
+
+def line_pieces(texts: list[str], limit: int) -> Iterator[tuple[int, int]]:
+    """``(a, b)`` slices of ``texts`` in order, covering it, each of at most ``limit`` characters (its lines'
+    lengths) or else of one line."""
+    ends = list(accumulate(map(len, texts)))
+    a, n = 0, len(texts)
+    while a < n:
+        b = max(bisect_right(ends, (ends[a - 1] if a else 0) + limit, a), a + 1)
+        yield a, b
+        a = b
 
 
 operand_names = plain_operand_names  # a row's operand list is plain by the row pattern

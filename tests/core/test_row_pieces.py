@@ -1,0 +1,47 @@
+"""A computation's rows are read a piece of at most `rows.ROWS_PIECE_CHARS` characters at a time (a longer line
+alone), so that the GIL is free between C calls while the users map is built in the background; the rows are
+those of one call over all of its lines."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hlo_lsp.core.hlo import rows
+from hlo_lsp.core.hlo.read import read_hlo
+from hlo_lsp.core.hlo.rows import ROW, computation_rows, line_pieces
+from tests.fixtures import DATA
+
+MODULES = sorted((DATA / "jax-cpu").glob("*/module_*.cpu_after_optimizations.txt"))
+
+
+@given(st.lists(st.integers(0, 50)), st.integers(1, 120))
+def test_pieces_cover_the_lines_in_order_each_within_the_limit_or_one_line(lengths, limit):
+    texts = ["x" * n for n in lengths]
+    got = list(line_pieces(texts, limit))
+    assert [i for a, b in got for i in range(a, b)] == list(range(len(texts)))
+    for a, b in got:
+        assert b > a
+        assert b - a == 1 or sum(lengths[a:b]) <= limit
+        if b < len(texts):  # a piece is cut only where the next line would pass the limit
+            assert sum(lengths[a : b + 1]) > limit
+
+
+@pytest.mark.parametrize("limit", [1, 300, 5000])
+def test_rows_read_in_pieces_are_the_rows_of_one_call(limit, monkeypatch):
+    assert MODULES, "no jax-cpu modules in tests/data"
+    seen = 0
+    for path in MODULES:
+        mod = read_hlo(path.read_text(encoding="utf-8"))
+        whole = []
+        for c in mod.computations:
+            texts = [mod.lines[mod.instructions.line_of[i]] for i in c.instructions]
+            got = ROW.findall("\n" + "\n".join(texts))
+            whole.append(got if len(got) == len(texts) else None)
+        monkeypatch.setattr(rows, "ROWS_PIECE_CHARS", limit)
+        cut = [computation_rows(mod, c) for c in mod.computations]
+        monkeypatch.undo()
+        assert cut == whole
+        seen += sum(len(c.instructions) > 1 for c in mod.computations)
+    assert seen > 100
