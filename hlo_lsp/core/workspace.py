@@ -356,8 +356,8 @@ class Workspace:
             if self.analysis(path).kind == kinds.OOM:
                 self.oom_dump(path, find=True)
                 return
-            b = self.bundle(path, read_large=True)
-            if b.buffers is not None:  # first: every hover on an instruction reads it
+            b = self.bundle(path, read_large=True, warm=True)
+            if b.buffers is not None:  # joined before: every hover on an instruction reads it
                 b.buffers.warm()
             for a in b.documents():
                 turns.give_way()
@@ -408,14 +408,15 @@ class Workspace:
             a.oom_dump = None
         return [a.path for a in found]
 
-    def bundle(self, path: str, read_large: bool | None = None) -> ModuleBundle:
+    def bundle(self, path: str, read_large: bool | None = None, warm: bool = False) -> ModuleBundle:
         """The module ``path`` belongs to: itself plus the same-stem siblings in its folder.
 
         With ``read_large`` False (the default when `defer_large_siblings` is set, as the server does), a
         sibling larger than LARGE_SIBLING_BYTES, or any sibling of a document that large, that has not been
         read yet is left out instead of read here:
         a request answers at once with what is known, and the server's worker thread reads the sibling
-        (`warm`), after which the bundle includes it."""
+        (`warm`), after which the bundle includes it. With ``warm`` (`warm`'s own call), a join made here has its
+        values by instruction made before any other thread can see it (`BufferSet.warm`)."""
         if read_large is None:
             read_large = not self.defer_large_siblings
         a = self.analysis(path)
@@ -469,7 +470,7 @@ class Workspace:
         if docs:
             turns.give_way()
         large = any(d.size > LARGE_SIBLING_BYTES for d in docs.values())
-        buffers = self._joined_buffers(docs, make=not (large and self._on_loop())) if docs else None
+        buffers = self._joined_buffers(docs, make=not (large and self._on_loop()), warm=warm) if docs else None
         if docs and buffers is None:
             return ModuleBundle(hlo_a, docs, None, True)  # to be joined by a worker (`prepare_bundle`); not kept
         b = ModuleBundle(hlo_a, docs, buffers, partial)
@@ -508,10 +509,10 @@ class Workspace:
         except ReadError:
             pass
 
-    def _joined_buffers(self, docs: dict[str, Analysis], make: bool = True):
+    def _joined_buffers(self, docs: dict[str, Analysis], make: bool = True, warm: bool = False):
         """The BufferSet joining ``docs`` (kind -> analysis), made once per set of buffer texts: an edit of the
         module's HLO text makes a new bundle but never changes its buffer files, whose join takes seconds. None
-        when it is not made yet and ``make`` is False."""
+        when it is not made yet and ``make`` is False. ``warm``: see `bundle`."""
         kinds_sources = tuple(sorted(((k, v.source) for k, v in docs.items()), key=lambda t: t[0]))
 
         def same(held: tuple) -> bool:
@@ -544,16 +545,20 @@ class Workspace:
             if self._dropped:
                 turns.give_way()
                 self.release_dropped()
-            return self._join(docs, kinds_sources)
+            return self._join(docs, kinds_sources, warm)
         finally:
             with self._lock:
                 self._making = [(held, d) for held, d in self._making if d is not done]
             done.set()
 
-    def _join(self, docs: dict[str, Analysis], kinds_sources: tuple):
+    def _join(self, docs: dict[str, Analysis], kinds_sources: tuple, warm: bool = False):
         from hlo_lsp.core.buffers.bufferset import BufferSet
 
         bs = BufferSet.from_docs([d.buffers for d in docs.values() if d.buffers is not None])
+        if warm:
+            # before it is kept: a hover that came between the join and `Workspace.warm`'s map made the map itself,
+            # 16 ms on the event loop for the benchmark module's 60,000 values (Neovim, GIL watcher)
+            bs.warm()
         with self._lock:
             self._joins = [*self._joins[-3:], (kinds_sources, bs)]
         return bs

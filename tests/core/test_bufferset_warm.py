@@ -35,3 +35,16 @@ def test_made_in_pieces_as_in_one_go(piece, monkeypatch):
     monkeypatch.setattr(pieces, "PIECE", piece)
     cut = [_by_instruction(Workspace().bundle(p, read_large=True).buffers) for p in paths]
     assert cut == whole and all(whole)
+
+
+def test_the_join_warm_makes_is_kept_with_its_map_made():
+    """`Workspace.warm` joins the module's files with the map made before the join is kept (a hover between the
+    join and the map made the map on the event loop); a request's join leaves it for later."""
+    path = str(MODULES[0])
+    ws = Workspace()
+    made = ws.bundle(path, read_large=True, warm=True).buffers
+    assert made is not None and made._by_instruction is not None
+    assert all(bs._by_instruction is not None for _, bs in ws._joins)
+    other = Workspace()
+    lazy = other.bundle(path, read_large=True).buffers
+    assert lazy is not None and lazy._by_instruction is None
