@@ -54,10 +54,10 @@ def test_the_old_join_is_freed_after_the_patch_and_before_the_next_join(tmp_path
     alive_at_join = []
     join = ws._join
 
-    def noting_join(docs, kinds_sources):
+    def noting_join(docs, kinds_sources, warm=False):
         gc.collect()
         alive_at_join.append(joined() is not None)
-        return join(docs, kinds_sources)
+        return join(docs, kinds_sources, warm)
 
     for version in range(2, 5):
         joined = _probe(ws, path)
