@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 
 from hlo_lsp.core.buffers.columns import shape_index
-from hlo_lsp.core.buffers.read_common import CODE_STRUCTURE, CODE_TOTAL, ReaderState, intern_str
+from hlo_lsp.core.buffers.read_common import CODE_STRUCTURE, CODE_TOTAL, GIVE_WAY_LINES, ReaderState, intern_str
 from hlo_lsp.core.buffers.records import Allocation
 from hlo_lsp.core.buffers.text import INDEX, NAME, parse_index
+from hlo_lsp.core.process import turns
 from hlo_lsp.core.shapes import human_size
 
 ALLOC = re.compile(r"allocation (\d+): (?:(0x[0-9a-fA-F]+|\(nil\)), )?size (\d+)")
@@ -219,7 +220,10 @@ class AllocationsReader(ReaderState):
         add_assignment = self.doc.assignment_records.add
         value_def = self.value_def
         alloc = self.alloc
+        every = GIVE_WAY_LINES
         for ln in range(start, n):
+            if not ln & every:
+                turns.give_way()  # a background read lets the requests under way go first (the listing is 0.2 s)
             line = lines[ln]
             if not line:
                 continue

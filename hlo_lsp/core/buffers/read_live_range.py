@@ -7,10 +7,18 @@ from __future__ import annotations
 import re
 
 from hlo_lsp.core.buffers.columns import shape_index
-from hlo_lsp.core.buffers.read_common import CODE_STRUCTURE, ReaderState, intern_str, new_record, spaced_int
+from hlo_lsp.core.buffers.read_common import (
+    CODE_STRUCTURE,
+    GIVE_WAY_LINES,
+    ReaderState,
+    intern_str,
+    new_record,
+    spaced_int,
+)
 from hlo_lsp.core.buffers.records import StackNode
 from hlo_lsp.core.buffers.text import INDEX, NAME
 from hlo_lsp.core.diagnostics import Range, Severity
+from hlo_lsp.core.process import turns
 
 LR_HEADER = re.compile(r"HloLiveRange \(max (-?\d+)\):\Z")
 SEQ = re.compile(rf"    (\d+):({NAME})\Z")
@@ -72,7 +80,10 @@ class LiveRangeReader(ReaderState):
         add_step, add_live, add_peak = doc.sequence.add, doc.live_ranges.add, doc.peak_entries.add
         instruction_use, value_use = self.instruction_use, self.value_use
         match = SEQ.match if s == "seq" else LR.match if s == "lrs" else PEAK.match
+        every = GIVE_WAY_LINES
         for ln in range(start, n):
+            if not ln & every:
+                turns.give_way()  # a background read lets the requests under way go first
             line = lines[ln]
             if not line:
                 continue

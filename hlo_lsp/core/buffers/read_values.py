@@ -14,7 +14,7 @@ from hlo_lsp.core.buffers.read_common import CODE_STRUCTURE, ReaderState, intern
 from hlo_lsp.core.buffers.text import FROM, HEADER, INDEX, NAME, POSITION, USE
 from hlo_lsp.core.occurrences import COL_BITS
 from hlo_lsp.core.occurrences import pair_code as occ_pair_code
-from hlo_lsp.core.process import pieces
+from hlo_lsp.core.process import pieces, turns
 
 BLOCK = re.compile(
     rf"<(\d+) ({NAME})({INDEX})?( \(phi\))?(?: @(\d+))?>\n"
@@ -23,6 +23,7 @@ BLOCK = re.compile(
     rf" from instruction: ?%?({NAME})(?![^\s{{}}<>:,=()])[^\n]*\n"  # the name ends where it ends: linear
 )
 
+GIVE_WAY_BLOCKS = 255  # blocks (a mask) between two `turns.give_way` of a run: about 1,000 lines (`GIVE_WAY_LINES`)
 _USE_NAMES = re.compile(rf"  ({NAME}), operand ")  # the instruction of each use of a block's uses
 _POSITION_ITEMS = re.compile(rf"  ({NAME})(?: ({INDEX}))?\n")  # as `BLOCK` matched them: name, index
 _USE_ITEMS = re.compile(rf"  ({NAME}), operand (\d+)(?: ({INDEX}))?\n")  # name, operand, index
@@ -74,6 +75,7 @@ def _run_occurrences(occ, first: int, end: int, keys: list[str], heads: tuple, f
     step = pieces.PIECE
     lines: list[int] = []
     for lo in range(first, end, step):
+        turns.give_way()  # each piece's C calls hold the GIL 1-6 ms: a background read lets a request go first
         lines += compress(range(lo, min(lo + step, end)), on_line[lo - first : lo - first + step])
     codes = bytearray((occ_pair_code("instruction", "use"),)) * n
     value_code = occ_pair_code("value", "use")
@@ -81,6 +83,7 @@ def _run_occurrences(occ, first: int, end: int, keys: list[str], heads: tuple, f
         codes[j] = value_code
     ends: list[int] = []
     for lo in range(0, n, step):
+        turns.give_way()
         hi = lo + step
         occ.pos.extend(map(or_, map(lshift, lines[lo:hi], repeat(COL_BITS)), starts[lo:hi]))
         ends += map(add, starts[lo:hi], map(len, keys[lo:hi]))
@@ -195,7 +198,10 @@ class ValuesReader(ReaderState):
         intern = intern_str
         match = BLOCK.match
         first = ln
+        every = GIVE_WAY_BLOCKS
         while True:
+            if not len(from_lines) & every:
+                turns.give_way()  # a background read lets the requests under way go first (the run is 0.2 s)
             m = match(text, base)
             if m is None or text[m.end() - 2] == ">":  # the next header glued to the `from instruction:` line
                 break

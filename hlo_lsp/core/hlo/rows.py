@@ -108,6 +108,7 @@ def computation_rows(mod: HloModule, c: Computation) -> list[tuple[str, ...]] | 
     else:
         rows = []
         for a, b in line_pieces(texts, ROWS_PIECE_CHARS):  # a piece at a time: the GIL is free between pieces
+            turns.give_way()  # and a background read (the users map's) waits while requests are answered
             rows += findall("\n" + "\n".join(texts[a:b]))
     return rows if len(rows) == len(r) else None
 
@@ -305,6 +306,8 @@ def row_uses(rows: list[tuple[str, ...]], a: int, by: dict[str, int], dst: array
     instruction counts once."""
     get = by.get
     for k, row in enumerate(rows):
+        if not k & 1023:
+            turns.give_way()  # the 23 MB module's entry is 25,000 rows: built in the background, requests go first
         ops = row[OPERANDS]
         if ops and row[OPCODE] != "parameter" and row[OPCODE] != "constant":
             names = ops.replace("%", "").split(", ") if "/" not in ops else operand_names(ops)
