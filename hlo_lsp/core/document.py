@@ -75,7 +75,10 @@ class TextLines:
             )
         return "\n".join(zlib.decompress(b).decode("utf-8") for b in self._blocks)
 
-    SPLIT_CHUNK = 1 << 20  # characters split in one C call (a few ms: another thread's turn never waits long)
+    # characters split in one C call (about 1 ms; 1 MB took 3-6 ms on a loaded machine, a background read's chunk
+    # that a hover waited behind, GIL watcher)
+    SPLIT_CHUNK = 1 << 18
+    CUM_PIECE = 16_384  # lines whose offsets are summed in one C call (`split`)
 
     def split(self) -> list[str]:
         """All lines as a new list; fills the offsets on the way when they are not built yet. Made a chunk of
@@ -98,8 +101,10 @@ class TextLines:
                 turns.give_way()
         if not self._cum:
             cum = array("I", [0])  # texts are below 1 GiB
-            for k in range(0, len(lines), 65536):
-                cum.extend(array("I", accumulate(map(len, lines[k : k + 65536]), initial=cum[-1]))[1:])
+            step = self.CUM_PIECE
+            for k in range(0, len(lines), step):
+                turns.give_way()
+                cum.extend(array("I", accumulate(map(len, lines[k : k + step]), initial=cum[-1]))[1:])
             self._cum = cum
         return lines
 

@@ -183,8 +183,10 @@ def test_the_token_data_gives_way_a_piece_at_a_time(yield_gate, monkeypatch):
     assert len(yield_gate.calls) == 10
 
 
-def test_chunked_split_equals_a_plain_split(monkeypatch):
+@pytest.mark.parametrize("cum_piece", [1, 3, 16_384])
+def test_chunked_split_equals_a_plain_split(monkeypatch, cum_piece):
     monkeypatch.setattr(TextLines, "SPLIT_CHUNK", 7)
+    monkeypatch.setattr(TextLines, "CUM_PIECE", cum_piece)
     for text in ["", "a", "\n", "ab\ncd\n", "x" * 30 + "\n" + "\n".join("y" * k for k in range(40)), "\n\n\n"]:
         lines = TextLines(text)
         assert lines.split() == text.split("\n")
