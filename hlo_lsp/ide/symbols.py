@@ -17,6 +17,9 @@ computations met first in the file; not 200,000 entries (57 MB of JSON, 20 s) th
 from __future__ import annotations
 
 import heapq
+from array import array
+from bisect import bisect_right
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Range
@@ -153,6 +156,78 @@ def _hlo_symbols(mod: HloModule, budget: _Budget) -> list[Symbol]:
             Symbol(mod.name, "module", _line_range(lines, mod.header_line, len(lines) - 1), sel, "HloModule", comps)
         ]
     return comps
+
+
+class OutlineShape(NamedTuple):
+    """What an HLO module's outline depends on besides the lines of the instructions it lists (`outline_kept`):
+    the number of lines, the module's header line and name, and each computation's header line, closing line,
+    number of instructions, name and whether it is the entry."""
+
+    line_count: int
+    header: tuple[int | None, str | None]
+    starts: array
+    ends: array
+    sizes: array
+    names: list[str]
+    entries: bytes
+
+
+MAX_KEPT_LINES = 1_000  # edited lines `outline_kept` looks at (more: the outline is made again)
+
+
+def outline_shape(mod: HloModule) -> OutlineShape:
+    """``mod``'s `OutlineShape` (a few ms for the 23 MB module's 17,570 computations)."""
+    comps = mod.computations
+    return OutlineShape(
+        len(mod.lines),
+        (mod.header_line, mod.name),
+        array("i", [c.line for c in comps]),
+        array("i", [c.end_line for c in comps]),
+        array("i", [len(c.instructions) for c in comps]),
+        [c.name for c in comps],
+        bytes([c.is_entry for c in comps]),
+    )
+
+
+def outline_kept(mod: HloModule, before: OutlineShape, edits: Sequence[tuple[int, int, int]]) -> bool:
+    """True when the outline of ``mod`` (`document_symbols`, default bounds) is the one made when the module had
+    the shape ``before``, given the ``edits`` made to its text since, each (first line, lines replaced, lines
+    put in): every edit kept its number of lines and changed only lines strictly inside computations that list
+    no instruction in the outline (past the budget, or past `OUTLINE_BLOCKS`; never the entry), and the shape
+    is the same now. Such a computation's entry shows its name, its line range (header to closing brace) and its
+    number of instructions only, and every other entry stands on lines the edits left alone, so the outline's
+    every entry and range are the same: an edit in the middle of a large module's text, the usual case, keeps
+    it (the 23 MB module's outline is otherwise made again whole, 0.25 s of work, after each edit)."""
+    if not edits or any(old != new for _, old, new in edits) or sum(n for _, n, _ in edits) > MAX_KEPT_LINES:
+        return False
+    now = outline_shape(mod)
+    if now != before:
+        return False
+    unlisted = _first_unlisted(mod)
+    starts, ends = now.starts, now.ends
+    for first, count, _ in edits:
+        for ln in range(first, first + count):
+            k = bisect_right(starts, ln) - 1
+            if k < unlisted or now.entries[k] or not starts[k] < ln < ends[k]:
+                return False
+    return True
+
+
+def _first_unlisted(mod: HloModule) -> int:
+    """The first computation from which on each computation but the entry lists no instruction in the outline
+    (`_hlo_symbols`: the entry computations take the budget first, then the others in file order; past
+    `OUTLINE_BLOCKS` a computation is not listed at all)."""
+    budget = outline_budget()
+    comps = mod.computations
+    for c in comps:
+        if c.is_entry:
+            budget.take(len(c.instructions))
+    for k, c in enumerate(comps):
+        if k >= OUTLINE_BLOCKS or budget.left <= 0:
+            return k
+        if not c.is_entry:
+            budget.take(len(c.instructions))
+    return len(comps)
 
 
 def _section(name: str, kind: str, lines: Lines, first: int, last: int, children: list[Symbol]) -> Symbol:

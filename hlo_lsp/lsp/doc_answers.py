@@ -45,11 +45,12 @@ import time
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from pygls.exceptions import JsonRpcContentModified
 
-from hlo_lsp.core.document import common_prefix, common_suffix
+from hlo_lsp.core.document import Edit, common_prefix, common_suffix
 from hlo_lsp.core.process import turns
 from hlo_lsp.ide.token_reuse import packed_rows, unpacked_rows
 from hlo_lsp.lsp.protocol import RawResult, json_array_parts
@@ -135,6 +136,17 @@ class Provisional:
         self.value = value
 
 
+@dataclass
+class OutlineMemo:
+    """An HLO module's last outline answer, the module's shape when it was made (`symbols.outline_shape`) and the
+    edits made to its text since, each (first line, lines replaced, lines put in): the next outline is this one
+    while `symbols.outline_kept` says so."""
+
+    shape: Any
+    answer: Any
+    edits: list[tuple[int, int, int]] = field(default_factory=list)
+
+
 class DocumentAnswers:
     """Per-document, per-version answers of the whole-document requests (see the module docstring).
 
@@ -150,6 +162,10 @@ class DocumentAnswers:
         # path -> [(result id, data)], newest last (the older compressed: `_keep`)
         self._tokens: dict[str, list[tuple[str, Sequence[int] | bytes]]] = {}
         self.token_memo: dict[str, Any] = {}  # path -> what the next version's tokens are made from (ide.token_reuse)
+        # path -> an HLO module's last outline, its shape and the edits since (`OutlineMemo`); `memo_lock` is held
+        # by an edit from its first change of the line store until it is noted here, and by what reads or keeps one
+        self.outline_memo: dict[str, OutlineMemo] = {}
+        self.memo_lock = threading.Lock()
         # key -> paths whose answer may have been made before their siblings were joined (`Provisional`)
         self._waiting: dict[str, set[str]] = {}
         self._seq = 0
@@ -322,6 +338,13 @@ class DocumentAnswers:
         self.joined(path)
         self._tokens.pop(path, None)
         self.token_memo.pop(path, None)
+        self.outline_memo.pop(path, None)
+
+    def note_edits(self, path: str, edits: Sequence[Edit]) -> None:
+        """``edits`` were made to ``path``'s text (under `memo_lock`): its outline memo notes them."""
+        memo = self.outline_memo.get(path)
+        if memo is not None:
+            memo.edits.extend((e.first, e.old_count, e.new_count) for e in edits)
 
     # -- semantic tokens: result ids and deltas ------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from hlo_lsp.lsp.doc_answers import (
     BATCH_WAIT_S,
     JSON_ENCODE,
     TOKEN_DATA,
+    OutlineMemo,
     Provisional,
     TokenArray,
     ints_json_bytes,
@@ -216,6 +217,10 @@ def _before_fork(ls: HloLanguageServer) -> None:
 def document_symbols_json(ls: HloLanguageServer, path: str) -> RawResult:
     if not _ready(ls, path):
         return RawResult("[]")
+    kept = _kept_outline(ls, path)
+    if kept is not None:
+        return kept
+    version = ls.answers.version_of(path)
 
     def answer() -> RawResult:
         w = _Wire(ls, path)
@@ -230,7 +235,35 @@ def document_symbols_json(ls: HloLanguageServer, path: str) -> RawResult:
         texts.append("]")
         return RawResult.joined(texts)
 
-    return _in_child(ls, path, answer, long_answer=True)
+    got = _in_child(ls, path, answer, long_answer=True)
+    _keep_outline(ls, path, version, got)
+    return got
+
+
+def _kept_outline(ls: HloLanguageServer, path: str) -> RawResult | None:
+    """An HLO module's last outline when the edits since left it as it was (`symbols.outline_kept`: after an edit
+    in the middle of the 23 MB module the outline was made again whole, a fork and 0.25 s of work, for the same
+    answer); the memo then stands for this version."""
+    with ls.answers.memo_lock:
+        memo = ls.answers.outline_memo.get(path)
+        a = ls.ws.try_analysis(path)
+        if memo is None or a is None or a.hlo is None or not symbols.outline_kept(a.hlo, memo.shape, memo.edits):
+            return None
+        memo.edits.clear()
+        return memo.answer
+
+
+def _keep_outline(ls: HloLanguageServer, path: str, version: int | None, got: Any) -> None:
+    """Keep an HLO module's outline made for ``version`` with the module's shape, unless an edit came since."""
+    a = ls.ws.try_analysis(path)
+    if version is None or not isinstance(got, RawResult) or a is None or a.hlo is None:
+        return
+    shape = symbols.outline_shape(a.hlo)  # outside the lock: an edit meanwhile moves the version, checked below
+    with ls.answers.memo_lock:
+        if ls.answers.version_of(path) == version and ls.ws.try_analysis(path) is a:
+            ls.answers.outline_memo[path] = OutlineMemo(shape, got)
+        else:
+            ls.answers.outline_memo.pop(path, None)
 
 
 _ALLOCATION_SYMBOL = (

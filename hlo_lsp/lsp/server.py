@@ -95,7 +95,9 @@ async def did_open(ls: HloLanguageServer, params: lsp.DidOpenTextDocumentParams)
     path = uri_to_path(params.text_document.uri)
     text = params.text_document.text
     _trace("didOpen", path)
-    ls.ws.open(path, text, params.text_document.version)
+    with ls.answers.memo_lock:
+        ls.ws.open(path, text, params.text_document.version)
+        ls.answers.outline_memo.pop(path, None)  # a text opened anew: no edit says what changed
     if len(text) < BACKGROUND_READ_BYTES:
         _try_analysis(ls.ws, path)  # small: read now, so the requests that follow an open find it ready
     _schedule(ls, path, params.text_document.version, delay=0.0)
@@ -114,14 +116,17 @@ async def did_change(ls: HloLanguageServer, params: lsp.DidChangeTextDocumentPar
         return
     edits = []
     conv = ls.conv
-    for ch in params.content_changes:
-        if isinstance(ch, lsp.TextDocumentContentChangeWholeDocument) or getattr(ch, "range", None) is None:
-            edits.append(doc.replace_all(ch.text))
-            continue
-        sl, sc = conv.from_position(doc.lines, ch.range.start)
-        el, ec = conv.from_position(doc.lines, ch.range.end)
-        edits.append(doc.apply(sl, sc, el, ec, ch.text))
-    if ls.ws.edited(path, version, edits):
+    with ls.answers.memo_lock:  # an outline kept or reused meanwhile sees the text and its edits at one version
+        for ch in params.content_changes:
+            if isinstance(ch, lsp.TextDocumentContentChangeWholeDocument) or getattr(ch, "range", None) is None:
+                edits.append(doc.replace_all(ch.text))
+                continue
+            sl, sc = conv.from_position(doc.lines, ch.range.start)
+            el, ec = conv.from_position(doc.lines, ch.range.end)
+            edits.append(doc.apply(sl, sc, el, ec, ch.text))
+        patched = ls.ws.edited(path, version, edits)
+        ls.answers.note_edits(path, edits)
+    if patched:
         _publish_now(ls, path, complete=False)  # patched in place: the edited lines are checked already
         _schedule(ls, path, version, delay=1.0)  # the whole-module rules once typing pauses
     else:

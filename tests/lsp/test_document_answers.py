@@ -16,7 +16,7 @@ import re
 import shutil
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcRequestCancelled
@@ -134,6 +134,57 @@ async def test_kept_and_delta_answers_equal_a_fresh_document(client, tmp_path_fa
     assert edited == await _whole(client, u)
     for d in (u, fu):
         client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=d)))
+
+
+@pytest.fixture(scope="module")
+def outlined(tmp_path_factory):
+    """A 1 MB module made from a real dump: about 6,000 instructions, so that the outline's budget of 2,000
+    entries is spent in the first computations and most list none (where an edit keeps the outline)."""
+    path = tmp_path_factory.mktemp("outlined") / "module_0000.jit_outlined.cpu_after_optimizations.txt"
+    synthesize(BIG_SRC.read_text(), path, 1)
+    return path
+
+
+async def _outline(client, u: str):
+    doc = lsp.TextDocumentIdentifier(uri=u)
+    syms = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=doc))
+    return _strip(client.protocol._converter.unstructure(syms), u)
+
+
+# where in the text: the second part mostly (its computations list no instruction: the outline is kept), and
+# now and then a computation that lists some (the first quarter) or the entry's listed instructions (past 0.9)
+WHERE = st.one_of(st.floats(0.3, 0.999), st.sampled_from([0.05, 0.2, 0.91, 0.93, 0.95]))
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@example(edits=[(0.6, "space"), (0.93, "space"), (0.2, "rename"), (0.7, "rename")])
+@given(edits=st.lists(st.tuples(WHERE, st.sampled_from(["space", "rename", "space", "blank"])), min_size=2, max_size=5))
+async def test_an_outline_kept_over_edits_equals_a_fresh_document(client, outlined, tmp_path_factory, edits):
+    """The server keeps a module's outline over edits that leave it as it was (`symbols.outline_kept`): edits in
+    the second part of a module whose outline lists none of those computations' instructions, a line added now
+    and then; after each, the outline equals the one the server makes for the same text opened fresh."""
+    n = next(_dirs)
+    path = tmp_path_factory.mktemp(f"outlined{n}") / outlined.name
+    lines = outlined.read_text().split("\n")
+    path.write_text("\n".join(lines))
+    u = open_doc(client, path)
+    await _outline(client, u)
+    for version, (frac, what) in enumerate(edits, start=2):
+        change = _edit(lines, frac, what)
+        if change is None:
+            continue
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version), content_changes=[change]
+            )
+        )
+        edited = await _outline(client, u)
+        fresh_path = tmp_path_factory.mktemp(f"outlined{n}v{version}") / outlined.name
+        fresh_path.write_text("\n".join(lines))
+        fu = open_doc(client, fresh_path)
+        assert edited == _strip(await _outline(client, fu), fu)
+        client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=fu)))
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ import pytest
 
 from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide import symbols
+from hlo_lsp.lsp.doc_answers import DocumentAnswers
 from hlo_lsp.lsp.handlers_document import _dumps, _symbol_json, _Wire, document_symbols_json, folding_json
 from tests.fixtures import DATA
 
@@ -38,7 +39,7 @@ def _server(tmp_path, name: str, text: str, encoding: str):
         ws=ws,
         workspace=SimpleNamespace(position_encoding=encoding),
         lines_of=lambda p: ws.document(p).lines,
-        answers=None,
+        answers=DocumentAnswers(lambda p: 1),  # the outline memo's lock and versions
         client_capabilities=None,
     )
     return ls, path
