@@ -59,6 +59,19 @@ def _edit(lines: list[str], frac: float, what: str) -> lsp.TextDocumentContentCh
     return _change(ln, k + 1, ln, k + 1, "z")
 
 
+def _send_edit(client, u: str, lines: list[str], frac: float, what: str, version: int) -> bool:
+    """`_edit` ``lines`` and send the change as ``version`` of ``u``; False when there was nothing to edit."""
+    change = _edit(lines, frac, what)
+    if change is None:
+        return False
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version), content_changes=[change]
+        )
+    )
+    return True
+
+
 def _change(sl, sc, el, ec, text) -> lsp.TextDocumentContentChangePartial:
     return lsp.TextDocumentContentChangePartial(
         range=lsp.Range(start=lsp.Position(line=sl, character=sc), end=lsp.Position(line=el, character=ec)), text=text
@@ -107,14 +120,8 @@ async def test_kept_and_delta_answers_equal_a_fresh_document(client, tmp_path_fa
     edited = await _whole(client, u)
     assert rid and edited == await _whole(client, u)  # asked again: the kept answer
     for version, (frac, what) in enumerate(edits, start=2):
-        change = _edit(lines, frac, what)
-        if change is None:
+        if not _send_edit(client, u, lines, frac, what, version):
             continue
-        client.text_document_did_change(
-            lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version), content_changes=[change]
-            )
-        )
         delta = await client.text_document_semantic_tokens_full_delta_async(
             lsp.SemanticTokensDeltaParams(text_document=lsp.TextDocumentIdentifier(uri=u), previous_result_id=rid)
         )
@@ -170,14 +177,8 @@ async def test_an_outline_kept_over_edits_equals_a_fresh_document(client, outlin
     u = open_doc(client, path)
     await _outline(client, u)
     for version, (frac, what) in enumerate(edits, start=2):
-        change = _edit(lines, frac, what)
-        if change is None:
+        if not _send_edit(client, u, lines, frac, what, version):
             continue
-        client.text_document_did_change(
-            lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=version), content_changes=[change]
-            )
-        )
         edited = await _outline(client, u)
         fresh_path = tmp_path_factory.mktemp(f"outlined{n}v{version}") / outlined.name
         fresh_path.write_text("\n".join(lines))
