@@ -163,7 +163,8 @@ class DocumentAnswers:
         self._tokens: dict[str, list[tuple[str, Sequence[int] | bytes]]] = {}
         self.token_memo: dict[str, Any] = {}  # path -> what the next version's tokens are made from (ide.token_reuse)
         # path -> an HLO module's last outline, its shape and the edits since (`OutlineMemo`); `memo_lock` is held
-        # by an edit from its first change of the line store until it is noted here, and by what reads or keeps one
+        # by an edit from its first change of the line store until it is noted here, and briefly by what reads or
+        # keeps one (their checks run outside it, on the version read under it)
         self.outline_memo: dict[str, OutlineMemo] = {}
         self.memo_lock = threading.Lock()
         # key -> paths whose answer may have been made before their siblings were joined (`Provisional`)

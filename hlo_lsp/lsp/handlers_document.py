@@ -243,11 +243,19 @@ def document_symbols_json(ls: HloLanguageServer, path: str) -> RawResult:
 def _kept_outline(ls: HloLanguageServer, path: str) -> RawResult | None:
     """An HLO module's last outline when the edits since left it as it was (`symbols.outline_kept`: after an edit
     in the middle of the 23 MB module the outline was made again whole, a fork and 0.25 s of work, for the same
-    answer); the memo then stands for this version."""
-    with ls.answers.memo_lock:
-        memo = ls.answers.outline_memo.get(path)
-        a = ls.ws.try_analysis(path)
-        if memo is None or a is None or a.hlo is None or not symbols.outline_kept(a.hlo, memo.shape, memo.edits):
+    answer); the memo then stands for this version. The check (5-25 ms: the module's shape made again) runs
+    outside the lock an edit takes on the event loop, on the version and edits read under it; an edit meanwhile
+    moves the version, and the memo is not used."""
+    answers = ls.answers
+    with answers.memo_lock:
+        memo = answers.outline_memo.get(path)
+        version = answers.version_of(path)
+        edits = list(memo.edits) if memo is not None else []
+    a = ls.ws.try_analysis(path)
+    if memo is None or a is None or a.hlo is None or not symbols.outline_kept(a.hlo, memo.shape, edits):
+        return None
+    with answers.memo_lock:
+        if answers.outline_memo.get(path) is not memo or answers.version_of(path) != version or memo.edits != edits:
             return None
         memo.edits.clear()
         return memo.answer
