@@ -82,6 +82,33 @@ MAX_HEADER_LINES = 64  # more header lines than this before a blank line: not a 
 
 
 READ_CHUNK = 1 << 20  # bytes asked of the input at a time (a pipe gives what it holds, up to this)
+PIPE_BYTES = 1 << 20  # the capacity asked for the pipes to and from the client (`widen_pipe`)
+
+
+def widen_pipe(stream: BinaryIO, size: int = PIPE_BYTES) -> int | None:
+    """Ask Linux to make the pipe behind ``stream`` hold ``size`` bytes (``F_SETPIPE_SZ``; 1 MB is what an
+    unprivileged process may ask by default, ``/proc/sys/fs/pipe-max-size``) instead of 64 kB; its capacity
+    after, or None where ``stream`` is no pipe, the system has no such call or refuses it (nothing changes then).
+
+    An editor's ``didOpen`` of the 23 MB benchmark module crossed a 64 kB pipe in 360 turns of writer and reader,
+    35-57 ms of the pull at open; with 1 MB, 14-30 ms. A large answer (the 4.8 MB outline) goes out in as many
+    fewer turns."""
+    import stat
+
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return None
+    setter = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux, Python 3.10 and later
+    if setter is None:
+        return None
+    try:
+        fd = stream.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
+        return fcntl.fcntl(fd, setter, size)
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 class Intake:
@@ -409,14 +436,18 @@ def _size(data: bytes | list[bytes]) -> int:
 
 def start_io(ls, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
     """Serve ``ls`` (a pygls server) over stdin and stdout until the input ends or the client says ``exit``."""
-    writer = ThreadedWriter(stdout or sys.stdout.buffer)
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    for stream in (stdin, stdout):
+        widen_pipe(stream)
+    writer = ThreadedWriter(stdout)
     trace_collections()
     intake = getattr(ls, "intake", None) or Intake()
     writer.hold_large = intake.caught_up
     ls.protocol.set_writer(writer)
     ls._stop_event = threading.Event()
     try:  # (a client gone away ends the input or breaks the writer: no BrokenPipeError comes out of here)
-        asyncio.run(_serve(ls, stdin or sys.stdin.buffer, intake))
+        asyncio.run(_serve(ls, stdin, intake))
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:

@@ -10,15 +10,34 @@ every request through the real transport."""
 from __future__ import annotations
 
 import io
+import json
 import os
+import subprocess
+import sys
 import threading
 import time
 
+import pytest
 from lsprotocol import types as lsp
 from pygls.protocol import default_converter
 
 from hlo_lsp.lsp.app import CLIENT_METHODS, warm_messages
-from hlo_lsp.lsp.stdio import DIRECT_MAX, LARGE_HOLD_S, Intake, MessageReader, ThreadedWriter, answering
+from hlo_lsp.lsp.stdio import (
+    DIRECT_MAX,
+    LARGE_HOLD_S,
+    PIPE_BYTES,
+    Intake,
+    MessageReader,
+    ThreadedWriter,
+    answering,
+    widen_pipe,
+)
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+LINUX_PIPES = hasattr(fcntl, "F_SETPIPE_SZ")  # the pipes' capacity: Linux's
 
 
 def read_message(stream) -> bytes | None:
@@ -353,3 +372,43 @@ def test_a_large_message_is_held_while_the_requests_read_before_it_are_handled()
     assert LARGE_HOLD_S * 0.9 <= time.monotonic() - t < 5
     assert stream.parts[-1].startswith(b"tokens:")
     w.close()
+
+
+@pytest.mark.skipif(not LINUX_PIPES, reason="F_SETPIPE_SZ is Linux's")
+def test_a_pipe_is_widened_and_anything_else_is_left_alone(tmp_path):
+    r, w = os.pipe()
+    try:
+        with os.fdopen(r, "rb", closefd=False) as stream:
+            assert fcntl.fcntl(r, fcntl.F_GETPIPE_SZ) < PIPE_BYTES  # 64 kB as made
+            assert widen_pipe(stream) == PIPE_BYTES
+            assert fcntl.fcntl(w, fcntl.F_GETPIPE_SZ) == PIPE_BYTES  # one pipe: both ends see it
+    finally:
+        os.close(r)
+        os.close(w)
+    path = tmp_path / "f"
+    path.write_bytes(b"x")
+    with path.open("rb") as f:
+        assert widen_pipe(f) is None
+    assert widen_pipe(io.BytesIO(b"x")) is None
+
+
+@pytest.mark.skipif(not LINUX_PIPES, reason="F_SETPIPE_SZ is Linux's")
+def test_the_server_widens_the_pipes_to_and_from_its_client():
+    """The real server over stdio: once it answers ``initialize``, the pipes the client writes to and reads from
+    hold `PIPE_BYTES` (a 23 MB ``didOpen`` crosses them in 23 turns of 1 MB, not 360 of 64 kB)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hlo_lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        assert fcntl.fcntl(proc.stdin.fileno(), fcntl.F_GETPIPE_SZ) < PIPE_BYTES
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+        proc.stdin.write(_frame(body.encode()))
+        proc.stdin.flush()
+        answer = MessageReader(proc.stdout).next()
+        assert answer is not None and json.loads(answer)["id"] == 1
+        assert fcntl.fcntl(proc.stdin.fileno(), fcntl.F_GETPIPE_SZ) == PIPE_BYTES
+        assert fcntl.fcntl(proc.stdout.fileno(), fcntl.F_GETPIPE_SZ) == PIPE_BYTES
+    finally:
+        proc.kill()
+        proc.wait(30)
