@@ -115,3 +115,51 @@ def test_parameter_lines_the_rows_pattern_does_not_read_give_the_same_hints(tmp_
     assert spaced.count("parameter( ") >= len(want)
     got = _hints(tmp_path / "b" / DONATION.name, spaced)
     assert got == want
+
+
+def _variants(text: str) -> list[str]:
+    """``text``, and with its alias list taken away (every parameter a candidate)."""
+    header, rest = text.split("\n", 1)
+    stripped = re.sub(r"input_output_alias=\{.*?\}, ", "", header)
+    return [text] if stripped == header else [text, stripped + "\n" + rest]
+
+
+def test_the_entry_summary_gives_the_hints_the_entry_lines_give():
+    """The verifier's run passes the entry's summary (`donation.entry_summary`): its root shape text and its
+    parameters' shape texts by number stand in for the entry's lines, and a parameter's line is read for a
+    hint only. On every real module of tests/data, with and without its alias list, the hints are those read
+    from the lines; among them, hints found through the summary's parameters (its lazy lookup of their lines)."""
+    from hlo_lsp.core.hlo.read import read_hlo
+    from hlo_lsp.core.hlo.rules.donation import donation_hints, entry_summary
+    from hlo_lsp.core.hlo.rules.summary import summarize
+
+    through_sig = 0
+    for path in MODULES:
+        for text in _variants(path.read_text()):
+            mod = read_hlo(text)
+            summaries = [summarize(mod, c) for c in mod.computations]
+            es = entry_summary(mod, summaries)
+            assert es is summaries[mod.computations.index(mod.entry)]
+            want = donation_hints(mod)
+            assert donation_hints(mod, es) == want, path
+            through_sig += len(want) if es is not None and es.sig is not None else 0
+    assert through_sig >= 20
+
+
+def test_an_entry_summary_whose_parameters_are_not_plainly_numbered_falls_back_to_the_lines(tmp_path):
+    """A parameter the rows pattern cannot read (``parameter( 0 )``) leaves the summary without a signature
+    (or without a summary): the hints are then read from the entry's lines, as without one."""
+    from hlo_lsp.core.hlo.read import read_hlo
+    from hlo_lsp.core.hlo.rules.donation import donation_hints, entry_summary
+    from hlo_lsp.core.hlo.rules.summary import summarize
+
+    text = _variants(DONATION.read_text())[1]
+    entry = text.index("\nENTRY ")
+    spaced = text[:entry] + re.sub(r" parameter\(0\)", " parameter( 0 )", text[entry:], count=1)
+    assert spaced != text
+    mod = read_hlo(spaced)
+    es = entry_summary(mod, [summarize(mod, c) for c in mod.computations])
+    assert es is None or es.sig is None
+    want = donation_hints(mod)
+    assert len(want) >= 4
+    assert donation_hints(mod, es) == want
