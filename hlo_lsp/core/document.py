@@ -102,8 +102,7 @@ class TextLines:
         if not self._cum:
             cum = array("I", [0])  # texts are below 1 GiB
             step = self.CUM_PIECE
-            for k in range(0, len(lines), step):
-                turns.give_way()
+            for k in pieces.starts(0, len(lines), step):
                 cum.extend(array("I", accumulate(map(len, lines[k : k + step]), initial=cum[-1]))[1:])
             self._cum = cum
         return lines

@@ -34,7 +34,7 @@ from hlo_lsp.core import kinds
 from hlo_lsp.core.hlo.instructions import name_columns
 from hlo_lsp.core.hlo.line import parse_instruction_line
 from hlo_lsp.core.occurrences import occurrence_pairs
-from hlo_lsp.core.process import pieces, turns
+from hlo_lsp.core.process import pieces
 from hlo_lsp.core.workspace import ReadError, Workspace
 
 TOKEN_TYPES = [
@@ -195,8 +195,7 @@ def _instruction_tokens(mod, names, line_of, col_of, var: int) -> list[Tok5] | N
         return None
     out: list[Tok5] = []
     step = pieces.PIECE
-    for i in range(0, len(names), step):
-        turns.give_way()  # (an answer's worker: the hovers and the viewport's requests first)
+    for i in pieces.starts(0, len(names), step):  # (an answer's worker: the hovers and the viewport's requests first)
         cols = col_of[i : i + step]
         n = len(cols)
         out += zip(
@@ -208,8 +207,7 @@ def _instruction_tokens(mod, names, line_of, col_of, var: int) -> list[Tok5] | N
 def _in_order(tokens: Sequence[Tok5]) -> bool:
     """Each token before the next, tested a piece at a time by C-level iterators."""
     step = pieces.PIECE
-    for i in range(0, max(len(tokens) - 1, 0), step):
-        turns.give_way()
+    for i in pieces.starts(0, max(len(tokens) - 1, 0), step):
         if any(map(gt, tokens[i : i + step], tokens[i + 1 : i + step + 1])):
             return False
     return True
@@ -233,8 +231,7 @@ def _interleaved(columns: list[Sequence[int] | int], n: int) -> array:
     another (`ROWS` rows), made a piece of `process.pieces.PIECE` tokens at a time by strided copies."""
     out = array(ROWS, bytes(4 * 5 * n))
     step = pieces.PIECE
-    for i in range(0, n, step):
-        turns.give_way()
+    for i in pieces.starts(0, n, step):
         j = min(i + step, n)
         seg = out[5 * i : 5 * j]
         for k, col in enumerate(columns):
@@ -263,8 +260,7 @@ def _module_rows(a) -> array | None:
     n = len(names)
     step = pieces.PIECE
     ends = array(ROWS)
-    for i in range(0, n, step):
-        turns.give_way()
+    for i in pieces.starts(0, n, step):
         ends.extend(map(add, col_of[i : i + step], map(len, names[i : i + step])))
     ins = _interleaved([line_of, col_of, ends, var, DECL], n)
     out = array(ROWS, chain.from_iterable(head))
@@ -285,8 +281,7 @@ def _rows_in_order(rows: array) -> bool:
     """Each token of ``rows`` before the next (by line, then start), tested a piece at a time."""
     step = pieces.PIECE
     n = len(rows) // 5
-    for i in range(0, max(n - 1, 0), step):
-        turns.give_way()
+    for i in pieces.starts(0, max(n - 1, 0), step):
         part = rows[5 * i : 5 * min(i + step + 1, n)]
         cols = [part[k::5] for k in range(5)]
         if any(map(gt, zip(*cols), zip(*(c[1:] for c in cols)))):
@@ -315,8 +310,7 @@ def encode_rows(rows: array, typecode: str) -> array:
     out = array(typecode, bytes(array(typecode).itemsize * 5 * n))
     prev_line = prev_start = 0
     step = pieces.PIECE
-    for i in range(0, n, step):
-        turns.give_way()
+    for i in pieces.starts(0, n, step):
         part = rows[5 * i : 5 * min(i + step, n)]
         lines, starts = part[0::5], part[1::5]
         d_line = array(typecode, map(sub, lines, chain((prev_line,), lines)))
@@ -440,8 +434,7 @@ def encode_spans(tokens: Sequence[Tok5], typecode: str) -> array:
     out = array(typecode)
     prev_line = prev_start = 0
     step = pieces.PIECE
-    for i in range(0, len(tokens), step):
-        turns.give_way()
+    for i in pieces.starts(0, len(tokens), step):
         lines, starts, ends, types, mods = zip(*tokens[i : i + step])
         d_line = list(map(sub, lines, chain((prev_line,), lines)))
         # start - the previous start on the same line, else start: the previous start times "same line"

@@ -22,7 +22,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.process import collector, fork, pieces, turns
+from hlo_lsp.core.process import collector, fork, pieces
 from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
@@ -556,8 +556,7 @@ def _all_ascii(lines, a: int, b: int) -> bool:
     100 MB module's two million lines held the GIL for 0.4 s (each line's object is a cache miss), and a hover
     sent meanwhile waited for all of it."""
     step = pieces.PIECE
-    for i in range(a, b, step):
-        turns.give_way()
+    for i in pieces.starts(a, b, step):
         if not all(map(str.isascii, lines[i : min(i + step, b)])):
             return False
     return True

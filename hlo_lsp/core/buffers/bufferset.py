@@ -23,7 +23,7 @@ from hlo_lsp.core.buffers.model import BufferDoc
 from hlo_lsp.core.buffers.records import Allocation, MemoryTable, PeakEntry, SequenceStep
 from hlo_lsp.core.buffers.value import AllocationSources, BufferValue, Roles, Source
 from hlo_lsp.core.diagnostics import Diagnostic
-from hlo_lsp.core.process import pieces, turns
+from hlo_lsp.core.process import pieces
 
 
 @dataclass(slots=True)
@@ -75,8 +75,7 @@ class BufferSet:
             return by
         by = {}
         values = list(self.values_by_key.values())
-        for start in range(0, len(values), pieces.PIECE):
-            turns.give_way()
+        for start in pieces.starts(0, len(values)):
             for v in values[start : start + pieces.PIECE]:
                 same = by.get(v.instruction)
                 if same is None:
