@@ -407,3 +407,30 @@ def test_users_after_an_edit_look_up_unrelated_names_without_a_search():
     for name in (old, old + "_r"):
         assert [u.line for u in mod.users(name)] == [fresh.instructions.line_of[j] for j in users.get(name, ())]
     assert old in Unsearchable.searched
+
+
+def test_long_computations_freed_a_piece_at_a_time_read_the_same(monkeypatch):
+    """The rows of a computation longer than `pieces.PIECE` rows are freed a piece at a time once read (by the
+    rows pass when no template keeps them, and by the users map): with a piece of three rows and no templates,
+    so that nearly every computation is such, every module reads and maps as the reader does, and every injected
+    verifier fault gives the per-line result."""
+    from hlo_lsp.core.hlo import bulk
+    from hlo_lsp.core.process import pieces
+
+    monkeypatch.setattr(bulk, "TEMPLATES", False)
+    whole = {p: read_hlo(p.read_text()).pre_checked for p in HLO}
+    monkeypatch.setattr(pieces, "PIECE", 3)
+    long = 0
+    for path in HLO:
+        mod = read_hlo(path.read_text())
+        _assert_rows_match_reader(mod)
+        _assert_same_results(mod)
+        _assert_maps(mod)
+        if mod.rows_read:  # checked and summarized by the rows pass, as with whole pieces
+            clean, summaries = mod.pre_checked
+            assert clean == whole[path][0] and summaries == whole[path][1], path
+        long += sum(len(c.instructions) > 3 for c in mod.computations)
+    assert long > 100
+    for f in _faults():
+        mod = read_hlo(f.text)
+        assert _key(verify(mod)) == _key(_per_line_verify(mod)), f.name

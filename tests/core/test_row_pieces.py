@@ -1,6 +1,6 @@
 """A computation's rows are read a piece of at most `rows.ROWS_PIECE_CHARS` characters at a time (a longer line
-alone), so that the GIL is free between C calls while the users map is built in the background; the rows are
-those of one call over all of its lines."""
+alone), its lines taken `pieces.PIECE` at a time, so that the GIL is free between C calls while the users map is
+built in the background; the rows are those of one call over all of its lines."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hlo_lsp.core.hlo import rows
 from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.rows import ROW, computation_rows, line_pieces
+from hlo_lsp.core.process import pieces
 from tests.fixtures import DATA
 
 MODULES = sorted((DATA / "jax-cpu").glob("*/module_*.cpu_after_optimizations.txt"))
@@ -28,8 +29,9 @@ def test_pieces_cover_the_lines_in_order_each_within_the_limit_or_one_line(lengt
             assert sum(lengths[a : b + 1]) > limit
 
 
-@pytest.mark.parametrize("limit", [1, 300, 5000])
-def test_rows_read_in_pieces_are_the_rows_of_one_call(limit, monkeypatch):
+@pytest.mark.parametrize("piece", [3, pieces.PIECE])
+@pytest.mark.parametrize("limit", [1, 300, 5000, 10**9])
+def test_rows_read_in_pieces_are_the_rows_of_one_call(limit, piece, monkeypatch):
     assert MODULES, "no jax-cpu modules in tests/data"
     seen = 0
     for path in MODULES:
@@ -40,6 +42,7 @@ def test_rows_read_in_pieces_are_the_rows_of_one_call(limit, monkeypatch):
             got = ROW.findall("\n" + "\n".join(texts))
             whole.append(got if len(got) == len(texts) else None)
         monkeypatch.setattr(rows, "ROWS_PIECE_CHARS", limit)
+        monkeypatch.setattr(pieces, "PIECE", piece)
         cut = [computation_rows(mod, c) for c in mod.computations]
         monkeypatch.undo()
         assert cut == whole

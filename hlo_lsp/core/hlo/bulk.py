@@ -71,9 +71,9 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         occ: list[str] = []
         if TEMPLATES and n and b - a <= TEMPLATE_MAX_CHARS and (tried < TEMPLATE_TRIAL or repeats * 4 >= tried):
             tried += 1
-            pieces = cut(scan[a:b])
-            key = "%".join(pieces[0::2])
-            occ = pieces[1::2]
+            parts = cut(scan[a:b])
+            key = "%".join(parts[0::2])
+            occ = parts[1::2]
             t = templates.get(key)
             if t is not None and t.fits(occ):
                 repeats += 1
@@ -114,6 +114,9 @@ def read_rows(mod: HloModule, scan: str) -> bool:
             templates[key] = _Template.of(
                 occ, cols, lines, comp, k, (a, b), col_of[lo:], flags[lo:], calls, structural, summary
             )
+        elif len(rows) > pieces.PIECE:  # (no template keeps them: a long one's rows freed a piece at a time)
+            del cols
+            pieces.release(rows)
     mod.instructions = InstructionTable(names, line_of, col_of, flags, lines)
     mod.by_name = by = first_index(names)
     mod.pre_checked = (clean, summaries)
