@@ -100,3 +100,18 @@ def test_packed_rows_are_made_for_the_real_documents():
         ws.open(str(path), path.read_text(), 1)
         made += st.definition_rows(ws.analysis(str(path))) is not None
     assert made >= 30
+
+
+@pytest.mark.parametrize("piece", [1, 3, 4, 7, 64, 1 << 20])
+def test_packed_rows_unpack_to_themselves_in_pieces_of_any_size(piece, monkeypatch):
+    """The token rows kept compressed (`token_reuse.packed_rows`, read where they lie) come back whole when
+    decompressed a piece at a time (`unpacked_rows`), a piece ending inside an integer or not, in both of the
+    typecodes kept (rows and wire data)."""
+    from hlo_lsp.ide import token_reuse
+
+    monkeypatch.setattr(token_reuse, "UNPACK_PIECE", piece)
+    rng = random.Random(piece)
+    for typecode in (token_reuse.TOKEN_ROWS, "i"):
+        for n in (0, 1, 2, 5, 100, 4099, 70_000):
+            values = array(typecode, (rng.randrange(0, 1 << rng.choice((3, 12, 31))) for _ in range(n)))
+            assert token_reuse.unpacked_rows(token_reuse.packed_rows(values), typecode) == values
