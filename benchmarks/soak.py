@@ -118,7 +118,7 @@ class Server:
     def rss_mb(self) -> float:
         for line in open(f"/proc/{self.proc.pid}/status"):
             if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
+                return int(line.split()[1]) * 1024 / 1e6  # MB (10^6 bytes), as `bench_server.tree_rss_mb`
         return 0.0
 
     def stable_rss_mb(self, quiet: float = 5.0, timeout: float = 120) -> float:
