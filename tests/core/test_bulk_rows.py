@@ -434,3 +434,90 @@ def test_long_computations_freed_a_piece_at_a_time_read_the_same(monkeypatch):
     for f in _faults():
         mod = read_hlo(f.text)
         assert _key(verify(mod)) == _key(_per_line_verify(mod)), f.name
+
+
+def _model(mod) -> tuple:
+    """What the rows pass leaves in a module, for comparing two reads of one text (but which computation each
+    repeats: a part read in a child learns its own templates, `_repeats_agree`)."""
+    t = mod.instructions
+    return (
+        list(t.names) if hasattr(t, "names") else [x.name for x in t],
+        list(getattr(t, "line_of", [])),
+        list(getattr(t, "col_of", [])),
+        bytes(getattr(t, "flags", b"")),
+        [(c.name, c.instructions, c.root) for c in mod.computations],
+        mod.pre_checked,
+        mod.rows_read,
+        dict(mod.by_name),
+        mod.local_names,
+        mod.diagnostics,
+    )
+
+
+@pytest.mark.parametrize("share", [0.05, 0.32, 0.7])
+def test_a_module_read_in_two_parts_at_once_reads_as_one_pass(share, monkeypatch):
+    """A long module's later computations are read in a forked child (`bulk._split_at`): with every module of
+    tests/data so split (at three shares of the work), the read leaves what one pass leaves; and where forking is
+    off, the split point is the end."""
+    from hlo_lsp.core.hlo import bulk
+    from hlo_lsp.core.process import fork
+
+    one = {p: read_hlo(p.read_text()) for p in HLO}
+    whole = {p: _model(m) for p, m in one.items()}
+    monkeypatch.setattr(bulk, "SPLIT_MIN_CHARS", 0)
+    monkeypatch.setattr(bulk, "SPLIT_SHARE", share)
+    split = 0
+    for path in HLO:
+        text = path.read_text()
+        scan = "\n" + text
+        mod = read_hlo(text)
+        assert _model(mod) == whole[path], path
+        _repeats_agree(mod, one[path])
+        _assert_maps(mod)
+        if mod.rows_read and len(mod.computations) > 1:
+            spans = [(c.line, c.end_line) for c in mod.computations]
+            split += bulk._split_at(scan, spans) < len(spans)
+    assert split > 20
+    monkeypatch.setattr(fork, "ENABLED", False)
+    assert bulk._split_at("\n" * 10, [(0, 1), (2, 3)]) == 2
+
+
+def _repeats_agree(split, whole) -> None:
+    """Each computation repeats the one it repeats in one pass or a repeat of that one (the first of its kind in
+    the child's part), or is read on its own (its template was learned in the other part); a template's uses kept
+    are the same."""
+    if whole.repeats is None:
+        assert split.repeats is None
+        return
+    assert len(split.repeats) == len(whole.repeats)
+    for r, w in zip(split.repeats, whole.repeats):
+        assert r == -1 or r == w or (w >= 0 and whole.repeats[r] == w)
+    for k, (d, s, c) in split.repeat_uses.items():
+        assert k not in whole.repeat_uses or (list(d), list(s), c) == tuple(map(list, whole.repeat_uses[k][:2])) + (
+            whole.repeat_uses[k][2],
+        )
+
+
+def test_a_failed_or_stuck_child_leaves_the_later_part_to_the_parent(monkeypatch):
+    """A child that fails (or is killed at its deadline) gives no result: the parent reads the later part itself,
+    to the same model; a later part that is not all rows fails the rows pass as one pass does."""
+    from hlo_lsp.core.hlo import bulk
+    from hlo_lsp.core.process import fork
+
+    monkeypatch.setattr(bulk, "SPLIT_MIN_CHARS", 0)
+    paths = [p for p in HLO if "jax-cpu" in str(p)][:6]
+    whole = {p: _model(read_hlo(p.read_text())) for p in paths}
+    monkeypatch.setattr(fork, "result", lambda child: fork.discard(child))  # every child lost
+    for path in paths:
+        assert _model(read_hlo(path.read_text())) == whole[path], path
+    monkeypatch.undo()
+    monkeypatch.setattr(bulk, "SPLIT_MIN_CHARS", 0)
+    text = paths[0].read_text()
+    lines = text.split("\n")
+    last = max(i for i, line in enumerate(lines) if line.startswith("  %"))
+    lines[last] = lines[last].replace("%", "% ", 1)  # the last computation's line is no row now
+    broken = "\n".join(lines)
+    monkeypatch.setattr(bulk, "SPLIT_MIN_CHARS", 10**12)
+    one = _model(read_hlo(broken))
+    monkeypatch.setattr(bulk, "SPLIT_MIN_CHARS", 0)
+    assert _model(read_hlo(broken)) == one and not one[6]

@@ -3,16 +3,17 @@ computation's checks and its verifier summary in one pass over the rows (`rows`)
 earlier one but for its names read from that one (`_Template`); see `rows` for why the rows equal the per-line
 reader's.
 
-The module was once read in two parts at once, the later in a forked child. With the templates the read of the
-23 MB benchmark module takes 0.45 s in one process (0.72 s before them), and the two parts took 0.55-0.7 s: on this
-machine's two cores each process ran 40-70 % slower while the other ran, and the child's result (5 MB pickled,
-then unpickled and merged here) cost 0.1 s more (`benchmarks/README.md`).
+A long module is read in two parts at once, the later in a forked child (`_split_at`). Before the templates such
+a split was slower than one pass (0.55-0.7 s against 0.72 s for the 23 MB benchmark module: on this machine's two
+cores each process ran 40-70 % slower while the other ran, and the child's 5 MB result took 0.1 s to load and join;
+d582a93 removed it); with them, one pass takes 0.43-0.47 s and two parts 0.36-0.39 s (`benchmarks/README.md`).
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import time
 from array import array
 from operator import itemgetter
 from typing import TYPE_CHECKING
@@ -21,7 +22,7 @@ from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.rows import NAME, PREFIX, ROOT, ROW, columns, row_calls, row_uses, structurally_clean
 from hlo_lsp.core.hlo.structure import bulk_computations
-from hlo_lsp.core.process import pieces, turns
+from hlo_lsp.core.process import fork, pieces, turns
 
 if TYPE_CHECKING:
     from hlo_lsp.core.hlo.rules.summary import Summary
@@ -41,15 +42,99 @@ def read_rows(mod: HloModule, scan: str) -> bool:
     table, the structural checks of every computation (`is_clean`; one that is not clean is left for the
     per-line checks) and the verifier summaries. False (``mod`` then half-filled: start again) unless every
     line of every computation is a row. A computation that repeats one read before but for its names is read from
-    that one (`_Template`)."""
-    from hlo_lsp.core.hlo.rules.summary import summarize  # the rules import this module
+    that one (`_Template`). A long module's later computations are read at the same time in a forked child
+    (`_split_at`), whose part comes back pickled; the parts are joined here as one pass would have made them."""
+    import hlo_lsp.core.hlo.rules.summary  # noqa: F401 - imported before a fork (`_read_part` imports it)
 
     offsets = bulk_computations(mod, scan)
     if offsets is None:
         return False
     comps = mod.computations
-    known = mod.computation_by_name  # every computation of the module, made by `bulk_computations`
     spans = [(scan.find("\n", h + 1), c) for h, c in offsets]  # each computation's instruction lines
+    n = len(comps)
+    m = _split_at(scan, spans)
+    base = sum(c.end_line - c.line - 1 for c in comps[:m])  # the later part's first instruction (all rows, or False)
+    # the child's part, False when it is not all rows (None from `fork.result` is a child that failed); the
+    # parent's frozen objects stay frozen (the child collects nothing)
+    child = None
+    if m < n:
+        child = fork.start(lambda _: _read_part(mod, scan, spans, m, n, base, {}) or False, None, freeze=False)
+    began = time.monotonic()
+    first = _read_part(mod, scan, spans, 0, m, 0, mod.repeat_uses)
+    later = None
+    if first is not None and m < n:
+        if child is not None:  # a child stuck for longer than its part could take is not waited for
+            child.deadline = min(child.deadline, time.monotonic() + max(SPLIT_WAIT_S, 3 * (time.monotonic() - began)))
+        later = fork.result(child)
+        if later is None:  # no child, or it failed: the later part read here
+            later = _read_part(mod, scan, spans, m, n, base, {})
+    else:
+        fork.discard(child)
+    if first is None or (m < n and not later):
+        return False
+    names, line_of, col_of, flags, clean, summaries, read_from, _, _ = first
+    if later:
+        more, more_lines, more_cols, more_flags, more_clean, more_summaries, more_from, uses, placed = later
+        names += more
+        line_of += more_lines
+        col_of += more_cols
+        flags += more_flags
+        clean += more_clean
+        summaries += more_summaries
+        read_from += more_from
+        mod.repeat_uses.update(uses)
+        for c, (lo, root) in zip(comps[m:], placed):  # as the child placed them
+            c.instructions = range(lo, lo + c.end_line - c.line - 1)
+            c.root = root
+    mod.instructions = InstructionTable(names, line_of, col_of, flags, mod.lines)
+    mod.by_name = by = first_index(names)
+    mod.pre_checked = (clean, summaries)
+    mod.rows_read = True
+    mod.repeats = read_from
+    _join_longest(mod, scan, spans)
+    # the users and callers maps are built later (`HloModule.build_maps`, in the background): until then a
+    # module whose operands are all local answers `users` from one computation
+    mod.local_names = len(by) == len(names) and all(c is not None for c in clean)
+    return True
+
+
+SPLIT_MIN_CHARS = 8_000_000  # a module at least this long is read in two parts at once (`_split_at`)
+SPLIT_SHARE = 0.32  # of the work: the forked child's part (it also pickles its result, which is then joined here)
+SPLIT_LONG_WEIGHT = 1.5  # a computation read row by row costs this much more a character than a repeat
+SPLIT_WAIT_S = 2.0  # the least time the child is waited for once this process's part is read (or three times that)
+
+
+def _split_at(scan: str, spans: list[tuple[int, int]]) -> int:
+    """The first computation of the part a forked child reads (`read_rows`); the number of computations when
+    the module is read in one part: shorter than `SPLIT_MIN_CHARS`, no forking here (not Linux, or this is a
+    child already), or a read in the background (a buffer file's module: its child's result, loaded in one C call,
+    would hold the GIL while the file's requests are answered). The later part holds about `SPLIT_SHARE` of the
+    work, counted in characters, a long computation's (past `TEMPLATE_MAX_CHARS`: never a repeat) weighing
+    `SPLIT_LONG_WEIGHT` each. The read of the 23 MB benchmark module took 0.36-0.39 s so (its entry computation
+    and 400 others in the child), 0.43-0.47 s in one pass; the 100 MB module's 1.42-1.55 s, 1.9-2.1 s in one pass
+    (each process runs slower while the other runs on this machine's two cores, and the child's result is
+    pickled, loaded and joined)."""
+    n = len(spans)
+    if len(scan) < SPLIT_MIN_CHARS or not fork.ENABLED or fork.in_child() or turns.in_background() or n < 2:
+        return n
+    weights = [(b - a) * (SPLIT_LONG_WEIGHT if b - a > TEMPLATE_MAX_CHARS else 1.0) for a, b in spans]
+    left = sum(weights) * SPLIT_SHARE
+    for k in range(n - 1, 0, -1):
+        left -= weights[k]
+        if left <= 0:
+            return k
+    return n
+
+
+def _read_part(mod: HloModule, scan: str, spans: list[tuple[int, int]], k0: int, k1: int, base: int, uses: dict):
+    """The rows pass over computations ``k0`` to ``k1 - 1``, whose first instruction is number ``base``: their
+    instruction table columns, checks, summaries and the computations they repeat, ``uses`` (the templates' uses,
+    `HloModule.repeat_uses`) filled, and each computation's first instruction and root (set on it here too);
+    None unless every line of every computation is a row."""
+    from hlo_lsp.core.hlo.rules.summary import summarize  # the rules import this module
+
+    comps = mod.computations
+    known = mod.computation_by_name  # every computation of the module, made by `bulk_computations`
     names: list[str] = []
     line_of = array("i")
     col_of = array("i")
@@ -62,11 +147,15 @@ def read_rows(mod: HloModule, scan: str) -> bool:
     cut = OCCURRENCE.split  # text between names, name, text... (one pass for the text without names and the names)
     tried = repeats = 0
     read_from = array("i")  # per computation: the computation it repeats (`HloModule.repeats`), or -1
-    for k, (comp, (a, b)) in enumerate(zip(comps, spans)):
+    placed: list[tuple[int, int | None]] = []
+    for k in range(k0, k1):
+        comp = comps[k]
+        a, b = spans[k]
         if not k & 63:
             turns.give_way()  # a background read lets the requests under way go first
         n = comp.end_line - comp.line - 1
-        lo = len(names)
+        here = len(names)  # the computation's first instruction in this part's columns ...
+        lo = base + here  # ... and in the module
         key = None
         occ: list[str] = []
         if TEMPLATES and n and b - a <= TEMPLATE_MAX_CHARS and (tried < TEMPLATE_TRIAL or repeats * 4 >= tried):
@@ -77,10 +166,10 @@ def read_rows(mod: HloModule, scan: str) -> bool:
             t = templates.get(key)
             if t is not None and t.fits(occ):
                 repeats += 1
-                if t.clean and t.computation not in mod.repeat_uses:
-                    uses = t.relative_uses(scan)
-                    if uses is not None:
-                        mod.repeat_uses[t.computation] = uses
+                if t.clean and t.computation not in uses:
+                    found = t.relative_uses(scan)
+                    if found is not None:
+                        uses[t.computation] = found
                 names.extend(t.names(occ))
                 col_of.extend(t.col_of)
                 flags.extend(t.flags)
@@ -91,10 +180,11 @@ def read_rows(mod: HloModule, scan: str) -> bool:
                 clean.append(() if t.clean and _known(calls, known) else None)
                 summaries.append(t.summary_at(lo, calls))
                 read_from.append(t.computation)
+                placed.append((lo, comp.root))
                 continue
         rows = findall(scan, a, b) if b - a <= PIECE_CHARS else _rows_in_pieces(scan, a, b)
         if len(rows) != n:
-            return False
+            return None
         cols = columns(rows)
         if rows:
             names.extend(cols[NAME])
@@ -102,31 +192,23 @@ def read_rows(mod: HloModule, scan: str) -> bool:
             flags.extend(map(bool, cols[ROOT]))
         line_of.extend(range(comp.line + 1, comp.end_line))
         comp.instructions = range(lo, lo + n)
-        r = flags.rfind(1, lo, lo + n)
-        comp.root = r if r >= 0 else (lo + n - 1 if n else None)
-        calls = _calls(rows, lo, lines, line_of, scan, a, b)
+        r = flags.rfind(1, here, here + n)
+        comp.root = base + r if r >= 0 else (lo + n - 1 if n else None)
+        calls = _calls(rows, here, lines, line_of, scan, a, b)
         structural = structurally_clean(rows, cols)
         clean.append(() if structural and _known(calls, known) else None)
         summary = summarize(mod, comp, rows, calls, cols)
         summaries.append(summary)
         read_from.append(-1)
+        placed.append((lo, comp.root))
         if key is not None and key not in templates:
             templates[key] = _Template.of(
-                occ, cols, lines, comp, k, (a, b), col_of[lo:], flags[lo:], calls, structural, summary
+                occ, cols, lines, comp, k, (a, b), col_of[here:], flags[here:], calls, structural, summary
             )
         elif len(rows) > pieces.PIECE:  # (no template keeps them: a long one's rows freed a piece at a time)
             del cols
             pieces.release(rows)
-    mod.instructions = InstructionTable(names, line_of, col_of, flags, lines)
-    mod.by_name = by = first_index(names)
-    mod.pre_checked = (clean, summaries)
-    mod.rows_read = True
-    mod.repeats = read_from
-    _join_longest(mod, scan, spans)
-    # the users and callers maps are built later (`HloModule.build_maps`, in the background): until then a
-    # module whose operands are all local answers `users` from one computation
-    mod.local_names = len(by) == len(names) and all(c is not None for c in clean)
-    return True
+    return names, line_of, col_of, flags, clean, summaries, read_from, uses, placed
 
 
 def _rows_in_pieces(scan: str, a: int, b: int) -> list[tuple[str, ...]]:
