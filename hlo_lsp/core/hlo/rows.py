@@ -104,10 +104,11 @@ def computation_rows(mod: HloModule, c: Computation) -> list[tuple[str, ...]] | 
     line = mod.lines.__getitem__
     findall = ROW.findall
     step = pieces.PIECE
+    taken = None  # the lines of a computation of one run, taken already
     if len(where) <= step:
-        texts = list(map(line, where))
-        if sum(map(len, texts)) <= ROWS_PIECE_CHARS:
-            rows = findall("\n" + "\n".join(texts))  # most computations: one piece
+        taken = list(map(line, where))
+        if sum(map(len, taken)) <= ROWS_PIECE_CHARS:
+            rows = findall("\n" + "\n".join(taken))  # most computations: one piece
             return rows if len(rows) == len(r) else None
     rows = []
     # a long computation's lines taken `pieces.PIECE` at a time (each line's object is a cache miss: the 100 MB
@@ -115,7 +116,7 @@ def computation_rows(mod: HloModule, c: Computation) -> list[tuple[str, ...]] | 
     # such run read `ROWS_PIECE_CHARS` of lines at a time; the GIL is free between pieces, and a background read
     # (the users map's) waits at each while requests are answered
     for i in pieces.starts(0, len(where), step):
-        texts = list(map(line, where[i : i + step]))
+        texts = taken if taken is not None else list(map(line, where[i : i + step]))
         for a, b in line_pieces(texts, ROWS_PIECE_CHARS):
             if a:
                 turns.give_way()
