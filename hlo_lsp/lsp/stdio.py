@@ -33,6 +33,8 @@ from typing import BinaryIO
 
 from pygls.exceptions import JsonRpcException
 
+from hlo_lsp.core.process import pipes
+from hlo_lsp.core.process.pipes import PIPE_BYTES
 from hlo_lsp.lsp.workers import use_started_workers
 
 log = logging.getLogger("hlo_lsp")
@@ -82,33 +84,17 @@ MAX_HEADER_LINES = 64  # more header lines than this before a blank line: not a 
 
 
 READ_CHUNK = 1 << 20  # bytes asked of the input at a time (a pipe gives what it holds, up to this)
-PIPE_BYTES = 1 << 20  # the capacity asked for the pipes to and from the client (`widen_pipe`)
 
 
 def widen_pipe(stream: BinaryIO, size: int = PIPE_BYTES) -> int | None:
-    """Ask Linux to make the pipe behind ``stream`` hold ``size`` bytes (``F_SETPIPE_SZ``; 1 MB is what an
-    unprivileged process may ask by default, ``/proc/sys/fs/pipe-max-size``) instead of 64 kB; its capacity
-    after, or None where ``stream`` is no pipe, the system has no such call or refuses it (nothing changes then).
-
-    An editor's ``didOpen`` of the 23 MB benchmark module crossed a 64 kB pipe in 360 turns of writer and reader,
-    35-57 ms of the pull at open; with 1 MB, 14-30 ms. A large answer (the 4.8 MB outline) goes out in as many
-    fewer turns."""
-    import stat
-
-    try:
-        import fcntl
-    except ImportError:  # Windows
-        return None
-    setter = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux, Python 3.10 and later
-    if setter is None:
-        return None
+    """`pipes.widen` of the pipe behind ``stream`` (None when it has no file descriptor). An editor's ``didOpen``
+    of the 23 MB benchmark module crossed a 64 kB pipe in 360 turns of writer and reader, 35-57 ms of the pull at
+    open; with 1 MB, 14-30 ms. A large answer (the 4.8 MB outline) goes out in as many fewer turns."""
     try:
         fd = stream.fileno()
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-            return None
-        return fcntl.fcntl(fd, setter, size)
     except (AttributeError, OSError, ValueError):
         return None
+    return pipes.widen(fd, size)
 
 
 class Intake:
