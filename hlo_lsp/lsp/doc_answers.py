@@ -52,6 +52,7 @@ from pygls.exceptions import JsonRpcContentModified
 
 from hlo_lsp.core.document import Edit, common_prefix, common_suffix
 from hlo_lsp.core.process import turns
+from hlo_lsp.ide.symbols import OutlineShape
 from hlo_lsp.ide.token_reuse import packed_rows, unpacked_rows
 from hlo_lsp.lsp.protocol import RawResult, json_array_parts
 from hlo_lsp.lsp.stdio import Intake
@@ -142,8 +143,8 @@ class OutlineMemo:
     edits made to its text since, each (first line, lines replaced, lines put in): the next outline is this one
     while `symbols.outline_kept` says so."""
 
-    shape: Any
-    answer: Any
+    shape: OutlineShape
+    answer: RawResult
     edits: list[tuple[int, int, int]] = field(default_factory=list)
 
 

@@ -34,7 +34,6 @@ from typing import BinaryIO
 from pygls.exceptions import JsonRpcException
 
 from hlo_lsp.core.process import pipes
-from hlo_lsp.core.process.pipes import PIPE_BYTES
 from hlo_lsp.lsp.workers import use_started_workers
 
 log = logging.getLogger("hlo_lsp")
@@ -86,7 +85,7 @@ MAX_HEADER_LINES = 64  # more header lines than this before a blank line: not a 
 READ_CHUNK = 1 << 20  # bytes asked of the input at a time (a pipe gives what it holds, up to this)
 
 
-def widen_pipe(stream: BinaryIO, size: int = PIPE_BYTES) -> int | None:
+def widen_pipe(stream: BinaryIO, size: int = pipes.PIPE_BYTES) -> int | None:
     """`pipes.widen` of the pipe behind ``stream`` (None when it has no file descriptor). An editor's ``didOpen``
     of the 23 MB benchmark module crossed a 64 kB pipe in 360 turns of writer and reader, 35-57 ms of the pull at
     open; with 1 MB, 14-30 ms. A large answer (the 4.8 MB outline) goes out in as many fewer turns."""

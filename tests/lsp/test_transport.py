@@ -21,11 +21,11 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.protocol import default_converter
 
+from hlo_lsp.core.process.pipes import PIPE_BYTES
 from hlo_lsp.lsp.app import CLIENT_METHODS, warm_messages
 from hlo_lsp.lsp.stdio import (
     DIRECT_MAX,
     LARGE_HOLD_S,
-    PIPE_BYTES,
     Intake,
     MessageReader,
     ThreadedWriter,
