@@ -231,10 +231,11 @@ def _interleaved(columns: list[Sequence[int] | int], n: int) -> array:
     another (`ROWS` rows), made a piece of `process.pieces.PIECE` tokens at a time by strided copies and added to
     the end (made whole first, zeroed, the 100 MB module's 12.8 MB were one C call of 3-8 ms)."""
     out = array(ROWS)
+    row_bytes = out.itemsize * 5
     step = pieces.PIECE
     for i in pieces.starts(0, n, step):
         j = min(i + step, n)
-        seg = array(ROWS, bytes(array(ROWS).itemsize * 5 * (j - i)))
+        seg = array(ROWS, bytes(row_bytes * (j - i)))
         for k, col in enumerate(columns):
             seg[k::5] = array(ROWS, repeat(col, j - i)) if isinstance(col, int) else array(ROWS, col[i:j])
         out += seg
