@@ -167,6 +167,7 @@ def analyse_peak(bs: BufferSet, hlo: HloModule | None = None) -> PeakReport:
         sources=sources,
     )
     report.figures = reconcile(live, step, view, bs, report.sequence)
+    shapes.forget()  # the report's sweeps are done; its hovers look up a value's source now and then
     if report.allocated.steps >= MAX_STEPS:
         problems.append(f"live ranges reach past step {MAX_STEPS:,}; the per-step view stops there")
     return report
