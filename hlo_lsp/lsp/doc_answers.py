@@ -42,6 +42,7 @@ import logging
 import sys
 import threading
 import time
+import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -54,7 +55,7 @@ from hlo_lsp.core.document import Edit, common_prefix, common_suffix
 from hlo_lsp.core.process import turns
 from hlo_lsp.ide.symbols import OutlineShape
 from hlo_lsp.ide.token_reuse import packed_rows, unpacked_rows
-from hlo_lsp.lsp.protocol import RawResult, json_array_parts
+from hlo_lsp.lsp.protocol import RawResult, json_array_parts, pack_parts
 from hlo_lsp.lsp.stdio import Intake
 
 log = logging.getLogger("hlo_lsp")
@@ -64,6 +65,7 @@ log = logging.getLogger("hlo_lsp")
 # and live-range files took 1.4-5.0 ms (median) at 1 ms, 0.6-1.7 ms at 0.2 ms. Two CPU-bound threads taking
 # turns are about 5 % slower for the extra switches (median of five runs).
 SWITCH_INTERVAL = 0.0002
+PACK_MIN_BYTES = 1 << 18  # a kept answer of this much JSON text or more is kept compressed (`pack_kept`)
 KEEP_TOKEN_RESULTS = 2  # semantic-token arrays kept per document for full/delta (the editor holds the last)
 SHORT_FIRST_S = 0.1  # the longest a long answer's fork waits for the short answers under way (`wait_short`)
 BATCH_WAIT_S = 0.05  # the longest a whole-document answer waits for the rest of its batch (`wait_dispatched`)
@@ -105,11 +107,37 @@ class TokenArray:
     """A semantic-token ``data`` array (``array(TOKEN_DATA)``) and, once a full answer needed it, its JSON text
     as UTF-8 bytes."""
 
-    __slots__ = ("data", "json")
+    __slots__ = ("data", "json", "_packed")
 
     def __init__(self, data: Sequence[int]) -> None:
         self.data = data
         self.json: list[bytes] | None = None  # its JSON's UTF-8, in pieces (`ints_json_bytes`)
+        self._packed: bytes | None = None  # that text compressed, once `pack` let it go
+
+    def json_parts(self) -> list[bytes]:
+        """The JSON text of ``data``: kept, else decompressed (not kept: it is kept packed), else made and
+        kept. Many ms on a large document: called off the event loop."""
+        parts = self.json
+        if parts is not None:
+            return parts
+        packed = self._packed
+        if packed is not None:
+            return [zlib.decompress(packed)]
+        parts = self.json = ints_json_bytes(self.data)
+        return parts
+
+    def pack(self) -> None:
+        """Keep the JSON text compressed from now on (`protocol.pack_parts`); the data stays as it is (a delta
+        is made from it)."""
+        parts = self.json
+        if parts is not None:
+            self._packed = pack_parts(parts)
+            self.json = None
+
+    def size(self) -> int:
+        """Bytes of JSON text kept (compressed, once packed)."""
+        parts = self.json
+        return sum(map(len, parts)) if parts is not None else len(self._packed or b"")
 
 
 def ints_json_bytes(data: Sequence[int]) -> list[bytes]:
@@ -178,6 +206,8 @@ class DocumentAnswers:
         self._short = 0  # short requests under way (event loop only)
         self._no_short = threading.Event()
         self._no_short.set()
+        # called (event loop) whenever an answer is kept: the server packs the large ones once it is idle
+        self.on_kept: Callable[[], None] = lambda: None
 
     def wait_idle(self, limit: float) -> bool:
         """Wait (a background thread, `process.turns.give_way`) until no whole-document answer is being
@@ -263,6 +293,8 @@ class DocumentAnswers:
         version = self._version_of(path)
         hit = self.cached(path, key)
         if hit is not None:
+            if isinstance(hit, RawResult) and hit.packed:
+                return await asyncio.to_thread(hit.unpacked)  # (packed while the server was idle: `pack_kept`)
             return hit.value if isinstance(hit, Provisional) else hit
         run = (path, key, version)
         fut = self._running.get(run)
@@ -304,6 +336,7 @@ class DocumentAnswers:
                 if v != version:
                     del per_path[k]  # answers of older versions are never asked for again
             per_path[key] = (version, fut.result())
+            self.on_kept()
 
     def wait_for_join(self, path: str, key: str) -> None:
         """``key``'s answer for ``path`` is about to be made, maybe before its siblings are joined (called before
@@ -333,6 +366,24 @@ class DocumentAnswers:
             for run in [r for r in self._running if r[0] == path and r[1] == k]:
                 del self._running[run]  # a provisional one still being made: the next request starts afresh
         return keys
+
+    def pack_kept(self) -> int:
+        """Compress every kept answer (and outline memo) of `PACK_MIN_BYTES` or more of JSON text: a worker
+        thread, once the server is idle (the editor's next request for one decompresses it off the event loop,
+        in a few ms). Returns the bytes it freed."""
+        answers = [a for per_path in list(self._answers.values()) for _, a in list(per_path.values())]
+        answers += [m.answer for m in list(self.outline_memo.values())]
+        freed = 0
+        seen: set[int] = set()
+        for a in answers:
+            if not isinstance(a, (RawResult, TokenArray)) or id(a) in seen:
+                continue
+            seen.add(id(a))
+            before = a.size()
+            if before >= PACK_MIN_BYTES and not (isinstance(a, RawResult) and a.packed):
+                a.pack()
+                freed += before - a.size()
+        return freed
 
     def forget(self, path: str) -> None:
         """Drop everything kept for ``path`` (it was closed)."""
@@ -384,13 +435,13 @@ class DocumentAnswers:
                     if r == rid and cur is d:
                         kept[k] = (r, packed)
 
-    def tokens_result(self, path: str, tokens: TokenArray) -> RawResult:
-        """``tokens`` as a full ``SemanticTokens`` answer with its result id, kept for a later delta (its JSON
-        text is made here when the caller has not made it, off the loop, already)."""
+    def tokens_result(self, path: str, tokens: TokenArray, parts: list[bytes] | None = None) -> RawResult:
+        """``tokens`` as a full ``SemanticTokens`` answer with its result id, kept for a later delta; ``parts``
+        its JSON text (`TokenArray.json_parts`, made off the loop by the caller; else made here)."""
         rid = self._keep(path, tokens.data)
-        if tokens.json is None:
-            tokens.json = ints_json_bytes(tokens.data)
-        return RawResult('{"resultId":"%s","data":' % rid, *tokens.json, b"}")
+        if parts is None:
+            parts = tokens.json_parts()
+        return RawResult('{"resultId":"%s","data":' % rid, *parts, b"}")
 
     def tokens_delta(self, path: str, previous_id: str, tokens: TokenArray) -> RawResult:
         """A ``SemanticTokensDelta`` from the array the editor holds (``previous_id``) to ``tokens``; a full

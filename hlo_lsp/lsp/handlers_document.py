@@ -35,7 +35,6 @@ from hlo_lsp.lsp.doc_answers import (
     OutlineMemo,
     Provisional,
     TokenArray,
-    ints_json_bytes,
     lower_switch_interval,
     short_wait,
 )
@@ -271,7 +270,8 @@ def _kept_outline(ls: HloLanguageServer, path: str) -> RawResult | None:
         if answers.outline_memo.get(path) is not memo or answers.version_of(path) != version or memo.edits != edits:
             return None
         memo.edits.clear()
-        return memo.answer
+        answer = memo.answer
+    return answer.unpacked()  # (kept packed once the server was idle: decompressed here, off the event loop)
 
 
 def _keep_outline(ls: HloLanguageServer, path: str, version: int | None, got: Any) -> None:
@@ -595,9 +595,10 @@ def _token_data_guarded(ls: HloLanguageServer, path: str):
 async def on_semantic_tokens_full(ls: HloLanguageServer, params: lsp.SemanticTokensParams):
     path = uri_to_path(params.text_document.uri)
     tokens = await ls.answers.answer(path, "semanticTokens", _token_data_guarded(ls, path))
-    if tokens.json is None:  # made once per array, off the loop, and kept with it for the next full request
-        tokens.json = await asyncio.to_thread(ints_json_bytes, tokens.data)
-    return ls.answers.tokens_result(path, tokens)
+    parts = tokens.json
+    if parts is None:  # made once per array, off the loop, and kept with it for the next full request (packed
+        parts = await asyncio.to_thread(tokens.json_parts)  # once the server is idle: then decompressed here)
+    return ls.answers.tokens_result(path, tokens, parts)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA)

@@ -367,6 +367,7 @@ def did_close(ls: HloLanguageServer, params: lsp.DidCloseTextDocumentParams) -> 
 
 
 _COLLECT = ""  # the key of the pending `_collect_when_idle` in `_pending` (no document has it)
+_PACK = "pack:"  # the key of the pending `_pack_when_idle` in `_pending`
 _WARM = "warm:"  # the key of a document's `_warm_again` task in `_pending` (document paths are absolute)
 
 
@@ -419,11 +420,7 @@ def _collect_when_idle(ls: HloLanguageServer, release: bool = False, delay: floa
 
     async def later():
         await asyncio.sleep(delay)
-        waited = 0.0
-        while waited < IDLE_WAIT_LIMIT_S and (idle := _idle_for(ls)) < IDLE_S:
-            step = max(IDLE_S - idle, 0.05)
-            await asyncio.sleep(step)
-            waited += step
+        await _until_idle(ls)
         ls.ws.sweep()  # what background reads for documents closed meanwhile stored after their close
         if not ls.ws.open_paths():
             memos.clear_all()
@@ -432,6 +429,34 @@ def _collect_when_idle(ls: HloLanguageServer, release: bool = False, delay: floa
         await asyncio.to_thread(_collect_and_trim, release)
 
     ls._pending[_COLLECT] = asyncio.ensure_future(later())
+
+
+def _pack_when_idle(ls: HloLanguageServer) -> None:
+    """Once the server is idle (`IDLE_S`, waiting at most `IDLE_WAIT_LIMIT_S`): the large answers kept for the
+    editor's next request compressed (`DocumentAnswers.pack_kept`, in a worker thread), and the C heap's free
+    pages given back. Scheduled whenever an answer is kept; a later call replaces a pending one."""
+    old = ls._pending.pop(_PACK, None)
+    if old is not None:
+        old.cancel()
+
+    async def later():
+        await _until_idle(ls)
+        if await asyncio.to_thread(ls.answers.pack_kept):
+            await asyncio.to_thread(release_free_memory)
+
+    ls._pending[_PACK] = asyncio.ensure_future(later())
+
+
+server.answers.on_kept = lambda: _pack_when_idle(server)
+
+
+async def _until_idle(ls: HloLanguageServer) -> None:
+    """Return once the server has been idle for `IDLE_S`, or after `IDLE_WAIT_LIMIT_S` of waiting."""
+    waited = 0.0
+    while waited < IDLE_WAIT_LIMIT_S and (idle := _idle_for(ls)) < IDLE_S:
+        step = max(IDLE_S - idle, 0.05)
+        await asyncio.sleep(step)
+        waited += step
 
 
 from hlo_lsp.lsp import (  # noqa: E402,F401  register their features

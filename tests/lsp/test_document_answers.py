@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import re
 import shutil
 
@@ -22,7 +23,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from benchmarks.synth_module import synthesize
-from hlo_lsp.lsp.doc_answers import apply_token_edits
+from hlo_lsp.lsp.doc_answers import PACK_MIN_BYTES, apply_token_edits
 from tests.fixtures import DATA
 from tests.lsp.util import open_doc, tdp, uri
 
@@ -291,3 +292,35 @@ async def test_hover_answers_while_whole_document_requests_are_computed(client, 
         assert order.index("hover") < min(order.index(n) for n in slow_ones), order
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=doc))
     assert uri(path) == u
+
+
+async def test_answers_asked_again_after_the_server_packed_them_are_the_same(client, big, tmp_path):
+    """Once the server is idle it keeps its large answers compressed (`DocumentAnswers.pack_kept`): the 5 MB
+    module's outline and tokens (each over `PACK_MIN_BYTES` of JSON, so packed) asked again after an idle
+    moment are the answers first given, and a delta after an edit still applies to the tokens held."""
+    path = tmp_path / big.name
+    shutil.copy(big, path)
+    lines = path.read_text().split("\n")
+    u = open_doc(client, path)
+    conv = client.protocol._converter
+    outline = conv.unstructure(await _outline(client, u))
+    tokens = await _tokens(client, u)
+    assert len(json.dumps(outline)) >= PACK_MIN_BYTES and len(json.dumps(list(tokens.data))) >= PACK_MIN_BYTES
+    await asyncio.sleep(2.5)  # idle: the server packs what it keeps (`server._pack_when_idle`, after 0.5 s)
+    assert conv.unstructure(await _outline(client, u)) == outline
+    again = await _tokens(client, u)
+    assert list(again.data) == list(tokens.data) and again.result_id == tokens.result_id
+    assert _send_edit(client, u, lines, 0.5, "space", 2)
+    delta = await client.text_document_semantic_tokens_full_delta_async(
+        lsp.SemanticTokensDeltaParams(
+            text_document=lsp.TextDocumentIdentifier(uri=u), previous_result_id=again.result_id
+        )
+    )
+    fresh = await _tokens(client, u)
+    held = list(again.data)
+    if isinstance(delta, lsp.SemanticTokensDelta):
+        held = apply_token_edits(held, conv.unstructure(delta.edits))
+    else:
+        held = list(delta.data)
+    assert held == list(fresh.data)
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
