@@ -241,3 +241,19 @@ def test_hlo_text_without_buffers_gives_no_report():
     r = analyse_peak(BufferSet())
     assert r.xla.step is None and r.xla.live == [] and r.allocated.peak_step is None
     assert peak_of_bundle(None) is None
+
+
+@pytest.mark.parametrize("path", LOCAL, ids=lambda p: p.name)
+def test_a_report_lets_its_shape_memos_go_and_its_values_sources_stay_the_same(path, monkeypatch):
+    """A report done with its sweeps keeps no shape memo (`Shapes.forget`); the sources its values give later
+    (parsed again) are the ones a report that kept its memos gives."""
+    from hlo_lsp.core.memory.values import Shapes
+
+    r = report_for(path)
+    assert r is not None and r.sources is not None
+    assert not r.sources.shapes._full and not r.sources.shapes._line
+    monkeypatch.setattr(Shapes, "forget", lambda self: None)
+    kept = report_for(path)
+    assert kept is not None and kept.sources is not None and kept.sources.shapes._full
+    for a, b in ((r.xla.live, kept.xla.live), (r.allocated.live, kept.allocated.live)):
+        assert [(v.key, v.bytes, v.shape, v.source) for v in a] == [(v.key, v.bytes, v.shape, v.source) for v in b]
