@@ -255,7 +255,7 @@ def _chart(ls: HloLanguageServer, command: str, view: str, args) -> str:
     path = uri_to_path(args[0])
     fmt = args[1] if len(args) > 1 and isinstance(args[1], str) else "html"
     try:
-        report = lens.report_for(ls.ws.bundle(path))
+        report = lens.report_for(ls.ws.bundle(path), ls.ws.fork_locks())
         if report is None:
             raise ChartError(f"{os.path.basename(path)}: no buffer-assignment files for this module")
         out = write_timeline(report, cached_chart_path(path, fmt, view), title=os.path.basename(path), view=view)
@@ -275,7 +275,7 @@ async def show_peak_groups(ls: HloLanguageServer, *args):
         raise JsonRpcInvalidParams(message=f"{peak_groups.PEAK_GROUPS} expects a document URI")
     path = uri_to_path(args[0])
     try:
-        report = await asyncio.to_thread(lambda: lens.report_for(ls.ws.bundle(path)))
+        report = await asyncio.to_thread(lambda: lens.report_for(ls.ws.bundle(path), ls.ws.fork_locks()))
     except Exception as e:  # noqa: BLE001 - an error answer, never a dead server
         log.exception("%s failed", peak_groups.PEAK_GROUPS)
         raise JsonRpcInternalError(message=f"cannot read {path}: {e}") from None

@@ -22,7 +22,10 @@ Nothing here raises on odd input: a value whose shape is unknown weighs 0 and is
 
 from __future__ import annotations
 
+import pickle
+from array import array
 from dataclasses import dataclass, field
+from itertools import compress
 
 from hlo_lsp.core.buffers.bufferset import BufferSet
 from hlo_lsp.core.buffers.records import Allocation
@@ -39,6 +42,7 @@ from hlo_lsp.core.memory.values import (
     size_of,
     value_json,
 )
+from hlo_lsp.core.process import turns
 
 
 @dataclass(slots=True)
@@ -236,3 +240,80 @@ def peak_of_bundle(bundle) -> PeakReport | None:
         return None
     hlo = bundle.hlo.hlo if bundle.hlo is not None else None
     return analyse_peak(bundle.buffers, hlo)
+
+
+# ------------------------------------------------------------------------------------------------ made elsewhere
+
+PARTS_CHUNK = 1_024  # live values pickled together: each chunk is loaded in one C call of about a millisecond
+
+
+@dataclass(slots=True)
+class ReportParts:
+    """A report as a forked child sends it back (`detached`): without the objects the parent has already (the
+    buffer set, the module, the step names, the sources' memos), its live values pickled a chunk at a time (at
+    each peak the same objects mostly: each is sent once, the peaks list them by number)."""
+
+    report: PeakReport
+    chunks: list[bytes]
+    xla: array  # the XLA peak's values, by number in the chunks
+    allocated: array  # the allocated peak's
+    unresolved: bytearray  # 1 for a value whose source was not looked up yet
+
+
+def detached(report: PeakReport | None) -> ReportParts | None:
+    """``report`` as `ReportParts` (in the child that made it: the report is taken apart)."""
+    if report is None:
+        return None
+    values: list[LiveValue] = []
+    number: dict[int, int] = {}
+    for v in (*report.xla.live, *report.allocated.live):
+        if id(v) not in number:
+            number[id(v)] = len(values)
+            values.append(v)
+    unresolved = bytearray(len(values))
+    for k, v in enumerate(values):
+        if v._source_of is not None:
+            unresolved[k] = 1
+            v._source_of = None  # (a method of the child's `Sources`: the parent binds its own)
+    parts = ReportParts(
+        report,
+        [
+            pickle.dumps(values[i : i + PARTS_CHUNK], pickle.HIGHEST_PROTOCOL)
+            for i in range(0, len(values), PARTS_CHUNK)
+        ],
+        array("i", [number[id(v)] for v in report.xla.live]),
+        array("i", [number[id(v)] for v in report.allocated.live]),
+        unresolved,
+    )
+    report.xla.live, report.allocated.live = [], []
+    report.buffers = report.sources = None
+    report.sequence = []
+    return parts
+
+
+def attached(parts: ReportParts, bs: BufferSet, hlo: HloModule | None) -> PeakReport:
+    """The report of ``parts`` made whole again on this process's buffer set and module: its values loaded a
+    chunk at a time (a request goes first between two), their names the buffer set's own strings, their sources
+    looked up here when asked (`Sources`)."""
+    report = parts.report
+    sources = Sources(Shapes(bs, hlo), hlo)
+    by_key = bs.values_by_key
+    values: list[LiveValue] = []
+    for chunk in parts.chunks:
+        got: list[LiveValue] = pickle.loads(chunk)
+        for v in got:
+            b = by_key.get(v.key)
+            if b is not None:  # the same text as the buffer set's strings: share them
+                v.key, v.instruction = b.key, b.instruction
+                if v.shape is not None and v.shape == b.shape:
+                    v.shape = b.shape
+        values += got
+        turns.give_way()
+    bound = sources.bound_of
+    for k in compress(range(len(values)), parts.unresolved):
+        values[k]._source_of = bound
+    report.xla.live = [values[k] for k in parts.xla]
+    report.allocated.live = [values[k] for k in parts.allocated]
+    report.sequence = _sequence(bs)
+    report.buffers, report.sources = bs, sources
+    return report
