@@ -57,3 +57,4 @@ def release(*lists: list) -> None:
     for items in lists:
         while items:
             del items[-PIECE:]
+            turns.give_way()  # (in the background: a request under way goes first)
