@@ -48,3 +48,44 @@ def test_rows_read_in_pieces_are_the_rows_of_one_call(limit, piece, monkeypatch)
         assert cut == whole
         seen += sum(len(c.instructions) > 1 for c in mod.computations)
     assert seen > 100
+
+
+@given(
+    st.integers(0, 40).flatmap(
+        lambda n: st.tuples(st.just(n), st.lists(st.tuples(st.integers(0, max(n - 1, 0)), st.integers(0, 99))))
+    ),
+    st.booleans(),
+)
+def test_pairs_grouped_a_piece_at_a_time_are_grouped_as_in_one_pass(case, ordered):
+    """`rows._grouped` in pieces of 3 pairs, giving way at each piece, groups as a plain counting sort does: each
+    defining instruction's users in the order they came (``ordered``) or sorted."""
+    from array import array
+
+    from hlo_lsp.core.process import turns
+
+    n, pairs = case
+    if n == 0:
+        pairs = []
+    dst, src = array("i", [d for d, _ in pairs]), array("i", [i for _, i in pairs])
+    ways = []
+    saved_piece, saved_give = pieces.PIECE, turns.give_way
+    pieces.PIECE, turns.give_way = 3, lambda: ways.append(1)
+    try:
+        start, flat = rows._grouped(n, dst, src, ordered)
+    finally:
+        pieces.PIECE, turns.give_way = saved_piece, saved_give
+    for d in range(n):
+        users = [i for dd, i in pairs if dd == d]
+        assert list(flat[start[d] : start[d + 1]]) == (users if ordered else sorted(users))
+    assert start[n] == len(pairs) and len(ways) >= len(pairs) // 3  # a turn given at every piece
+
+
+def test_a_list_released_a_piece_at_a_time_gives_way_at_each(monkeypatch):
+    from hlo_lsp.core.process import turns
+
+    ways = []
+    monkeypatch.setattr(pieces, "PIECE", 4)
+    monkeypatch.setattr(turns, "give_way", lambda: ways.append(1))
+    items = list(range(10))
+    pieces.release(items)
+    assert items == [] and len(ways) == 3
