@@ -22,7 +22,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from hlo_lsp.core import kinds
-from hlo_lsp.core.process import collector, fork, pieces
+from hlo_lsp.core.process import collector, fork, pieces, turns
 from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
@@ -124,6 +124,8 @@ def _symbol_pieces(w: _Wire, s, out: list[str]) -> None:
     for i, c in enumerate(s.children):
         if i:
             out.append(",")
+            if not i & 255:
+                turns.give_way()  # (a module's 84,000 computations: a hover under way goes first)
         _symbol_pieces(w, c, out)
     out.append("]}")
 
