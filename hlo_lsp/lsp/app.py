@@ -219,8 +219,7 @@ class HloLanguageServer(LanguageServer):
         self.intake = Intake()
         self.answers = DocumentAnswers(self.current_version, self.intake)  # whole-document answers per version
         turns.set_gate(self.answers.wait_idle)  # background reads give way while those answers are computed
-        # and those answers to the messages not yet handled and the hovers under way
-        turns.set_yield_gate(self.answers.wait_loop_free)
+        turns.set_yield_gate(self.answers.wait_dispatched)  # and those answers to the messages not yet handled
         self.insight_settings = InsightSettings()
         space_out_full_collections()
         self.pulled = False  # the client pulls its diagnostics: none is pushed (`pulls_diagnostics`)

@@ -206,9 +206,6 @@ class DocumentAnswers:
         self._short = 0  # short requests under way (event loop only)
         self._no_short = threading.Event()
         self._no_short.set()
-        self._on_loop = 0  # short requests computed on the event loop under way (`short_request`)
-        self._loop_free = threading.Event()
-        self._loop_free.set()
         # called (event loop) whenever an answer is kept: the server packs the large ones once it is idle
         self.on_kept: Callable[[], None] = lambda: None
 
@@ -253,39 +250,18 @@ class DocumentAnswers:
         return self.intake.wait(limit, quiet)
 
     @contextmanager
-    def short_request(self, on_loop: bool = False) -> Iterator[None]:
+    def short_request(self) -> Iterator[None]:
         """Around a request handler (on the event loop) whose answer the editor wants within a tenth of the
         yardstick: long answers' forks wait for it (`wait_short`) until its answer is written. pygls writes
         a handler's answer from a callback the loop runs once the handler's task is done; the end is counted
-        two loop turns later, after that callback (the loop runs its callbacks in the order they came).
-
-        ``on_loop``: the handler computes its answer on the event loop from start to end, awaiting nothing (a
-        hover, a definition): while it runs, whole-document answers' workers give way to it too
-        (`wait_loop_free`). Beside three of them (the 100 MB module's outline, tokens and folding, made in this
-        process) a hover of 4 ms took turns of the GIL with all three: 13-21 ms."""
+        two loop turns later, after that callback (the loop runs its callbacks in the order they came)."""
         self._short += 1
         self._no_short.clear()
-        if on_loop:
-            self._on_loop += 1
-            self._loop_free.clear()
         try:
             yield
         finally:
-            if on_loop:
-                self._on_loop -= 1
-                if self._on_loop <= 0:
-                    self._on_loop = 0
-                    self._loop_free.set()
             loop = asyncio.get_running_loop()
             loop.call_soon(loop.call_soon, self._short_done)
-
-    def wait_loop_free(self, limit: float) -> bool:
-        """The gate a whole-document answer's worker gives way at (`process.turns.answering`): wait until every
-        message read so far is handled (`wait_dispatched`) and no request computed on the event loop is under way
-        (`short_request` with ``on_loop``), at most ``limit`` seconds; True when both hold. A short request that
-        awaits such a worker (the token delta, the lenses) does not count (see `wait_dispatched`)."""
-        end = time.monotonic() + limit
-        return self.intake.wait(limit) and self._loop_free.wait(max(0.0, end - time.monotonic()))
 
     def _short_done(self) -> None:
         self._short -= 1

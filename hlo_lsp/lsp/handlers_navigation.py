@@ -22,7 +22,7 @@ from hlo_lsp.lsp.protocol import RawResult
 def on_hover(ls: HloLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
     path, line, col = ls.at(params)
     # a short request: long answers' forks wait for it, and background reads give way to it (`DocumentAnswers`)
-    with ls.answers.short_request(on_loop=True):
+    with ls.answers.short_request():
         h = oom.oom_hover(ls.ws, path, line, col) or hover.hover(ls.ws, path, line, col)
     if h is None:
         return None
@@ -34,7 +34,7 @@ def on_hover(ls: HloLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None
 @safe
 def on_definition(ls: HloLanguageServer, params: lsp.DefinitionParams):
     at = ls.at(params)
-    with ls.answers.short_request(on_loop=True):  # as a hover
+    with ls.answers.short_request():  # as a hover
         return ls.locations(oom.oom_definition(ls.ws, *at) or navigation.definition(ls.ws, *at))
 
 

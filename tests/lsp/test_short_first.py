@@ -268,10 +268,7 @@ async def test_hovers_and_definitions_are_short_requests(monkeypatch):
 
     def record(*args):
         seen.append(server.answers.wait_short(0.0))  # True: no short request under way
-        loop_free.append(server.answers.wait_loop_free(0.0))  # False: computed on the event loop
         return None
-
-    loop_free: list[bool] = []
 
     monkeypatch.setattr(server, "at", lambda params: ("/m.hlo", 0, 0))
     monkeypatch.setattr(nav.oom, "oom_hover", lambda *a: None)
@@ -280,8 +277,7 @@ async def test_hovers_and_definitions_are_short_requests(monkeypatch):
     monkeypatch.setattr(nav.navigation, "definition", record)
     assert nav.on_hover(server, None) is None
     nav.on_definition(server, None)
-    assert seen == [False, False] and loop_free == [False, False]
-    assert server.answers.wait_loop_free(0.0)  # computed: the answers' workers go on at once
+    assert seen == [False, False]
     for _ in range(3):  # counted as ended once their answers were written (two loop turns later)
         await asyncio.sleep(0)
     assert server.answers.wait_short(0.0)
@@ -310,37 +306,3 @@ async def test_the_yield_gate_says_no_while_the_event_loop_has_messages_to_handl
     assert await asyncio.to_thread(answers.wait_dispatched, 0.0)
     release.set()
     await delta
-
-
-async def test_the_yield_gate_says_no_while_a_request_is_computed_on_the_event_loop():
-    """`wait_loop_free`, the gate whole-document answers' workers give way at: no while a request computed on the
-    event loop from start to end (a hover: `short_request` with ``on_loop``) is under way, with the messages read
-    and not handled as `wait_dispatched`; a short request that awaits (the delta) does not count."""
-    intake = Intake()
-    answers = DocumentAnswers(lambda path: 1, intake)
-    assert await asyncio.to_thread(answers.wait_loop_free, 0.0)
-    with answers.short_request(on_loop=True):
-        await _gives_up(answers.wait_loop_free)
-        with answers.short_request(on_loop=True):  # nested or overlapping: each counts
-            pass
-        assert not await asyncio.to_thread(answers.wait_loop_free, 0.0)
-    assert await asyncio.to_thread(answers.wait_loop_free, 0.0)
-    release = asyncio.Event()
-    delta = asyncio.ensure_future(_short_until(answers, release))
-    await asyncio.sleep(0)
-    assert await asyncio.to_thread(answers.wait_loop_free, 0.0)
-    release.set()
-    await delta
-    intake.arrived()
-    intake.received()
-    assert not await asyncio.to_thread(answers.wait_loop_free, 0.0)  # a message read, not handled
-    intake.handled()
-    intake.drained()
-    assert await asyncio.to_thread(answers.wait_loop_free, 0.0)
-
-
-def test_the_servers_answers_give_way_at_the_loop_free_gate():
-    from hlo_lsp.core.process import turns
-    from hlo_lsp.lsp.app import server
-
-    assert turns._yield_gate == server.answers.wait_loop_free

@@ -7,8 +7,8 @@ calls `give_way` between its steps, which waits while the server's gate says req
 (`set_gate`; at most as long as the gate lets it). A read made for a request never waits for it.
 
 A whole-document answer's worker (`answering`) gives way too, at the same points, but only to the requests
-the event loop has to handle now (`set_yield_gate`: messages read and not handled, and a hover while the loop
-computes it), for at most `YIELD_SLICE_S` at a point and `MAX_YIELD_S` in all: the 23 MB module's tokens,
+the event loop has to handle now (`set_yield_gate`: messages read and not handled: a hover, the viewport's
+requests), for at most `YIELD_SLICE_S` at a point and `MAX_YIELD_S` in all: the 23 MB module's tokens,
 computed beside the first hover after the read, took turns of the GIL with it (15-36 ms for 2 ms of work).
 
 A request may itself wait for background work (a sibling being read, an out-of-memory report's dump being
