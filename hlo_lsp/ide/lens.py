@@ -15,7 +15,7 @@ The peak report of a module is computed once per joined buffer set (`report_for`
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hlo_lsp.core import kinds
@@ -50,17 +50,20 @@ CHILD_TIMEOUT_S = 60.0  # a child not done by then is stopped, and the report ma
 CHILD_NICE = 5  # background work: the parent's requests first
 
 
-def report_for(bundle: ModuleBundle, locks: Sequence[object] = ()) -> PeakReport | None:
+def report_for(
+    bundle: ModuleBundle, locks: Sequence[object] = (), ready: Callable[[], object] | None = None
+) -> PeakReport | None:
     """The bundle's peak report, computed once per bundle (kept in its `memo`, so it goes when the bundle
     does: a module-wide cache kept up to 32 superseded buffer sets alive); None without buffer files. A large
-    one is made in a forked child (``locks``: those the child may take, `Workspace.fork_locks`)."""
+    one is made in a forked child (``locks``: those the child may take, `Workspace.fork_locks`; ``ready``: what
+    to wait for before the fork, `process.fork.start`)."""
     bs = bundle.buffers
     if bs is None:
         return None
     with _lock:
         if "peak_report" in bundle.memo:
             return bundle.memo["peak_report"]
-    report = _made_in_child(bundle, bs, locks) if len(bs.values_by_key) >= CHILD_MIN_VALUES else None
+    report = _made_in_child(bundle, bs, locks, ready) if len(bs.values_by_key) >= CHILD_MIN_VALUES else None
     if report is None:
         report = peak_of_bundle(bundle)
     with _lock:
@@ -68,7 +71,9 @@ def report_for(bundle: ModuleBundle, locks: Sequence[object] = ()) -> PeakReport
     return report
 
 
-def _made_in_child(bundle: ModuleBundle, bs: BufferSet, locks: Sequence[object]) -> PeakReport | None:
+def _made_in_child(
+    bundle: ModuleBundle, bs: BufferSet, locks: Sequence[object], ready: Callable[[], object] | None
+) -> PeakReport | None:
     """The bundle's report made by a forked child and sent back in parts (`peak.detached`, `peak.attached`); None
     when no child could make it (not Linux, in a child already, or it failed or took too long)."""
     if fork.in_child():
@@ -80,6 +85,7 @@ def _made_in_child(bundle: ModuleBundle, bs: BufferSet, locks: Sequence[object])
         timeout=CHILD_TIMEOUT_S,
         freeze=False,
         nice=CHILD_NICE,
+        ready=ready,
     )
     parts = fork.result(child)
     if not isinstance(parts, ReportParts):
@@ -87,11 +93,11 @@ def _made_in_child(bundle: ModuleBundle, bs: BufferSet, locks: Sequence[object])
     return attached(parts, bs, bundle.hlo.hlo if bundle.hlo is not None else None)
 
 
-def module_report(ws: Workspace, path: str) -> PeakReport | None:
+def module_report(ws: Workspace, path: str, ready: Callable[[], object] | None = None) -> PeakReport | None:
     """The peak report of ``path``'s module (`report_for` its bundle); None when it cannot be read or has no
     buffer files."""
     found = ws.module(path)
-    return report_for(found[1], ws.fork_locks()) if found is not None else None
+    return report_for(found[1], ws.fork_locks(), ready) if found is not None else None
 
 
 def fork_locks() -> list:

@@ -293,8 +293,11 @@ class DocumentAnswers:
         version = self._version_of(path)
         hit = self.cached(path, key)
         if hit is not None:
-            if isinstance(hit, RawResult) and hit.packed:
-                return await asyncio.to_thread(hit.unpacked)  # (packed while the server was idle: `pack_kept`)
+            if isinstance(hit, RawResult) and hit.packed:  # (packed while the server was idle: `pack_kept`)
+                unpacked = await asyncio.to_thread(hit.unpacked)
+                if self._version_of(path) != version:  # an edit came while it was decompressed
+                    raise JsonRpcContentModified(message=f"{path} changed while the answer was read; ask again")
+                return unpacked
             return hit.value if isinstance(hit, Provisional) else hit
         run = (path, key, version)
         fut = self._running.get(run)

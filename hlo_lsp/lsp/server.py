@@ -12,6 +12,7 @@ links), `handlers_insight` (inlay hints, token ranges, commands) and `handlers_p
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 import os
@@ -175,7 +176,9 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
             # the editor, given the lenses of the file alone, is asked for them again once the buffer files are
             # joined: their peak report (2 s for the 23 MB benchmark module) is made now, not then; only then, as it
             # keeps ~45 MB for that module, of no use to an editor that shows no lenses
-            await asyncio.to_thread(_in_background, lens.module_report, ls.ws, path)
+            # (made by a forked child once the messages read are handled: `handlers_document._before_fork`)
+            ready = functools.partial(handlers_document._before_fork, ls)
+            await asyncio.to_thread(_in_background, lens.module_report, ls.ws, path, ready)
         await _joined(ls, path, version)
         _trace("warm", path)
     finally:

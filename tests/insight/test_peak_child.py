@@ -56,8 +56,10 @@ def test_report_for_a_large_buffer_set_is_made_by_a_child_and_equals_one_made_he
     result = fork.result
     monkeypatch.setattr(fork, "result", lambda child: results.append(result(child)) or results[-1])
     bundle = _bundle(path)
-    got = lens.report_for(bundle)
+    readied: list[int] = []
+    got = lens.report_for(bundle, ready=lambda: readied.append(1))
     assert got is not None and [type(r) for r in results] == [ReportParts]  # the child's parts, not a fallback
+    assert readied == [1]  # what was to go first (the messages read) went before the fork
     assert lens.report_for(bundle) is got  # kept for the bundle
     assert _facts(got) == _facts(peak_of_bundle(_bundle(path)))
 

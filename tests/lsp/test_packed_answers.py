@@ -92,3 +92,30 @@ def test_pack_kept_packs_the_large_answers_and_a_request_again_gets_the_same_tex
 
     asyncio.run(run())
     assert len(kept_calls) == 4  # the server is told of each answer kept (it packs them once idle)
+
+
+def test_a_packed_answer_decompressed_while_an_edit_came_is_not_sent(monkeypatch):
+    """The kept answer is decompressed in a worker thread: an edit that lands meanwhile makes the request get
+    ``ContentModified`` (ask again), never the text of the version before."""
+    from pygls.exceptions import JsonRpcContentModified
+
+    version = [1]
+    big = _outline(3_000)
+
+    async def run():
+        answers = DocumentAnswers(lambda path: version[0])
+        await answers.answer("/m", "documentSymbol", lambda: big)
+        monkeypatch.setattr(doc_answers, "PACK_MIN_BYTES", 1)
+        answers.pack_kept()
+        assert big.packed
+        real = RawResult.unpacked
+
+        def edited_meanwhile(self):
+            version[0] = 2
+            return real(self)
+
+        monkeypatch.setattr(RawResult, "unpacked", edited_meanwhile)
+        with pytest.raises(JsonRpcContentModified):
+            await answers.answer("/m", "documentSymbol", lambda: pytest.fail("kept: not made again"))
+
+    asyncio.run(run())
