@@ -22,7 +22,7 @@ from hlo_lsp.core.workspace import Workspace
 from hlo_lsp.ide.context import Cursor, cursor
 from hlo_lsp.ide.hover_buffers import hover_allocation, hover_value, hover_value_id
 from hlo_lsp.ide.hover_fields import MAX_SHAPE_TEXT, Fields, fmt_bytes, metadata_fields, shorten, size_of_shape
-from hlo_lsp.ide.lens import report_for
+from hlo_lsp.ide.lens import report_or_start
 from hlo_lsp.ide.passes import hover_section
 from hlo_lsp.ide.peak_groups import groups_hover
 from hlo_lsp.ide.types import HoverResult
@@ -71,11 +71,15 @@ def _hover_peak_line(cur: Cursor) -> HoverResult | None:
     doc = cur.analysis.buffers
     if doc is None or doc.peak_line != cur.line:
         return None
-    report = report_for(cur.bundle)
+    lines = cur.analysis.lines
+    rng = Range(cur.line, 0, cur.line, len(lines[cur.line]) if cur.line < len(lines) else 0)
+    made, report = report_or_start(cur.bundle)
+    if not made:
+        text = "The values live at the peak are being grouped (the module's peak report is being made): hover again."
+        return HoverResult(f"**Live at the peak**\n\n{text}", text, rng)
     if report is None:
         return None
-    lines = cur.analysis.lines
-    return groups_hover(report, Range(cur.line, 0, cur.line, len(lines[cur.line]) if cur.line < len(lines) else 0))
+    return groups_hover(report, rng)
 
 
 def hover_instruction(cur: Cursor, name: str, rng: Range) -> HoverResult | None:

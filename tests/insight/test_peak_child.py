@@ -71,3 +71,29 @@ def test_a_child_that_fails_leaves_the_report_to_this_process(path, monkeypatch)
     bundle = _bundle(path)
     got = lens.report_for(bundle)
     assert got is not None and _facts(got) == _facts(peak_of_bundle(_bundle(path)))
+
+
+@pytest.mark.parametrize("path", LOCAL[:4], ids=lambda p: p.name)
+def test_a_hover_on_the_peak_line_never_waits_for_a_large_report(path, monkeypatch):
+    """A hover on ``Live ranges at N (peak):`` of a large buffer set whose report is not made yet says it is being
+    made and starts it in a thread of its own (the event loop does not wait 1.2 s for it); once made, the hover
+    groups the values as one made at once does."""
+    import re
+    import time
+
+    from hlo_lsp.ide import hover
+
+    m = re.search(r"^  Live ranges at \d+ \(peak\):$", path.read_text(encoding="utf-8"), re.M)
+    assert m is not None
+    line = path.read_text(encoding="utf-8")[: m.start()].count("\n")
+    expected = hover.hover(Workspace(), str(path.resolve()), line, 4)  # small: made at once
+    assert expected is not None and "being grouped" not in expected.markdown
+    monkeypatch.setattr(lens, "CHILD_MIN_VALUES", 0)
+    ws = Workspace()
+    first = hover.hover(ws, str(path.resolve()), line, 4)
+    assert first is not None and "being grouped" in first.markdown and first.range == expected.range
+    bundle = ws.bundle(str(path.resolve()))
+    deadline = time.monotonic() + 60
+    while ("peak_report" not in bundle.memo or lens._making) and time.monotonic() < deadline:
+        time.sleep(0.01)  # (until the thread is done with it)
+    assert hover.hover(ws, str(path.resolve()), line, 4) == expected
