@@ -42,7 +42,6 @@ import logging
 import sys
 import threading
 import time
-import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -55,7 +54,7 @@ from hlo_lsp.core.document import Edit, common_prefix, common_suffix
 from hlo_lsp.core.process import turns
 from hlo_lsp.ide.symbols import OutlineShape
 from hlo_lsp.ide.token_reuse import packed_rows, unpacked_rows
-from hlo_lsp.lsp.protocol import RawResult, json_array_parts, pack_parts
+from hlo_lsp.lsp.protocol import RawResult, json_array_parts
 from hlo_lsp.lsp.stdio import Intake
 
 log = logging.getLogger("hlo_lsp")
@@ -105,39 +104,27 @@ TOKEN_DATA = "i"  # a token data array's typecode: LSP's uinteger (0 .. 2**31 - 
 
 class TokenArray:
     """A semantic-token ``data`` array (``array(TOKEN_DATA)``) and, once a full answer needed it, its JSON text
-    as UTF-8 bytes."""
+    (``text``: a `RawResult`'s, so that it is packed as the kept answers are, `DocumentAnswers.pack_kept`)."""
 
-    __slots__ = ("data", "json", "_packed")
+    __slots__ = ("data", "text")
 
     def __init__(self, data: Sequence[int]) -> None:
         self.data = data
-        self.json: list[bytes] | None = None  # its JSON's UTF-8, in pieces (`ints_json_bytes`)
-        self._packed: bytes | None = None  # that text compressed, once `pack` let it go
+        self.text: RawResult | None = None  # its JSON's UTF-8, in pieces (`ints_json_bytes`)
+
+    @property
+    def json(self) -> list[bytes] | None:
+        """The JSON text's pieces when they are at hand: None when not made yet, or packed (`json_parts`)."""
+        text = self.text
+        return text.parts if text is not None and not text.packed else None
 
     def json_parts(self) -> list[bytes]:
         """The JSON text of ``data``: kept, else decompressed (not kept: it is kept packed), else made and
         kept. Many ms on a large document: called off the event loop."""
-        parts = self.json
-        if parts is not None:
-            return parts
-        packed = self._packed
-        if packed is not None:
-            return [zlib.decompress(packed)]
-        parts = self.json = ints_json_bytes(self.data)
-        return parts
-
-    def pack(self) -> None:
-        """Keep the JSON text compressed from now on (`protocol.pack_parts`); the data stays as it is (a delta
-        is made from it)."""
-        parts = self.json
-        if parts is not None:
-            self._packed = pack_parts(parts)
-            self.json = None
-
-    def size(self) -> int:
-        """Bytes of JSON text kept (compressed, once packed)."""
-        parts = self.json
-        return sum(map(len, parts)) if parts is not None else len(self._packed or b"")
+        text = self.text
+        if text is None:
+            text = self.text = RawResult(*ints_json_bytes(self.data))
+        return text.unpacked().parts
 
 
 def ints_json_bytes(data: Sequence[int]) -> list[bytes]:
@@ -379,13 +366,14 @@ class DocumentAnswers:
         freed = 0
         seen: set[int] = set()
         for a in answers:
-            if not isinstance(a, (RawResult, TokenArray)) or id(a) in seen:
+            text = a.text if isinstance(a, TokenArray) else a
+            if not isinstance(text, RawResult) or text.packed or id(text) in seen:
                 continue
-            seen.add(id(a))
-            before = a.size()
-            if before >= PACK_MIN_BYTES and not (isinstance(a, RawResult) and a.packed):
-                a.pack()
-                freed += before - a.size()
+            seen.add(id(text))
+            before = text.size()
+            if before >= PACK_MIN_BYTES:
+                text.pack()
+                freed += before - text.size()
         return freed
 
     def forget(self, path: str) -> None:
