@@ -103,3 +103,51 @@ def test_the_summaries_of_the_read_give_the_verifiers_own_answer():
         assert verify(a.hlo, a.checker.summaries()) == verify(read_hlo(f.text)), f.name
         checked += 1
     assert checked >= len(FAULTS) // 2
+
+
+def test_the_call_and_root_comparisons_decide_as_their_definitions():
+    """`summary.call_ok` compares a call's operand shape texts with its callee's parameters as one tuple, and
+    `root_ok` a single callee's root directly (the verifier's join over the 23 MB benchmark module's 16,712 calls:
+    29 -> 19 ms): each decides as its definition, element by element, over random signatures and shapes."""
+    import random
+
+    from hlo_lsp.core.hlo.rules.summary import call_ok, root_ok
+
+    def call_def(op, sigs, callee, shapes):
+        if callee not in sigs:
+            return True
+        sig = sigs[callee]
+        if sig is None or len(sig) != (1 if op == "while" else len(shapes)):
+            return False
+        return op in ("reduce", "map") or all(t is not None and t == p for p, t in zip(sig, shapes))
+
+    def root_def(op, roots, callees, result):
+        if op not in ("fusion", "call", "while"):
+            return True
+        texts = [roots.get(c) for c in callees]
+        if op != "while":
+            return len(texts) == 1 and texts[0] == result
+        return result in texts and all(t == result or (t is not None and t.startswith("pred[]")) for t in texts)
+
+    rng = random.Random(3)
+    texts = ["f32[2]{0}", "s32[]", "pred[]", "f32[2,2]{1,0}", None]
+    ops = ["fusion", "call", "while", "reduce", "map", "all-reduce", "conditional"]
+    seen = set()
+    for _ in range(4000):
+        sigs = {
+            f"c{k}": (None if rng.random() < 0.1 else tuple(rng.choice(texts[:4]) for _ in range(rng.randrange(3))))
+            for k in range(3)
+        }
+        roots = {f"c{k}": rng.choice(texts) for k in range(3)}
+        op = rng.choice(ops)
+        shapes = tuple(rng.choice(texts) for _ in range(rng.randrange(3)))
+        callee = f"c{rng.randrange(4)}"
+        callees = tuple(f"c{rng.randrange(4)}" for _ in range(rng.randrange(1, 3)))
+        result = rng.choice(texts[:4])
+        got = call_ok(op, sigs, callee, shapes)
+        assert got == call_def(op, sigs, callee, shapes)
+        assert call_ok(op, sigs, callee, list(shapes)) == got
+        r = root_ok(op, roots, callees, result)
+        assert r == root_def(op, roots, callees, result)
+        seen.add((got, r))
+    assert seen == {(True, True), (True, False), (False, True), (False, False)}

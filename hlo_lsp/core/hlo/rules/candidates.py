@@ -55,9 +55,11 @@ class Candidates:
                 cand.setdefault(op, []).append(i)
             calls.extend(sm.calls)
         for i, op, callees, shapes, result in calls:
-            if not all(call_ok(op, sigs, callee, shapes) for callee in callees) or not root_ok(
-                op, roots, callees, result
-            ):
+            if len(callees) == 1:  # (the common case, a fusion's: no generator for one callee)
+                ok = call_ok(op, sigs, callees[0], shapes)
+            else:
+                ok = all(call_ok(op, sigs, callee, shapes) for callee in callees)
+            if not ok or not root_ok(op, roots, callees, result):
                 cand.setdefault(op, []).append(i)
         self._by_opcode = cand
         return cand

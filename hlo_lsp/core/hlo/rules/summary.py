@@ -321,6 +321,8 @@ def call_ok(op: str, sigs: dict[str, tuple[str, ...] | None], callee: str, shape
         return False
     if op in ("reduce", "map"):
         return True
+    if op != "while":  # as many shapes as parameters, each a text (a None, no text, is never equal to one)
+        return (shapes if type(shapes) is tuple else tuple(shapes)) == sig
     return all(t is not None and t == p for p, t in zip(sig, shapes))
 
 
@@ -329,7 +331,7 @@ def root_ok(op: str, roots: dict[str, str | None], callees: tuple[str, ...], res
     condition returns pred[]), so `inferred_shapes` has nothing to say; reduce and map are read elsewhere."""
     if op not in ("fusion", "call", "while"):
         return True
-    texts = [roots.get(c) for c in callees]
     if op != "while":
-        return len(texts) == 1 and texts[0] == result
+        return len(callees) == 1 and roots.get(callees[0]) == result
+    texts = [roots.get(c) for c in callees]
     return result in texts and all(t == result or (t is not None and t.startswith("pred[]")) for t in texts)
