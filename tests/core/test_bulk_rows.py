@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import sys
 
 import pytest
@@ -456,7 +457,7 @@ def _model(mod) -> tuple:
 
 @pytest.mark.parametrize("share", [0.05, 0.32, 0.7])
 def test_a_module_read_in_two_parts_at_once_reads_as_one_pass(share, monkeypatch):
-    """A long module's later computations are read in a forked child (`bulk._split_at`): with every module of
+    """A long module's later computations are read in a forked child (`bulk._split_offset`): with every module of
     tests/data so split (at three shares of the work), the read leaves what one pass leaves; and where forking is
     off, the split point is the end."""
     from hlo_lsp.core.hlo import bulk
@@ -475,11 +476,55 @@ def test_a_module_read_in_two_parts_at_once_reads_as_one_pass(share, monkeypatch
         _repeats_agree(mod, one[path])
         _assert_maps(mod)
         if mod.rows_read and len(mod.computations) > 1:
-            spans = [(c.line, c.end_line) for c in mod.computations]
-            split += bulk._split_at(scan, spans) < len(spans)
+            split += bulk._split_offset(scan) is not None
     assert split > 20
     monkeypatch.setattr(fork, "ENABLED", False)
-    assert bulk._split_at("\n" * 10, [(0, 1), (2, 3)]) == 2
+    assert bulk._split_offset("\nHloModule m\n\nf {\n  ROOT %a = f32[] constant(0)\n}\n\nENTRY e {\n}\n") is None
+
+
+def test_a_call_of_a_computation_no_part_holds_is_found_at_the_join(monkeypatch):
+    """Each part of a split read knows its own computations only (`bulk._known` with ``outside``): a call in the
+    later part of a computation of the earlier one leaves its caller clean, and a call of one the module does not
+    have leaves it unclean (for the per-line checks), exactly as one pass decides, with the same diagnostics."""
+    from hlo_lsp.core.hlo import bulk
+
+    paths = [p for p in HLO if "jax-cpu" in str(p) and "after_optimizations" in str(p)][:6]
+    assert paths
+    changed = unclean = 0
+    for path in paths:
+        text = path.read_text()
+        entry = text.rfind("\nENTRY")
+        at = text.find("calls=%", entry)
+        if at < 0:
+            continue
+        changed += 1
+        broken = text[:at] + re.sub(r"calls=%[\w.\-]+", "calls=%no_such_computation", text[at:], count=1)
+        for t in (text, broken):
+            monkeypatch.setattr(bulk, "SPLIT_MIN_CHARS", 10**12)
+            one = read_hlo(t)
+            monkeypatch.setattr(bulk, "SPLIT_MIN_CHARS", 0)
+            two = read_hlo(t)
+            assert _model(two) == _model(one), path
+            if t is broken:
+                assert one.rows_read and None in one.pre_checked[0], path
+                unclean += 1
+            assert verify(two, two.pre_checked[1] if two.pre_checked else None) == verify(
+                one, one.pre_checked[1] if one.pre_checked else None
+            )
+    assert changed >= 3 and unclean == changed
+
+
+def test_names_indexed_in_two_steps_are_indexed_as_in_one():
+    """`bulk._indexed_on`: the names of the earlier part indexed while the child sends the later part, then the
+    later part's added, give `first_index` of all the names (each name's first occurrence, whichever part)."""
+    from hlo_lsp.core.hlo import bulk
+
+    rng = random.Random(7)
+    for _ in range(300):
+        names = [f"n{rng.randrange(40)}" for _ in range(rng.randrange(0, 120))]
+        start = rng.randrange(0, len(names) + 1)
+        assert bulk._indexed_on(bulk.first_index(names[:start]), names, start) == bulk.first_index(names)
+        assert bulk.first_index(names, start) == {n: start + i for i, n in reversed(list(enumerate(names[start:])))}
 
 
 def _repeats_agree(split, whole) -> None:

@@ -3,10 +3,12 @@ computation's checks and its verifier summary in one pass over the rows (`rows`)
 earlier one but for its names read from that one (`_Template`); see `rows` for why the rows equal the per-line
 reader's.
 
-A long module is read in two parts at once, the later in a forked child (`_split_at`). Before the templates such
-a split was slower than one pass (0.55-0.7 s against 0.72 s for the 23 MB benchmark module: on this machine's two
-cores each process ran 40-70 % slower while the other ran, and the child's 5 MB result took 0.1 s to load and join;
-d582a93 removed it); with them, one pass takes 0.43-0.47 s and two parts 0.36-0.39 s (`benchmarks/README.md`).
+A long module is read in two parts at once, the later in a child forked before anything is read
+(`_split_offset`). Before the templates such a split was slower than one pass (0.55-0.7 s against 0.72 s for the
+23 MB benchmark module: on this machine's two cores each process ran 40-70 % slower while the other ran, and the
+child's 5 MB result took 0.1 s to load and join; d582a93 removed it); with them, one pass takes 0.43-0.47 s and
+two parts 0.33-0.35 s when the child was forked once the computations were found, 0.30-0.32 s forked at once
+(the 100 MB module: 1.49-1.56 s, 1.35-1.45 s; `benchmarks/README.md`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from hlo_lsp.core.hlo.instructions import InstructionTable
-from hlo_lsp.core.hlo.model import HloModule
+from hlo_lsp.core.hlo.model import Computation, HloModule
 from hlo_lsp.core.hlo.rows import NAME, PREFIX, ROOT, ROW, columns, row_calls, row_uses, structurally_clean
 from hlo_lsp.core.hlo.structure import bulk_computations
 from hlo_lsp.core.process import fork, pieces, turns
@@ -42,52 +44,49 @@ def read_rows(mod: HloModule, scan: str) -> bool:
     table, the structural checks of every computation (`is_clean`; one that is not clean is left for the
     per-line checks) and the verifier summaries. False (``mod`` then half-filled: start again) unless every
     line of every computation is a row. A computation that repeats one read before but for its names is read from
-    that one (`_Template`). A long module's later computations are read at the same time in a forked child
-    (`_split_at`), whose part comes back pickled; the parts are joined here as one pass would have made them."""
+    that one (`_Template`). A long module's later computations are read at the same time in a forked child,
+    forked before anything is read (`_split_offset`): it finds its own computations and reads them, and its part
+    comes back pickled; the parts are joined here as one pass would have made them (`_join_later`)."""
     import hlo_lsp.core.hlo.rules.summary  # noqa: F401 - imported before a fork (`_read_part` imports it)
 
-    offsets = bulk_computations(mod, scan)
+    cut = _split_offset(scan)
+    child = None
+    if cut is not None:
+        # the child cannot know how many computations and instructions come before its part (this process reads
+        # them meanwhile): it counts its own from 0, and `_join_later` moves them
+        child = fork.start(lambda _: _read_later(mod.lines, scan, cut, 0, 0), None, freeze=False)
+    began = time.monotonic()
+    offsets = bulk_computations(mod, scan, 0, cut)
     if offsets is None:
+        fork.discard(child)
         return False
     comps = mod.computations
     spans = [(scan.find("\n", h + 1), c) for h, c in offsets]  # each computation's instruction lines
-    n = len(comps)
-    m = _split_at(scan, spans)
-    base = sum(c.end_line - c.line - 1 for c in comps[:m])  # the later part's first instruction (all rows, or False)
-    # the child's part, False when it is not all rows (None from `fork.result` is a child that failed); the
-    # parent's frozen objects stay frozen (the child collects nothing)
-    child = None
-    if m < n:
-        child = fork.start(lambda _: _read_part(mod, scan, spans, m, n, base, {}) or False, None, freeze=False)
-    began = time.monotonic()
-    first = _read_part(mod, scan, spans, 0, m, 0, mod.repeat_uses)
+    m = len(comps)
+    # the earlier computations' names are all this part knows: a call of a later one is checked at the join
+    outside: list = []
+    first = _read_part(mod, scan, spans, 0, m, 0, mod.repeat_uses, outside=outside if cut is not None else None)
+    if first is None:
+        fork.discard(child)
+        return False
     later = None
-    if first is not None and m < n:
+    by = None
+    if cut is not None:
+        # this part's names indexed while the child pickles and sends its part (20-40 ms for the 23 MB module's)
+        by = first_index(first[0])
         if child is not None:  # a child stuck for longer than its part could take is not waited for
             child.deadline = min(child.deadline, time.monotonic() + max(SPLIT_WAIT_S, 3 * (time.monotonic() - began)))
         later = fork.result(child)
         if later is None:  # no child, or it failed: the later part read here
-            later = _read_part(mod, scan, spans, m, n, base, {})
-    else:
-        fork.discard(child)
-    if first is None or (m < n and not later):
-        return False
+            later = _read_later(mod.lines, scan, cut, m, len(first[0]))
+        if not later:
+            return False
     names, line_of, col_of, flags, clean, summaries, read_from, _, _ = first
+    start = len(names)
     if later:
-        more, more_lines, more_cols, more_flags, more_clean, more_summaries, more_from, uses, placed = later
-        names += more
-        line_of += more_lines
-        col_of += more_cols
-        flags += more_flags
-        clean += more_clean
-        summaries += more_summaries
-        read_from += more_from
-        mod.repeat_uses.update(uses)
-        for c, (lo, root) in zip(comps[m:], placed):  # as the child placed them
-            c.instructions = range(lo, lo + c.end_line - c.line - 1)
-            c.root = root
+        _join_later(mod, first, later, spans, outside)
     mod.instructions = InstructionTable(names, line_of, col_of, flags, mod.lines)
-    mod.by_name = by = first_index(names)
+    mod.by_name = by = first_index(names) if by is None else _indexed_on(by, names, start)
     mod.pre_checked = (clean, summaries)
     mod.rows_read = True
     mod.repeats = read_from
@@ -98,39 +97,120 @@ def read_rows(mod: HloModule, scan: str) -> bool:
     return True
 
 
-SPLIT_MIN_CHARS = 8_000_000  # a module at least this long is read in two parts at once (`_split_at`)
-SPLIT_SHARE = 0.32  # of the work: the forked child's part (it also pickles its result, which is then joined here)
+SPLIT_MIN_CHARS = 8_000_000  # a module at least this long is read in two parts at once (`_split_offset`)
+SPLIT_SHARE = 0.37  # of the work: the forked child's part (it also pickles its result, which is then joined here)
 SPLIT_LONG_WEIGHT = 1.5  # a computation read row by row costs this much more a character than a repeat
 SPLIT_WAIT_S = 2.0  # the least time the child is waited for once this process's part is read (or three times that)
 
 
-def _split_at(scan: str, spans: list[tuple[int, int]]) -> int:
-    """The first computation of the part a forked child reads (`read_rows`); the number of computations when
-    the module is read in one part: shorter than `SPLIT_MIN_CHARS`, no forking here (not Linux, or this is a
-    child already), or a read in the background (a buffer file's module: its child's result, loaded in one C call,
-    would hold the GIL while the file's requests are answered). The later part holds about `SPLIT_SHARE` of the
-    work, counted in characters, a long computation's (past `TEMPLATE_MAX_CHARS`: never a repeat) weighing
-    `SPLIT_LONG_WEIGHT` each. The read of the 23 MB benchmark module took 0.36-0.39 s so (its entry computation
-    and 400 others in the child), 0.43-0.47 s in one pass; the 100 MB module's 1.42-1.55 s, 1.9-2.1 s in one pass
-    (each process runs slower while the other runs on this machine's two cores, and the child's result is
-    pickled, loaded and joined)."""
-    n = len(spans)
-    if len(scan) < SPLIT_MIN_CHARS or not fork.ENABLED or fork.in_child() or turns.in_background() or n < 2:
-        return n
-    weights = [(b - a) * (SPLIT_LONG_WEIGHT if b - a > TEMPLATE_MAX_CHARS else 1.0) for a, b in spans]
-    left = sum(weights) * SPLIT_SHARE
-    for k in range(n - 1, 0, -1):
-        left -= weights[k]
-        if left <= 0:
-            return k
-    return n
+def _split_offset(scan: str) -> int | None:
+    """Where the part a forked child reads begins (`read_rows`): the offset in ``scan`` of the newline ending a
+    closing brace's line (``\\n}\\n``), found before any computation is read, so that the child starts at once and
+    finds its own computations (the headers of the 23 MB benchmark module took 75 ms before the child could start,
+    the second core idle). None when the module is read in one part: shorter than `SPLIT_MIN_CHARS`, no forking
+    here (not Linux, or this is a child already), a read in the background (a buffer file's module: its child's
+    result, loaded in one C call, would hold the GIL while the file's requests are answered), or no such line.
+    The later part holds about `SPLIT_SHARE` of the work, counted in characters, the last computation's (the
+    entry, as XLA prints it) weighing `SPLIT_LONG_WEIGHT` a character when it is longer than
+    `TEMPLATE_MAX_CHARS` (never a repeat: read row by row)."""
+    if len(scan) < SPLIT_MIN_CHARS or not fork.ENABLED or fork.in_child() or turns.in_background():
+        return None
+    last_close = scan.rfind("\n}")
+    last = scan.rfind("\n}\n", 0, last_close)  # the closing line before the last computation
+    if last < 0:
+        return None
+    tail = len(scan) - last
+    weight = tail * (SPLIT_LONG_WEIGHT if tail > TEMPLATE_MAX_CHARS else 1.0)
+    left = (last + weight) * SPLIT_SHARE - weight  # characters before the last computation the child reads
+    at = last if left <= 0 else scan.find("\n}\n", max(0, int(last - left)), last + 3)
+    return at + 2 if at > 0 else None
 
 
-def _read_part(mod: HloModule, scan: str, spans: list[tuple[int, int]], k0: int, k1: int, base: int, uses: dict):
-    """The rows pass over computations ``k0`` to ``k1 - 1``, whose first instruction is number ``base``: their
-    instruction table columns, checks, summaries and the computations they repeat, ``uses`` (the templates' uses,
-    `HloModule.repeat_uses`) filled, and each computation's first instruction and root (set on it here too);
-    None unless every line of every computation is a row."""
+def _read_later(lines: list[str], scan: str, cut: int, m: int, base: int):
+    """The later part of a module split at ``cut`` (`_split_offset`), read as `read_rows` reads the earlier one:
+    its computations (column-0 lines from ``cut`` on, made here: a part starting after a closing line has no
+    module header), numbered from computation ``m`` and instruction ``base`` (0 in the forked child, which cannot
+    know them; the earlier part's counts when this process reads it), then `_read_part` over them; with their
+    spans, ``m`` and ``base``, and the calls of computations the part does not hold (looked up at the join). False
+    when the part is not all rows."""
+    part = HloModule(lines=lines)
+    offsets = bulk_computations(part, scan, cut)
+    if offsets is None:
+        return False
+    spans = [(scan.find("\n", h + 1), c) for h, c in offsets]
+    outside: list = []
+    read = _read_part(part, scan, spans, 0, len(spans), base, {}, number=m, outside=outside)
+    if read is None:
+        return False
+    # the computations as tuples: a pickled (slotted) dataclass loads at 4 us each, 20 ms for 5,000
+    comps = [(c.name, c.line, c.name_start, c.is_entry, c.signature, c.end_line) for c in part.computations]
+    return comps, spans, outside, m, base, read
+
+
+def _join_later(mod: HloModule, first, later, spans: list[tuple[int, int]], outside: list) -> None:
+    """The later part (`_read_later`) joined to the earlier one (``first``, read here: its columns are extended in
+    place, ``spans`` and ``outside`` too): its computations added to ``mod`` after the earlier ones, its
+    computation and instruction numbers moved past the earlier part's (a forked child's count from 0), and every
+    computation found clean but for a call of one its part did not hold marked for the per-line checks unless the
+    module has that computation."""
+    names, line_of, col_of, flags, clean, summaries, read_from, _, _ = first
+    later_comps, later_spans, later_outside, m_guess, base_guess, read = later
+    more, more_lines, more_cols, more_flags, more_clean, more_summaries, more_from, uses, placed = read
+    m, base = len(mod.computations), len(names)
+    dm, db = m - m_guess, base - base_guess
+    if dm or db:
+        more_from = array("i", [r + dm if r >= 0 else r for r in more_from])
+        uses = {k + dm: v for k, v in uses.items()}
+        placed = [(lo + db, None if root is None else root + db) for lo, root in placed]
+        more_summaries = [_moved(s, db) for s in more_summaries]
+    comps, by_comp = mod.computations, mod.computation_by_name
+    intern = sys.intern
+    for (name, line, at, is_entry, signature, end), (lo, root) in zip(later_comps, placed):
+        name = intern(name)
+        c = Computation(name, line, at, is_entry, intern(signature), end, range(lo, lo + end - line - 1), root)
+        by_comp.setdefault(name, len(comps))
+        comps.append(c)
+    names += more
+    line_of += more_lines
+    col_of += more_cols
+    flags += more_flags
+    clean += more_clean
+    summaries += more_summaries
+    read_from += more_from
+    mod.repeat_uses.update(uses)
+    spans += later_spans
+    outside += [(m + k, callees) for k, callees in later_outside]
+    for k, callees in outside:
+        if not all(cc in by_comp for cc in callees):
+            clean[k] = None
+
+
+def _moved(s: Summary | None, delta: int) -> Summary | None:
+    """A summary of instructions numbered ``delta`` further on."""
+    if s is None or not (s.cand or s.calls):
+        return s
+    cand = tuple([(op, i + delta) for op, i in s.cand])
+    called = tuple([(i + delta, op, callees, ops, res) for i, op, callees, ops, res in s.calls])
+    return s._replace(cand=cand, calls=called)
+
+
+def _read_part(
+    mod: HloModule,
+    scan: str,
+    spans: list[tuple[int, int]],
+    k0: int,
+    k1: int,
+    base: int,
+    uses: dict,
+    number: int = 0,
+    outside: list | None = None,
+):
+    """The rows pass over computations ``k0`` to ``k1 - 1`` of ``mod``, whose first instruction is number
+    ``base`` and whose first computation is the module's number ``number + k0``: their instruction table columns,
+    checks, summaries and the computations they repeat, ``uses`` (the templates' uses, `HloModule.repeat_uses`)
+    filled, and each computation's first instruction and root (set on it here too); None unless every line of
+    every computation is a row. A call of a computation ``mod`` does not hold leaves its caller unclean, or, with
+    ``outside``, clean, the callees not held listed there by its place in the part (`_known`)."""
     from hlo_lsp.core.hlo.rules.summary import summarize  # the rules import this module
 
     comps = mod.computations
@@ -177,7 +257,7 @@ def _read_part(mod: HloModule, scan: str, spans: list[tuple[int, int]], k0: int,
                 comp.instructions = range(lo, lo + n)
                 comp.root = lo + t.root
                 calls = t.calls(occ)
-                clean.append(() if t.clean and _known(calls, known) else None)
+                clean.append(() if t.clean and _known(calls, known, outside, len(clean)) else None)
                 summaries.append(t.summary_at(lo, calls))
                 read_from.append(t.computation)
                 placed.append((lo, comp.root))
@@ -196,14 +276,14 @@ def _read_part(mod: HloModule, scan: str, spans: list[tuple[int, int]], k0: int,
         comp.root = base + r if r >= 0 else (lo + n - 1 if n else None)
         calls = _calls(rows, here, lines, line_of, scan, a, b)
         structural = structurally_clean(rows, cols)
-        clean.append(() if structural and _known(calls, known) else None)
+        clean.append(() if structural and _known(calls, known, outside, len(clean)) else None)
         summary = summarize(mod, comp, rows, calls, cols)
         summaries.append(summary)
         read_from.append(-1)
         placed.append((lo, comp.root))
         if key is not None and key not in templates:
             templates[key] = _Template.of(
-                occ, cols, lines, comp, k, (a, b), col_of[here:], flags[here:], calls, structural, summary
+                occ, cols, lines, comp, number + k, (a, b), col_of[here:], flags[here:], calls, structural, summary
             )
         elif len(rows) > pieces.PIECE:  # (no template keeps them: a long one's rows freed a piece at a time)
             del cols
@@ -226,18 +306,28 @@ def _rows_in_pieces(scan: str, a: int, b: int) -> list[tuple[str, ...]]:
     return rows
 
 
-def first_index(names: list[str]) -> dict[str, int]:
-    """Name -> the index of its first occurrence in ``names``, made `pieces.PIECE` names at a time (from the last
-    piece to the first, each read backwards, so the first occurrence is the one kept): one C call over the 100 MB
-    module's 640,000 names held the GIL for 0.19 s."""
+def first_index(names: list[str], start: int = 0) -> dict[str, int]:
+    """Name -> the index of its first occurrence in ``names[start:]``, made `pieces.PIECE` names at a time (from
+    the last piece to the first, each read backwards, so the first occurrence is the one kept): one C call over the
+    100 MB module's 640,000 names held the GIL for 0.19 s."""
     out: dict[str, int] = {}
     n = len(names)
     step = pieces.PIECE
-    for start in reversed(range(0, n, step)):
-        end = min(start + step, n)
-        out.update(zip(reversed(names[start:end]), range(end - 1, start - 1, -1)))
+    for a in reversed(range(start, n, step)):
+        end = min(a + step, n)
+        out.update(zip(reversed(names[a:end]), range(end - 1, a - 1, -1)))
         turns.give_way()
     return out
+
+
+def _indexed_on(by: dict[str, int], names: list[str], start: int) -> dict[str, int]:
+    """``by``, the `first_index` of ``names[:start]``, with the names from ``start`` on added (a name already in it
+    keeps its first index): as `first_index` of all ``names``."""
+    more = first_index(names, start)
+    for name in list(filter(by.__contains__, more)):  # (``keys() & keys()`` walked the larger: 13 ms)
+        del more[name]
+    by.update(more)
+    return by
 
 
 def _join_longest(mod: HloModule, scan: str, spans: list[tuple[int, int]]) -> None:
@@ -254,9 +344,16 @@ def _join_longest(mod: HloModule, scan: str, spans: list[tuple[int, int]]) -> No
     mod.join_computation(k, scan[a + 1 : b])
 
 
-def _known(calls: dict[int, list[str]], known: dict[str, int]) -> bool:
-    """Every computation ``calls`` names is one of the module's."""
-    return all(cc in known for called in calls.values() for cc in called)
+def _known(calls: dict[int, list[str]], known: dict[str, int], outside: list | None = None, at: int = 0) -> bool:
+    """Every computation ``calls`` names is one of ``known``; or, with ``outside``, True with ``(at, the names not
+    known)`` added to it, to be looked up among the module's once it is whole (a part of the module knows the
+    computations of its part only: `read_rows`)."""
+    if outside is None:
+        return all(cc in known for called in calls.values() for cc in called)
+    missing = [cc for called in calls.values() for cc in called if cc not in known]
+    if missing:
+        outside.append((at, missing))
+    return True
 
 
 class _Template:
