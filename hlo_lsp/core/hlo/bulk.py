@@ -158,11 +158,10 @@ def _join_later(mod: HloModule, first, later, spans: list[tuple[int, int]], outs
     more, more_lines, more_cols, more_flags, more_clean, more_summaries, more_from, uses, placed = read
     m, base = len(mod.computations), len(names)
     dm, db = m - m_guess, base - base_guess
-    if dm or db:
+    if dm or db:  # (summaries number instructions from their computation's first: they hold as they are)
         more_from = array("i", [r + dm if r >= 0 else r for r in more_from])
         uses = {k + dm: v for k, v in uses.items()}
         placed = [(lo + db, None if root is None else root + db) for lo, root in placed]
-        more_summaries = [_moved(s, db) for s in more_summaries]
     comps, by_comp = mod.computations, mod.computation_by_name
     intern = sys.intern
     for (name, line, at, is_entry, signature, end), (lo, root) in zip(later_comps, placed):
@@ -183,15 +182,6 @@ def _join_later(mod: HloModule, first, later, spans: list[tuple[int, int]], outs
     for k, callees in outside:
         if not all(cc in by_comp for cc in callees):
             clean[k] = None
-
-
-def _moved(s: Summary | None, delta: int) -> Summary | None:
-    """A summary of instructions numbered ``delta`` further on."""
-    if s is None or not (s.cand or s.calls):
-        return s
-    cand = tuple([(op, i + delta) for op, i in s.cand])
-    called = tuple([(i + delta, op, callees, ops, res) for i, op, callees, ops, res in s.calls])
-    return s._replace(cand=cand, calls=called)
 
 
 def _read_part(
@@ -258,7 +248,7 @@ def _read_part(
                 comp.root = lo + t.root
                 calls = t.calls(occ)
                 clean.append(() if t.clean and _known(calls, known, outside, len(clean)) else None)
-                summaries.append(t.summary_at(lo, calls))
+                summaries.append(t.summary_for(calls))
                 read_from.append(t.computation)
                 placed.append((lo, comp.root))
                 continue
@@ -348,6 +338,8 @@ def _known(calls: dict[int, list[str]], known: dict[str, int], outside: list | N
     """Every computation ``calls`` names is one of ``known``; or, with ``outside``, True with ``(at, the names not
     known)`` added to it, to be looked up among the module's once it is whole (a part of the module knows the
     computations of its part only: `read_rows`)."""
+    if not calls:
+        return True
     if outside is None:
         return all(cc in known for called in calls.values() for cc in called)
     missing = [cc for called in calls.values() for cc in called if cc not in known]
@@ -374,6 +366,8 @@ class _Template:
     __slots__ = (
         "occ",
         "distinct",
+        "_firsts",
+        "_pattern",
         "_names",
         "col_of",
         "flags",
@@ -381,15 +375,24 @@ class _Template:
         "_callees",
         "clean",
         "summary",
-        "at",
         "computation",
         "span",
     )
 
-    def __init__(self, occ, distinct, names, col_of, flags, root, callees, clean, summary, at, computation, span):
-        self.occ, self.distinct, self._names = occ, distinct, names
+    def __init__(self, occ, names, col_of, flags, root, callees, clean, summary, computation, span):
+        self.occ, self._names = occ, names
+        # each distinct name's number, by first occurrence, at every occurrence; where each first occurs
+        numbers: dict[str, int] = {}
+        at_first = []
+        for j, name in enumerate(occ):
+            if name not in numbers:
+                numbers[name] = len(numbers)
+                at_first.append(j)
+        self._pattern = [numbers[name] for name in occ]
+        self.distinct = d = len(numbers)
+        self._firsts = itemgetter(*at_first) if d > 1 else (lambda o, f=at_first[0]: (o[f],)) if d else (lambda o: ())
         self.col_of, self.flags, self.root = col_of, flags, root
-        self._callees, self.clean, self.summary, self.at = callees, clean, summary, at
+        self._callees, self.clean, self.summary = callees, clean, summary
         self.computation, self.span = computation, span
 
     @classmethod
@@ -415,14 +418,17 @@ class _Template:
         names = itemgetter(*firsts) if len(firsts) > 1 else (lambda o, f=firsts[0]: (o[f],))
         r = flags.rfind(1)
         root = r if r >= 0 else len(flags) - 1
-        at = comp.instructions.start
-        return cls(occ, len(set(occ)), names, col_of, flags, root, callees, clean, summary, at, index, span)
+        return cls(occ, names, col_of, flags, root, callees, clean, summary, index, span)
 
     def fits(self, occ: list[str]) -> bool:
         """``occ`` (a computation of the template's text but for its names) names as the template does: as many
         occurrences, and each of the template's names always paired with one and the same name of ``occ``."""
-        d = self.distinct
-        return len(occ) == len(self.occ) and len(set(occ)) == d and len(set(zip(self.occ, occ))) == d
+        if len(occ) != len(self.occ):
+            return False
+        # ``occ``'s names where the template's distinct names first occur: one each (no two the same), and
+        # ``occ`` is the template's pattern of them (two sets of the occurrences and their pairs took twice as long)
+        firsts = self._firsts(occ)
+        return len(set(firsts)) == self.distinct and list(map(firsts.__getitem__, self._pattern)) == occ
 
     def names(self, occ: list[str]) -> tuple[str, ...]:
         """The instruction names of the computation whose name occurrences are ``occ``, in order."""
@@ -430,6 +436,8 @@ class _Template:
 
     def calls(self, occ: list[str]) -> dict[int, list[str]]:
         """`rows.row_calls` of the computation whose name occurrences are ``occ``."""
+        if not self._callees:
+            return {}  # (a fused computation's, the common case)
         intern = sys.intern
         return {k: [intern(occ[j]) for j in at] for k, at in self._callees.items()}
 
@@ -446,16 +454,13 @@ class _Template:
         row_uses(rows, 0, local, dst, src, other)
         return None if other else (dst, src, tuple(sorted(self._callees)))
 
-    def summary_at(self, start: int, calls: dict[int, list[str]]) -> Summary | None:
-        """The template's verifier summary for the computation whose instructions start at ``start``, with its
-        ``calls``: the same shapes, its own instruction numbers and callees."""
+    def summary_for(self, calls: dict[int, list[str]]) -> Summary | None:
+        """The template's verifier summary for a computation whose ``calls`` are these: the same shapes and
+        candidates (numbered from the computation's first instruction), its own callees."""
         s = self.summary
-        if s is None or not (s.cand or s.calls):
-            return s  # nothing numbered in it: shared
-        delta = start - self.at
-        cand = tuple([(op, i + delta) for op, i in s.cand])
-        called = tuple([(i + delta, op, tuple(calls[i - self.at]), ops, res) for i, op, _, ops, res in s.calls])
-        return s._replace(cand=cand, calls=called)
+        if s is None or not s.calls:
+            return s  # no callee in it: shared
+        return s._replace(calls=tuple([(i, op, tuple(calls[i]), ops, res) for i, op, _, ops, res in s.calls]))
 
 
 def _calls(rows, lo: int, lines: list[str], line_of, scan: str, a: int, b: int) -> dict[int, list[str]]:

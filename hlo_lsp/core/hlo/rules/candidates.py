@@ -51,15 +51,18 @@ class Candidates:
                 continue
             sigs[c.name] = sm.sig
             roots[c.name] = sm.root
+            start = c.instructions.start  # (a summary numbers the instructions from its computation's first)
             for op, i in sm.cand:
-                cand.setdefault(op, []).append(i)
-            calls.extend(sm.calls)
-        for i, op, callees, shapes, result in calls:
-            if len(callees) == 1:  # (the common case, a fusion's: no generator for one callee)
-                ok = call_ok(op, sigs, callees[0], shapes)
-            else:
-                ok = all(call_ok(op, sigs, callee, shapes) for callee in callees)
-            if not ok or not root_ok(op, roots, callees, result):
-                cand.setdefault(op, []).append(i)
+                cand.setdefault(op, []).append(start + i)
+            if sm.calls:
+                calls.append((start, sm.calls))
+        for start, called in calls:
+            for i, op, callees, shapes, result in called:
+                if len(callees) == 1:  # (the common case, a fusion's: no generator for one callee)
+                    ok = call_ok(op, sigs, callees[0], shapes)
+                else:
+                    ok = all(call_ok(op, sigs, callee, shapes) for callee in callees)
+                if not ok or not root_ok(op, roots, callees, result):
+                    cand.setdefault(op, []).append(start + i)
         self._by_opcode = cand
         return cand

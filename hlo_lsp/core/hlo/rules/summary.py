@@ -60,9 +60,10 @@ def fp_type(t: str) -> str:
 class Summary(NamedTuple):
     """What the verifier rules need of one computation, read from its rows (`summarize`)."""
 
-    cand: tuple[tuple[str, int], ...]  # (opcode, instruction index) a rule must read per line
+    # instructions are numbered from the computation's first (a summary holds wherever the computation is)
+    cand: tuple[tuple[str, int], ...]  # (opcode, instruction number) a rule must read per line
     sig: tuple[str, ...] | None  # parameter shape texts by number; None when not plainly numbered 0..n-1
-    calls: tuple[tuple[int, str, tuple[str, ...], tuple[str | None, ...], str], ...]  # (index, opcode, callees,
+    calls: tuple[tuple[int, str, tuple[str, ...], tuple[str | None, ...], str], ...]  # (number, opcode, callees,
     # operand shape texts, result shape text)
     root: str | None = None  # the root's shape text
 
@@ -88,9 +89,8 @@ def summarize(
     shape_of = dict(zip(cols[NAME], cols[SHAPE]))
     if len(shape_of) != len(rows):
         return None  # a repeated name
-    a = c.instructions.start
     if calls is None:
-        calls = row_calls(rows, a, mod.lines, table_lines(mod))
+        calls = row_calls(rows, c.instructions.start, mod.lines, table_lines(mod))
     get = shape_of.get
     intern = sys.intern
     line_memo = _LINE_MEMO
@@ -113,20 +113,20 @@ def summarize(
                         if head is None:
                             head = s[: s.find("]") + 1] or s
                         if t is None or t[: t.find("]") + 1] != head:
-                            cand.append((op, a + k))
+                            cand.append((op, k))
                             break
         elif op == "parameter":
             sig_ok = _parameter(r, params) and sig_ok
         elif op in ELEMENTWISE:
             if not _elementwise_ok(op, r[SHAPE], [get(n) for n in operand_names(r[OPERANDS])]):
-                cand.append((op, a + k))
+                cand.append((op, k))
         elif op in CALLING:
             callees = calls.get(k)
             if callees:
                 operands = tuple([intern(t) if t else t for t in map(get, operand_names(r[OPERANDS]))])
-                calling.append((a + k, op, tuple(callees), operands, intern(r[SHAPE])))
+                calling.append((k, op, tuple(callees), operands, intern(r[SHAPE])))
             if op in INFERRED and not _row_ok(op, r, get):
-                cand.append((op, a + k))  # reduce, map
+                cand.append((op, k))  # reduce, map
         elif op in INFERRED:  # `_row_ok` inlined (the hot path of a large module: its broadcasts)
             ops = r[OPERANDS]
             key = (
@@ -141,12 +141,12 @@ def summarize(
             if ok is None:
                 ok = line_memo[key] = row_inferred_ok(op, r[SHAPE], key[3], r[ATTRS])
             if not ok:
-                cand.append((op, a + k))
+                cand.append((op, k))
         elif op == "reshape" or op == "bitcast":
             if not _reshape_ok(op, r, get):
-                cand.append((op, a + k))
+                cand.append((op, k))
         elif op in PER_LINE:
-            cand.append((op, a + k))
+            cand.append((op, k))
     sig = _signature(params) if sig_ok else None
     root = _root_text(cols) if rows else None
     return Summary(tuple(cand), sig, tuple(calling), root)
