@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from hlo_lsp.core.buffers.rules import Finding, buffer_findings
 from hlo_lsp.core.diagnostics import Diagnostic, Related, Severity
-from hlo_lsp.core.hlo.rules.donation import donation_diagnostics, entry_summary
+from hlo_lsp.core.hlo.rules.donation import donation_diagnostics, entry_summary, read_donation_diagnostics
 from hlo_lsp.core.hlo.rules.verifier import verify
 from hlo_lsp.core.workspace import Analysis, ModuleBundle, NotReady, ReadError, Workspace, unreadable_diagnostic
 
@@ -28,8 +28,11 @@ def run_verifier(a: Analysis, version: int | None = None) -> bool:
         return False
     summaries = a.checker.summaries() if a.checker is not None else None
     found = verify(a.hlo, summaries)
-    # with the verifier's run, not per publish; the entry's summary spares a pass over its lines
-    hints = donation_diagnostics(a.hlo, entry_summary(a.hlo, summaries))
+    # with the verifier's run, not per publish (made by the read where it read the entry, unless edited since);
+    # the entry's summary spares a pass over its lines
+    hints = read_donation_diagnostics(a.hlo, bool(a.edited_lines))
+    if hints is None:
+        hints = donation_diagnostics(a.hlo, entry_summary(a.hlo, summaries))
     if a.checker is not None and a.size > GRAMMAR_LIMIT:
         a.checker.forget_summaries()  # memory of a large module at rest; a later run makes them again
     if version is not None and a.source.version != version:

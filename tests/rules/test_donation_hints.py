@@ -163,3 +163,52 @@ def test_an_entry_summary_whose_parameters_are_not_plainly_numbered_falls_back_t
     want = donation_hints(mod)
     assert len(want) >= 4
     assert donation_hints(mod, es) == want
+
+
+def test_hints_made_by_the_reads_child_are_the_ones_made_after_the_read(monkeypatch):
+    """A long module's later part is read in a forked child, which makes the ENTRY's donation hints there
+    (`bulk._entry_hints`), and the verifier's first run takes them (`donation.read_donation_diagnostics`): with
+    every module of tests/data read so, the diagnostics equal those of a read in one part, the child's hints were
+    taken for each module (none made again after the read) and a module with hints is among them. An edit since the
+    read, or another header line or entry, makes them again."""
+    from hlo_lsp.core.hlo import bulk
+    from hlo_lsp.core.hlo.model import HloModule
+    from hlo_lsp.core.hlo.rules import donation
+    from hlo_lsp.ide import diagnostics as dg
+
+    def diagnostics(path: Path, split: bool) -> tuple[list, int]:
+        monkeypatch.setattr(bulk, "SPLIT_MIN_CHARS", 0 if split else 10**12)
+        made = []
+        monkeypatch.setattr(dg, "donation_diagnostics", lambda *a: made.append(1) or donation.donation_diagnostics(*a))
+        ws = Workspace()
+        ws.open(str(path), path.read_text(), 1)
+        a = ws.analysis(str(path))
+        by_child = a.hlo.read_hints is not None
+        assert not by_child or split
+        assert dg.run_verifier(a, 1)
+        assert len(made) == (not by_child)
+        return [(d.range, d.code, d.message) for d in a.donations], by_child
+
+    with_hints = by_child = 0
+    for path in MODULES:
+        one, _ = diagnostics(path, False)
+        two, child = diagnostics(path, True)
+        assert two == one, path
+        by_child += child
+        with_hints += child and bool(one)
+    assert with_hints >= 10 and by_child >= 30, (with_hints, by_child, len(MODULES))  # 28 and 49 of 57
+
+    text = DONATION.read_text()
+    mod = HloModule(lines=text.split("\n"))
+    entry_line = next(i for i, x in enumerate(mod.lines) if x.startswith("ENTRY "))
+    mod.computations = [bulk.Computation("main", entry_line, 6, True, "", entry_line + 1)]
+    mod.header_line = 0
+    for made, edited, ok in (
+        ((0, entry_line, []), False, True),
+        ((0, entry_line, []), True, False),
+        ((1, entry_line, []), False, False),
+        ((0, entry_line + 1, []), False, False),
+    ):
+        mod.read_hints = made
+        assert (donation.read_donation_diagnostics(mod, edited) is not None) == ok
+        assert mod.read_hints is None

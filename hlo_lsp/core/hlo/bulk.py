@@ -142,9 +142,33 @@ def _read_later(lines: list[str], scan: str, cut: int, m: int, base: int):
     read = _read_part(part, scan, spans, 0, len(spans), base, {}, number=m, outside=outside)
     if read is None:
         return False
+    hints = _entry_hints(part, scan, cut, read) if base == 0 else None
     # the computations as tuples: a pickled (slotted) dataclass loads at 4 us each, 20 ms for 5,000
     comps = [(c.name, c.line, c.name_start, c.is_entry, c.signature, c.end_line) for c in part.computations]
-    return comps, spans, outside, m, base, read
+    return comps, spans, outside, m, base, read, hints
+
+
+def _entry_hints(part: HloModule, scan: str, cut: int, read) -> tuple[int, int, list] | None:
+    """The donation hints (`rules.donation`) of the ENTRY computation when the later part read in ``part``, counted
+    from instruction 0, holds it: (the module header's line they read, the entry's line, the hints); None
+    otherwise. Made where the entry was read (the forked child's part ends with it, as XLA prints it), they are no
+    longer made after the join with the pulled diagnostics waiting (24 ms for the 23 MB module's 12,001
+    parameters); the verifier's run takes them when the module's header line and entry are these
+    (`HloModule.read_hints`). The header line is the first ``HloModule`` line before ``cut``, as the earlier
+    part's prefix has it in a module XLA wrote."""
+    from hlo_lsp.core.hlo.rules.donation import donation_hints
+
+    summaries = read[5]
+    k = next((k for k, c in enumerate(part.computations) if c.is_entry), None)
+    at = scan.find("\nHloModule", 0, cut)
+    if k is None or summaries[k] is None or at < 0:
+        return None
+    part.header_line = scan.count("\n", 0, at)
+    part.instructions = InstructionTable(read[0], read[1], read[2], read[3], part.lines)
+    try:
+        return part.header_line, part.computations[k].line, donation_hints(part, summaries[k])
+    finally:
+        part.instructions = []
 
 
 def _join_later(mod: HloModule, first, later, spans: list[tuple[int, int]], outside: list) -> None:
@@ -154,7 +178,7 @@ def _join_later(mod: HloModule, first, later, spans: list[tuple[int, int]], outs
     computation found clean but for a call of one its part did not hold marked for the per-line checks unless the
     module has that computation."""
     names, line_of, col_of, flags, clean, summaries, read_from, _, _ = first
-    later_comps, later_spans, later_outside, m_guess, base_guess, read = later
+    later_comps, later_spans, later_outside, m_guess, base_guess, read, mod.read_hints = later
     more, more_lines, more_cols, more_flags, more_clean, more_summaries, more_from, uses, placed = read
     m, base = len(mod.computations), len(names)
     dm, db = m - m_guess, base - base_guess

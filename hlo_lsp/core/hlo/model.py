@@ -109,6 +109,9 @@ class HloModule:
     # for each computation others repeat: its uses as (defining, using) instructions counted from its first one,
     # and its rows that call a computation (made by the read from its own text: `bulk._Template.relative_uses`)
     repeat_uses: dict[int, tuple[array, array, tuple[int, ...]]] = field(default_factory=dict)
+    # by the rows pass too, when its forked child read the ENTRY computation: (the module header's line, the
+    # entry's line, its donation hints), taken by the verifier's first run (`bulk._entry_hints`)
+    read_hints: tuple[int, int, list] | None = None
     _comp_lines: list[int] | None = None
     # (computation index, its lines joined, each line's offset in that text): `_local_users` in a long computation
     _comp_text: tuple[int, str, array] | None = None

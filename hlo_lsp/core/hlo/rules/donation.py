@@ -203,8 +203,27 @@ def entry_summary(mod: HloModule, summaries: Sequence[Summary | None] | None) ->
 
 def donation_diagnostics(mod: HloModule, entry_summary: Summary | None = None) -> list[Diagnostic]:
     """The hints as information diagnostics on each parameter's name (``entry_summary`` as `donation_hints`)."""
+    return hint_diagnostics(mod, donation_hints(mod, entry_summary))
+
+
+def read_donation_diagnostics(mod: HloModule, edited: bool) -> list[Diagnostic] | None:
+    """`donation_diagnostics` from the hints the read made where it read the entry (`HloModule.read_hints`, taken:
+    a later run makes its own), when nothing was ``edited`` since and the module's header line and entry are the
+    ones they were made from; None otherwise."""
+    made, mod.read_hints = mod.read_hints, None
+    if made is None or edited:
+        return None
+    header, entry_line, hints = made
+    entry = mod.entry
+    if entry is None or entry.line != entry_line or mod.header_line != header:
+        return None
+    return hint_diagnostics(mod, hints)
+
+
+def hint_diagnostics(mod: HloModule, hints: list[Hint]) -> list[Diagnostic]:
+    """``hints`` as information diagnostics on each parameter's name."""
     out = []
-    for h in donation_hints(mod, entry_summary):
+    for h in hints:
         ins = mod.instruction_at_line(h.line)
         if ins is not None:
             out.append(info(ins.name_range, CODE, h.message()))
