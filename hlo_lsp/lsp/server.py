@@ -96,7 +96,9 @@ async def did_open(ls: HloLanguageServer, params: lsp.DidOpenTextDocumentParams)
     path = uri_to_path(params.text_document.uri)
     text = params.text_document.text
     _trace("didOpen", path)
-    with ls.answers.memo_lock:
+    # a long text's line list is frozen once made (`collector.paused` with ``keep``), as its read freezes the model:
+    # young, it was walked by the next young collection, 7 ms before the read of the 23 MB module could begin
+    with ls.answers.memo_lock, collector.paused(keep=len(text) >= collector.KEEP_MIN_CHARS):
         ls.ws.open(path, text, params.text_document.version)
         ls.answers.outline_memo.pop(path, None)  # a text opened anew: no edit says what changed
     if len(text) < BACKGROUND_READ_BYTES:
@@ -222,6 +224,7 @@ def _in_background(fn: Callable[..., object], *args) -> None:
     large read's model is (`collector.paused`): enabled again with all of it young, the collector's next young
     collection walked it all at once (135 ms with the GIL held, after the 100 MB module's maps)."""
     with turns.background(), collector.paused(keep=True):
+        turns.give_way()  # the requests being answered first (a pull waiting for the read: its answer is ready)
         fn(*args)
 
 
