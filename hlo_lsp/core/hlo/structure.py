@@ -88,15 +88,15 @@ def bulk_computations(
     ln = count("\n", 0, first + 1) - 1
     prev = first + 1
     offsets = []
+    intern = sys.intern
     for hm, c in pairs:
         h = hm.start()
         ln += count("\n", prev, h + 1)
-        comp = Computation(
-            sys.intern(hm.group(2)), ln, hm.start(2) - h - 1, hm.start(1) >= 0, sys.intern(hm.group(3).strip())
-        )
-        comp.end_line = ln + count("\n", h + 1, c + 1)
+        name, sig = hm.group(2, 3)
+        end = ln + count("\n", h + 1, c + 1)
+        comp = Computation(intern(name), ln, hm.start(2) - h - 1, hm.start(1) >= 0, intern(sig.strip()), end)
         prev = c + 1
-        ln = comp.end_line
+        ln = end
         by_comp.setdefault(comp.name, len(comps))
         comps.append(comp)
         offsets.append((h, c))
