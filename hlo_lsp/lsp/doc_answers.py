@@ -53,7 +53,7 @@ from pygls.exceptions import JsonRpcContentModified
 from hlo_lsp.core.document import Edit, common_prefix, common_suffix
 from hlo_lsp.core.process import turns
 from hlo_lsp.ide.symbols import OutlineShape
-from hlo_lsp.ide.token_reuse import packed_rows, unpacked_rows
+from hlo_lsp.ide.token_reuse import TokenMemo, packed_rows, unpacked_rows
 from hlo_lsp.lsp.protocol import RawResult, json_array_parts
 from hlo_lsp.lsp.stdio import Intake
 
@@ -358,9 +358,9 @@ class DocumentAnswers:
         return keys
 
     def pack_kept(self) -> int:
-        """Compress every kept answer (and outline memo) of `PACK_MIN_BYTES` or more of JSON text: a worker
-        thread, once the server is idle (the editor's next request for one decompresses it off the event loop,
-        in a few ms). Returns the bytes it freed."""
+        """Compress every kept answer (and outline memo) of `PACK_MIN_BYTES` or more of JSON text, and the token
+        memos' tokens (`TokenMemo.pack`): a worker thread, once the server is idle (the editor's next request for
+        one decompresses it off the event loop, in a few ms). Returns the bytes it freed."""
         answers = [a for per_path in list(self._answers.values()) for _, a in list(per_path.values())]
         answers += [m.answer for m in list(self.outline_memo.values())]
         freed = 0
@@ -374,6 +374,9 @@ class DocumentAnswers:
             if before >= PACK_MIN_BYTES:
                 text.pack()
                 freed += before - text.size()
+        for memo in list(self.token_memo.values()):
+            if isinstance(memo, TokenMemo):
+                freed += memo.pack()
         return freed
 
     def forget(self, path: str) -> None:

@@ -1,5 +1,6 @@
 """Kept answers packed once the server is idle (`DocumentAnswers.pack_kept`): a large outline's or token array's
-JSON text kept compressed, the same text sent when the editor asks again; small answers left as they are."""
+JSON text kept compressed, the same text sent when the editor asks again; small answers left as they are; the
+token memo's rows (what the next version's tokens are spliced from) compressed too."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from array import array
 
 import pytest
 
+from hlo_lsp.ide.token_reuse import TOKEN_ROWS, TokenMemo
 from hlo_lsp.lsp import doc_answers
 from hlo_lsp.lsp.doc_answers import DocumentAnswers, OutlineMemo, Provisional, TokenArray, token_edits
 from hlo_lsp.lsp.protocol import RawResult
@@ -79,8 +81,11 @@ def test_pack_kept_packs_the_large_answers_and_a_request_again_gets_the_same_tex
         answers.wait_for_join("/m", "codeLens")  # (a provisional answer is kept, as it is, until the join)
         await answers.answer("/m", "codeLens", lambda: Provisional(_outline(3_000)))
         answers.outline_memo["/m"] = OutlineMemo(shape=None, answer=big)  # type: ignore[arg-type]
+        rows = array(TOKEN_ROWS, [k % 7 for k in range(5 * 20_000)])
+        memo = answers.token_memo["/m"] = TokenMemo([], array(TOKEN_ROWS, rows), [], 0, array("i"), "utf-16")
         freed = answers.pack_kept()
         assert freed > 0 and big.packed and not small.packed and tokens.json is None
+        assert isinstance(memo.tokens, bytes) and memo.rows() == rows  # the token memo's rows, compressed
         assert answers.pack_kept() == 0  # nothing more to pack
         again = await answers.answer("/m", "documentSymbol", lambda: pytest.fail("kept: not made again"))
         assert again is not big and not again.packed and _text(again) == big_text

@@ -406,7 +406,7 @@ class _Template:
     def __init__(self, occ, names, col_of, flags, root, callees, clean, summary, computation, span):
         self.occ, self._names = occ, names
         # each distinct name's number, by first occurrence, at every occurrence; where each first occurs
-        numbers: dict[str, int] = {}
+        numbers = {}  # (name -> its number)
         at_first = []
         for j, name in enumerate(occ):
             if name not in numbers:
