@@ -68,7 +68,7 @@ class Workspace:
         self._edits_during_read: dict[str, list[Edit]] = {}
         # path -> the last analysis of an open buffer file, kept across an edit for the next read to patch
         self._patch_from: dict[str, Analysis] = {}
-        self._dropped: list = []  # bundles an edit of a buffer file dropped, freed later (`release_dropped`)
+        self._dropped: list = []  # bundles edits dropped, a read's text: freed later (`release_dropped`)
         self._joins: list[tuple[tuple, object]] = []  # the last few joined buffer sets (`_joined_buffers`)
         self._making: list[tuple[tuple, threading.Event]] = []  # the joins being made, each set when done
         self.defer_large_siblings = False  # see `bundle`
@@ -140,8 +140,9 @@ class Workspace:
                 del self._bundles[key]
 
     def release_dropped(self) -> None:
-        """Free the bundles edits dropped (`edited`): called in a worker thread, before the next join is made
-        (`_joined_buffers`), and at an idle moment."""
+        """Free the bundles edits dropped (`edited`) and a large read's text and line snapshot (`analysis`):
+        called in a worker thread, before the next join is made (`_joined_buffers`), after a read's diagnostics
+        are answered, and at an idle moment."""
         with self._lock:
             dropped, self._dropped = self._dropped, []
         dropped.clear()  # the joins are freed here, outside the lock
@@ -294,6 +295,10 @@ class Workspace:
                     self._hand_over(path, a, src, lines, log)
                     if a.read_lines is not None and path in self._open and path not in self._analyses:
                         self._patch_from.setdefault(path, a)  # edited meanwhile: the next read patches this one
+                if lines is not None and len(lines) > LOOP_READ_LINES:
+                    # the text read and the snapshot of its lines freed later (`release_dropped`, after the
+                    # diagnostics are answered): freed here, the 23 MB module's held the GIL 7 ms with a pull waiting
+                    self._dropped.append((text, lines))
         finally:
             with self._lock:  # cached first, then waiters are released to take it
                 reader = self._busy.get(path)

@@ -94,3 +94,26 @@ def test_a_join_an_edit_dropped_is_freed_by_reference_counting_alone(tmp_path):
         finally:
             gc.unfreeze()
         assert gc.collect() == 0, kind
+
+
+def test_a_large_reads_text_and_line_snapshot_wait_for_release_and_a_small_ones_do_not():
+    """The text a large open document was read from, and the snapshot of its lines, are freed when released (after
+    the read's diagnostics are answered: `lsp.server._release_read`), not as the read returns; a short document's
+    are freed at once. The model does not hold them: it reads the editor's line store."""
+    from hlo_lsp.core import workspace
+
+    def module(n: int) -> str:
+        body = "\n".join(f"  %a.{k} = f32[] add(f32[] %p, f32[] %p)" for k in range(n))
+        return f"HloModule m\n\nENTRY %e (p: f32[]) -> f32[] {{\n  %p = f32[] parameter(0)\n{body}\n}}\n"
+
+    ws = Workspace()
+    ws.open("/large.hlo", module(workspace.LOOP_READ_LINES + 10), 1)
+    ws.open("/small.hlo", module(100), 1)
+    a = ws.analysis("/large.hlo")
+    assert ws.analysis("/small.hlo").hlo is not None
+    assert len(ws._dropped) == 1
+    text, lines = ws._dropped[0]
+    assert isinstance(text, str) and text.startswith("HloModule m") and lines == a.hlo.lines
+    assert lines is not a.hlo.lines  # a snapshot, not the store the model reads
+    ws.release_dropped()
+    assert ws._dropped == []
