@@ -10,6 +10,7 @@ split buffer-assignment files (or stands an old single-file dump alone). Nothing
 from __future__ import annotations
 
 import os
+import sys
 import threading
 
 from hlo_lsp.core import kinds
@@ -34,7 +35,7 @@ from hlo_lsp.core.analysis import (
 from hlo_lsp.core.document import DiskDocument, Edit, LineDocument
 from hlo_lsp.core.memory.oom import dump_modules, pick_module, resolve
 from hlo_lsp.core.passes.store import PassHistories
-from hlo_lsp.core.process import fork, turns
+from hlo_lsp.core.process import fork, pieces, turns
 
 LOOP_READ_LINES = 20_000  # an open document longer than this is never read by `Workspace.loop_thread` (~2 MB of a dump)
 
@@ -68,7 +69,7 @@ class Workspace:
         self._edits_during_read: dict[str, list[Edit]] = {}
         # path -> the last analysis of an open buffer file, kept across an edit for the next read to patch
         self._patch_from: dict[str, Analysis] = {}
-        self._dropped: list = []  # bundles edits dropped, a read's text: freed later (`release_dropped`)
+        self._dropped: list = []  # bundles edits dropped, a read's line snapshot: freed later (`release_dropped`)
         self._joins: list[tuple[tuple, object]] = []  # the last few joined buffer sets (`_joined_buffers`)
         self._making: list[tuple[tuple, threading.Event]] = []  # the joins being made, each set when done
         self.defer_large_siblings = False  # see `bundle`
@@ -140,12 +141,16 @@ class Workspace:
                 del self._bundles[key]
 
     def release_dropped(self) -> None:
-        """Free the bundles edits dropped (`edited`) and a large read's text and line snapshot (`analysis`):
+        """Free the bundles edits dropped (`edited`) and a large module's line snapshot (`analysis`):
         called in a worker thread, before the next join is made (`_joined_buffers`), after a read's diagnostics
         are answered, and at an idle moment."""
         with self._lock:
             dropped, self._dropped = self._dropped, []
-        dropped.clear()  # the joins are freed here, outside the lock
+        while dropped:  # freed here, outside the lock
+            item = dropped.pop()
+            if type(item) is list and sys.getrefcount(item) == 2:  # a read's line snapshot nothing else holds:
+                pieces.release(item)  # emptied a piece at a time (the 100 MB module's 2 million lines: 5 ms at once)
+            del item
 
     def close(self, path: str) -> list[str]:
         """Forget ``path``'s text and analysis, the bundles it is part of, and the files read from disk that no
@@ -295,10 +300,10 @@ class Workspace:
                     self._hand_over(path, a, src, lines, log)
                     if a.read_lines is not None and path in self._open and path not in self._analyses:
                         self._patch_from.setdefault(path, a)  # edited meanwhile: the next read patches this one
-                if lines is not None and len(lines) > LOOP_READ_LINES:
-                    # the text read and the snapshot of its lines freed later (`release_dropped`, after the
-                    # diagnostics are answered): freed here, the 23 MB module's held the GIL 7 ms with a pull waiting
-                    self._dropped.append((text, lines))
+                if lines is not None and len(lines) > LOOP_READ_LINES and a.hlo and a.hlo.lines is not lines:
+                    # the snapshot of a module's lines (it reads the editor's store now) freed later, a piece at a
+                    # time (`release_dropped`, after the diagnostics are answered), not with a pull waiting
+                    self._dropped.append(lines)
         finally:
             with self._lock:  # cached first, then waiters are released to take it
                 reader = self._busy.get(path)

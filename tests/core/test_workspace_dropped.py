@@ -96,24 +96,30 @@ def test_a_join_an_edit_dropped_is_freed_by_reference_counting_alone(tmp_path):
         assert gc.collect() == 0, kind
 
 
-def test_a_large_reads_text_and_line_snapshot_wait_for_release_and_a_small_ones_do_not():
-    """The text a large open document was read from, and the snapshot of its lines, are freed when released (after
-    the read's diagnostics are answered: `lsp.server._release_read`), not as the read returns; a short document's
-    are freed at once. The model does not hold them: it reads the editor's line store."""
+def test_a_large_modules_line_snapshot_waits_for_release_and_a_small_ones_does_not(monkeypatch):
+    """The snapshot of a large open module's lines the read made (the model reads the editor's line store once read)
+    is freed when released (after the read's diagnostics are answered: `lsp.server._release_read`), a piece at a
+    time, not as the read returns; a short document's is freed at once. A snapshot something else still holds is
+    left whole to it."""
     from hlo_lsp.core import workspace
 
     def module(n: int) -> str:
         body = "\n".join(f"  %a.{k} = f32[] add(f32[] %p, f32[] %p)" for k in range(n))
         return f"HloModule m\n\nENTRY %e (p: f32[]) -> f32[] {{\n  %p = f32[] parameter(0)\n{body}\n}}\n"
 
+    emptied = []
+    release = workspace.pieces.release
+    monkeypatch.setattr(workspace.pieces, "release", lambda *ls: emptied.append(len(ls[0])) or release(*ls))
     ws = Workspace()
     ws.open("/large.hlo", module(workspace.LOOP_READ_LINES + 10), 1)
     ws.open("/small.hlo", module(100), 1)
     a = ws.analysis("/large.hlo")
     assert ws.analysis("/small.hlo").hlo is not None
     assert len(ws._dropped) == 1
-    text, lines = ws._dropped[0]
-    assert isinstance(text, str) and text.startswith("HloModule m") and lines == a.hlo.lines
-    assert lines is not a.hlo.lines  # a snapshot, not the store the model reads
-    ws.release_dropped()
-    assert ws._dropped == []
+    held = ws._dropped[0]
+    assert held == a.hlo.lines and held is not a.hlo.lines  # a snapshot, not the store the model reads
+    ws.release_dropped()  # something else holds it: left whole
+    assert ws._dropped == [] and held == a.hlo.lines and emptied == []
+    ws._dropped.append(list(a.hlo.lines))
+    ws.release_dropped()  # nothing else does: emptied a piece at a time
+    assert emptied == [len(a.hlo.lines)] and ws._dropped == []
