@@ -142,8 +142,7 @@ class Workspace:
 
     def release_dropped(self) -> None:
         """Free the bundles edits dropped (`edited`) and a large module's line snapshot (`analysis`):
-        called in a worker thread, before the next join is made (`_joined_buffers`), after a read's diagnostics
-        are answered, and at an idle moment."""
+        called in a worker thread, before the next join is made (`_joined_buffers`), and at an idle moment."""
         with self._lock:
             dropped, self._dropped = self._dropped, []
         while dropped:  # freed here, outside the lock
@@ -302,7 +301,7 @@ class Workspace:
                         self._patch_from.setdefault(path, a)  # edited meanwhile: the next read patches this one
                 if lines is not None and len(lines) > LOOP_READ_LINES and a.hlo and a.hlo.lines is not lines:
                     # the snapshot of a module's lines (it reads the editor's store now) freed later, a piece at a
-                    # time (`release_dropped`, after the diagnostics are answered), not with a pull waiting
+                    # time (`release_dropped`, at an idle moment), not with a pull waiting
                     self._dropped.append(lines)
         finally:
             with self._lock:  # cached first, then waiters are released to take it

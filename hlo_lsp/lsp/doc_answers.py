@@ -274,6 +274,10 @@ class DocumentAnswers:
             return hit[1]
         return None
 
+    def running(self, path: str, key: str) -> asyncio.Future | None:
+        """The computation of ``key`` for ``path`` at its current version under way, if one is."""
+        return self._running.get((path, key, self._version_of(path)))
+
     async def answer(self, path: str, key: str, compute: Callable[[], Any]) -> Any:
         """``compute()`` (run in a worker thread) for ``path`` at its current version, or the kept answer of
         that version. Raises ``JsonRpcContentModified`` when the document changed before it was done."""

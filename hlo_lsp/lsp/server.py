@@ -40,6 +40,7 @@ DEBOUNCE_S = 0.05  # a burst of changes that need a full re-read waits this long
 PROGRESS_MIN_BYTES = 4_000_000
 BACKGROUND_READ_BYTES = 2_000_000  # larger documents are read in a worker thread; requests meanwhile get null
 PULL_TURNS = 8  # loop turns a pull woken by a read takes to begin its answer (its wait is a task of its own)
+PULL_WAIT_S = 0.05  # the longest the background work after a read waits for that answer
 
 
 def _trace(stage: str, path: str) -> None:
@@ -168,14 +169,16 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
         _end_progress(ls, token)
     # background work, under a progress of its own: the users/callers maps (until built, users are found per
     # computation) and the sibling buffer files (until read, a hover says they are being read)
-    # the read's text and short-lived objects freed, and the C heap's free pages given back (tens of MB it would
-    # keep otherwise), once the diagnostics are answered: a few turns of the loop first let a pull woken by the
-    # read begin its answer, which background work then gives way to (freed before it, they held it 15-20 ms)
+    # the background work begins once a pull woken by the read has answered: it takes a few loop turns to begin
+    # (its wait is a task of its own), and the users map's first steps beside it held its answer 10-15 ms
     for _ in range(PULL_TURNS):
-        if ls.answers.computing():
+        pulled = ls.answers.running(path, "diagnostic")
+        if pulled is not None:
+            await asyncio.wait([pulled], timeout=PULL_WAIT_S)
+            for _ in range(PULL_TURNS):  # and its handler has written it
+                await asyncio.sleep(0)
             break
         await asyncio.sleep(0)
-    await asyncio.to_thread(_in_background, _release_read, ls.ws)
     a = ls.ws.try_analysis(path)
     token = _begin_progress(ls, path, "indexing uses and reading the buffer-assignment files", with_siblings=True)
     try:
@@ -233,14 +236,7 @@ def _in_background(fn: Callable[..., object], *args) -> None:
     large read's model is (`collector.paused`): enabled again with all of it young, the collector's next young
     collection walked it all at once (135 ms with the GIL held, after the 100 MB module's maps)."""
     with turns.background(), collector.paused(keep=True):
-        turns.give_way()  # the requests being answered first (a pull waiting for the read: its answer is ready)
         fn(*args)
-
-
-def _release_read(ws: Workspace) -> None:
-    """What a read left to free (`Workspace.release_dropped`), then the C heap's free pages given back."""
-    ws.release_dropped()
-    release_free_memory()
 
 
 def _collect_and_trim(release: bool = False) -> None:
@@ -257,8 +253,8 @@ def _collect_and_trim(release: bool = False) -> None:
 
 
 def _read_checked(ws: Workspace, path: str, version: int | None, publish: bool = True) -> list[Diagnostic] | None:
-    """`_try_analysis` in a worker thread (what it leaves to free is freed once the diagnostics are answered:
-    `_release_read`). When the read left the verifier little to do
+    """`_try_analysis` in a worker thread (what it leaves to free, a large module's line snapshot, and the C heap's
+    free pages wait for an idle moment: `_collect_when_idle`). When the read left the verifier little to do
     (every computation of a large module checked and summarized by the rows pass), the verifier runs here too
     and the complete diagnostics come back, for one publish (no partial set first, no further thread hop);
     None otherwise (`_publish_slowly`), and without ``publish`` (a client that pulls them: the verifier still

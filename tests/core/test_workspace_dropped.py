@@ -98,7 +98,7 @@ def test_a_join_an_edit_dropped_is_freed_by_reference_counting_alone(tmp_path):
 
 def test_a_large_modules_line_snapshot_waits_for_release_and_a_small_ones_does_not(monkeypatch):
     """The snapshot of a large open module's lines the read made (the model reads the editor's line store once read)
-    is freed when released (after the read's diagnostics are answered: `lsp.server._release_read`), a piece at a
+    is freed when released (at an idle moment: `lsp.server._collect_when_idle`), a piece at a
     time, not as the read returns; a short document's is freed at once. A snapshot something else still holds is
     left whole to it."""
     from hlo_lsp.core import workspace
