@@ -185,7 +185,10 @@ async def _analyse_and_publish(ls: HloLanguageServer, path: str, version: int | 
         if a is not None and a.hlo is not None and ls.current_version(path) == version:
             await asyncio.to_thread(_in_background, a.hlo.build_maps)
             _trace("maps", path)
-        await asyncio.to_thread(_in_background, ls.ws.warm, path)  # siblings read, maps built, before requests
+        # siblings read, maps built, before requests; begun once the editor's on-open answers are made: the reads
+        # start with long C calls (the module's 23 MB decoded, its text copied: 13-15 ms each), and begun at once they
+        # met Neovim's first hover on a buffer file (20-42 ms) in each of three rounds
+        await asyncio.to_thread(_in_background, ls.ws.warm, path, first_wait=True)
         if ls.answers.waits_for_join(path, "codeLens"):
             # the editor, given the lenses of the file alone, is asked for them again once the buffer files are
             # joined: their peak report (2 s for the 23 MB benchmark module) is made now, not then; only then, as it
@@ -229,13 +232,16 @@ async def _publish_from_thread(ls: HloLanguageServer, path: str, version: int | 
         ls.publish(path, version, diags=diags)
 
 
-def _in_background(fn: Callable[..., object], *args) -> None:
+def _in_background(fn: Callable[..., object], *args, first_wait: bool = False) -> None:
     """``fn(*args)`` as background work (`process.turns`): it gives way while whole-document answers the editor
-    asked for are being computed. No collection walks what it makes meanwhile, and what survives it (the users
-    map, the buffer files' models, the peak report: meant to live with the document) is frozen after it, as a
-    large read's model is (`collector.paused`): enabled again with all of it young, the collector's next young
-    collection walked it all at once (135 ms with the GIL held, after the 100 MB module's maps)."""
+    asked for are being computed (with ``first_wait``, before it begins too). No collection walks what it makes
+    meanwhile, and what survives it (the users map, the buffer files' models, the peak report: meant to live with
+    the document) is frozen after it, as a large read's model is (`collector.paused`): enabled again with all of it
+    young, the collector's next young collection walked it all at once (135 ms with the GIL held, after the 100 MB
+    module's maps)."""
     with turns.background(), collector.paused(keep=True):
+        if first_wait:
+            turns.give_way()
         fn(*args)
 
 
