@@ -142,6 +142,7 @@ def _read_later(lines: list[str], scan: str, cut: int, m: int, base: int):
     read = _read_part(part, scan, spans, 0, len(spans), base, {}, number=m, outside=outside)
     if read is None:
         return False
+    # (the hints read the part's own columns as an instruction table: its numbers must start at 0, as a child's do)
     hints = _entry_hints(part, scan, cut, read) if base == 0 else None
     # the computations as tuples: a pickled (slotted) dataclass loads at 4 us each, 20 ms for 5,000
     comps = [(c.name, c.line, c.name_start, c.is_entry, c.signature, c.end_line) for c in part.computations]
@@ -165,10 +166,7 @@ def _entry_hints(part: HloModule, scan: str, cut: int, read) -> tuple[int, int, 
         return None
     part.header_line = scan.count("\n", 0, at)
     part.instructions = InstructionTable(read[0], read[1], read[2], read[3], part.lines)
-    try:
-        return part.header_line, part.computations[k].line, donation_hints(part, summaries[k])
-    finally:
-        part.instructions = []
+    return part.header_line, part.computations[k].line, donation_hints(part, summaries[k])
 
 
 def _join_later(mod: HloModule, first, later, spans: list[tuple[int, int]], outside: list) -> None:
