@@ -514,19 +514,6 @@ def test_a_call_of_a_computation_no_part_holds_is_found_at_the_join(monkeypatch)
     assert changed >= 3 and unclean == changed
 
 
-def test_names_indexed_in_two_steps_are_indexed_as_in_one():
-    """`bulk._indexed_on`: the names of the earlier part indexed while the child sends the later part, then the
-    later part's added, give `first_index` of all the names (each name's first occurrence, whichever part)."""
-    from hlo_lsp.core.hlo import bulk
-
-    rng = random.Random(7)
-    for _ in range(300):
-        names = [f"n{rng.randrange(40)}" for _ in range(rng.randrange(0, 120))]
-        start = rng.randrange(0, len(names) + 1)
-        assert bulk._indexed_on(bulk.first_index(names[:start]), names, start) == bulk.first_index(names)
-        assert bulk.first_index(names, start) == {n: start + i for i, n in reversed(list(enumerate(names[start:])))}
-
-
 def _repeats_agree(split, whole) -> None:
     """Each computation repeats the one it repeats in one pass or a repeat of that one (the first of its kind in
     the child's part), or is read on its own (its template was learned in the other part); a template's uses kept

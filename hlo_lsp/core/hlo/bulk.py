@@ -21,7 +21,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from hlo_lsp.core.hlo.instructions import InstructionTable
-from hlo_lsp.core.hlo.model import Computation, HloModule
+from hlo_lsp.core.hlo.model import Computation, HloModule, distinct
 from hlo_lsp.core.hlo.rows import NAME, PREFIX, ROOT, ROW, columns, row_calls, row_uses, structurally_clean
 from hlo_lsp.core.hlo.structure import bulk_computations
 from hlo_lsp.core.process import fork, pieces, turns
@@ -70,10 +70,7 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         fork.discard(child)
         return False
     later = None
-    by = None
     if cut is not None:
-        # this part's names indexed while the child pickles and sends its part (20-40 ms for the 23 MB module's)
-        by = first_index(first[0])
         if child is not None:  # a child stuck for longer than its part could take is not waited for
             child.deadline = min(child.deadline, time.monotonic() + max(SPLIT_WAIT_S, 3 * (time.monotonic() - began)))
         later = fork.result(child)
@@ -82,18 +79,19 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         if not later:
             return False
     names, line_of, col_of, flags, clean, summaries, read_from, _, _ = first
-    start = len(names)
     if later:
         _join_later(mod, first, later, spans, outside)
     mod.instructions = InstructionTable(names, line_of, col_of, flags, mod.lines)
-    mod.by_name = by = first_index(names) if by is None else _indexed_on(by, names, start)
+    # the name index is made on its first use (`HloModule.by_name`), after the pulled diagnostics as a rule: they
+    # need only whether a name repeats (a set of the names: 9-13 ms for the 23 MB module's 200,000, the index 40)
+    mod.index_on_use(distinct(names))
     mod.pre_checked = (clean, summaries)
     mod.rows_read = True
     mod.repeats = read_from
     _join_longest(mod, scan, spans)
     # the users and callers maps are built later (`HloModule.build_maps`, in the background): until then a
     # module whose operands are all local answers `users` from one computation
-    mod.local_names = len(by) == len(names) and all(c is not None for c in clean)
+    mod.local_names = mod.names_unique() and all(c is not None for c in clean)
     return True
 
 
@@ -316,30 +314,6 @@ def _rows_in_pieces(scan: str, a: int, b: int) -> list[tuple[str, ...]]:
         a = end
         turns.give_way()
     return rows
-
-
-def first_index(names: list[str], start: int = 0) -> dict[str, int]:
-    """Name -> the index of its first occurrence in ``names[start:]``, made `pieces.PIECE` names at a time (from
-    the last piece to the first, each read backwards, so the first occurrence is the one kept): one C call over the
-    100 MB module's 640,000 names held the GIL for 0.19 s."""
-    out: dict[str, int] = {}
-    n = len(names)
-    step = pieces.PIECE
-    for a in reversed(range(start, n, step)):
-        end = min(a + step, n)
-        out.update(zip(reversed(names[a:end]), range(end - 1, a - 1, -1)))
-        turns.give_way()
-    return out
-
-
-def _indexed_on(by: dict[str, int], names: list[str], start: int) -> dict[str, int]:
-    """``by``, the `first_index` of ``names[:start]``, with the names from ``start`` on added (a name already in it
-    keeps its first index): as `first_index` of all ``names``."""
-    more = first_index(names, start)
-    for name in list(filter(by.__contains__, more)):  # (``keys() & keys()`` walked the larger: 13 ms)
-        del more[name]
-    by.update(more)
-    return by
 
 
 def _join_longest(mod: HloModule, scan: str, spans: list[tuple[int, int]]) -> None:

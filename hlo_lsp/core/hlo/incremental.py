@@ -53,6 +53,8 @@ def _patch_instruction(mod: HloModule, table: InstructionTable, i: int, line: st
     table.root_flags[i] = 1 if m.group(1) else 0
     table.forget(i)
     if old_name != new_name:
+        mod.renames += 1  # (an index being made meanwhile is made again)
+    if old_name != new_name and mod.index_made():  # (one not made yet is made from the names as they are then)
         by = mod.by_name
         if by.get(old_name) == i:
             try:

@@ -297,8 +297,8 @@ def name_reused(m: ModuleFacts) -> Iterator[Diagnostic]:
     this; the parser accepts it because names are scoped per computation."""
     first: dict[str, tuple[int, Computation]] = {}
     names = m.names
-    if len(m.mod.by_name) == len(names):
-        return  # no name repeats anywhere (the name index has one entry per distinct name)
+    if m.mod.names_unique():
+        return  # no name repeats anywhere (as the read found, or the name index says: one entry per distinct name)
     for c in m.mod.computations:
         local: set[str] = set()
         for i in c.instructions:

@@ -1,0 +1,119 @@
+"""The name index (`HloModule.by_name`) a read leaves to its first use: until it is made, lookups search the
+names and give what the index gives; made after any edits, or while the editor renames instructions, it is the
+index of the names as they are then, as a fresh read makes it."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hlo_lsp.core.hlo import model
+from hlo_lsp.core.hlo.instructions import InstructionTable
+from hlo_lsp.core.hlo.read import read_hlo
+from hlo_lsp.core.process import pieces
+from hlo_lsp.core.workspace import Workspace
+from tests.core.test_bulk_rows import HLO
+from tests.core.test_incremental import PATH, TEXT, random_edit
+
+
+def _first(names: list[str]) -> dict[str, int]:
+    want: dict[str, int] = {}
+    for i, x in enumerate(names):
+        want.setdefault(x, i)
+    return want
+
+
+def test_lookups_before_the_index_is_made_give_what_the_index_gives():
+    """Every module of tests/data read by the rows pass: the index is not made by the read, the uniqueness the
+    read found is the names', and each instruction looked up by name (in its own computation, in another, in
+    none) is the one the index finds once made, which is each name's first instruction."""
+    rng = random.Random(5)
+    read = 0
+    for path in HLO:
+        mod = read_hlo(path.read_text(errors="replace"))
+        if not mod.rows_read:
+            continue
+        read += 1
+        assert not mod.index_made(), path
+        t = mod.instructions
+        assert isinstance(t, InstructionTable)
+        names = list(t.names)
+        assert mod.names_unique() == (len(set(names)) == len(names)), path
+        comps = mod.computations
+        asks = [(n, rng.choice([None, *comps])) for n in rng.sample(names, min(40, len(names)))]
+        asks += [("no-such-name", None), ("no-such-name", comps[0] if comps else None)]
+        before = [(mod.instruction(n, c) or None) and mod.instruction(n, c).line for n, c in asks]
+        users_before = [mod.user_count(n) for n, _ in asks]
+        assert not mod.index_made(), path  # (the lookups did not make it)
+        assert mod.by_name == _first(names), path
+        assert mod.index_made()
+        assert [(mod.instruction(n, c) or None) and mod.instruction(n, c).line for n, c in asks] == before, path
+        assert [mod.user_count(n) for n, _ in asks] == users_before, path
+        assert mod.names_unique() == (len(set(names)) == len(names)), path
+    assert read >= 20
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(min_value=0, max_value=10**9), st.integers(min_value=1, max_value=10))
+def test_edits_before_the_index_is_made_leave_it_as_a_fresh_read_makes_it(seed, n_edits):
+    """Random edits (renames among them) of a module read by the rows pass, none of which asks for the name index:
+    the index made afterwards, the uniqueness and the lookups are a fresh read's of the edited text."""
+    rng = random.Random(seed)
+    ws = Workspace()
+    ws.open(PATH, TEXT, 1)
+    ws.analysis(PATH)
+    version = 1
+    for _ in range(n_edits):
+        doc = ws.document(PATH)
+        edit = doc.apply(*random_edit(rng, doc.lines))
+        version += 1
+        ws.edited(PATH, version, [edit])
+    a = ws.analysis(PATH)
+    fresh = read_hlo(ws.document(PATH).text)
+    assert a.hlo.names_unique() == fresh.names_unique()
+    names = [i.name for i in fresh.instructions]
+    sample = rng.sample(names, min(30, len(names)))
+    assert [(a.hlo.instruction(n) or None) and a.hlo.instruction(n).line for n in sample] == [
+        fresh.instruction(n).line for n in sample
+    ]
+    assert dict(a.hlo.by_name) == dict(fresh.by_name) == _first(names)
+
+
+def test_a_rename_while_the_index_is_being_made_makes_it_again(monkeypatch):
+    """The index made a piece at a time (as the background work makes it) while the editor renames an
+    instruction between two pieces: the index is the one of the names after the rename, not a mix."""
+    ws = Workspace()
+    ws.open(PATH, TEXT, 1)
+    a = ws.analysis(PATH)
+    mod = a.hlo
+    assert not mod.index_made()
+    doc = ws.document(PATH)
+    # an instruction of the last piece, the first one made (the pieces are made from the last to the first)
+    k = max(i for i, line in enumerate(doc.lines) if line.startswith("  %") and " = " in line)
+    old = doc.lines[k][3 : doc.lines[k].index(" ", 3)]
+    monkeypatch.setattr(pieces, "PIECE", 50)
+    renamed = []
+    real = model.turns.give_way
+
+    def rename_once() -> None:
+        real()
+        if not renamed:
+            edit = doc.apply(k, 3, k, 3 + len(old), old + "_renamed")
+            renamed.append(ws.edited(PATH, 2, [edit]))
+
+    monkeypatch.setattr(model.turns, "give_way", rename_once)
+    by = mod.by_name
+    assert renamed == [True]  # patched in place, during the making
+    names = list(mod.instructions.names)
+    assert old + "_renamed" in names and by == _first(names)
+    assert by.get(old + "_renamed") == names.index(old + "_renamed") and old not in by
+
+
+def test_distinct_made_a_piece_at_a_time_is_a_sets_answer(monkeypatch):
+    monkeypatch.setattr(pieces, "PIECE", 7)
+    rng = random.Random(11)
+    for _ in range(300):
+        names = [f"n{rng.randrange(60)}" for _ in range(rng.randrange(0, 50))]
+        assert model.distinct(names) == (len(set(names)) == len(names))
