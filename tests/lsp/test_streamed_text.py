@@ -1,0 +1,119 @@
+"""A large message's document text decoded as it arrives (`stdio.MessageReader._streamed`): whatever the text
+(quotes, backslashes, `\\n` spelled out, control characters, characters beyond the BMP as surrogate pairs or as
+UTF-8, one long line), however the bytes arrive (pieces of any size, cut inside escapes and UTF-8 sequences), the
+message is the one ``json.loads`` of the whole body makes; a body that is no valid JSON is given whole to the usual
+parse, and the messages after it are read as before."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hlo_lsp.lsp import stdio
+from hlo_lsp.lsp.stdio import MessageReader, StreamedBody
+
+
+class Trickle:
+    """A stream that gives at most a random number of bytes per read (as a pipe does while the writer writes)."""
+
+    def __init__(self, data: bytes, rng: random.Random, most: int) -> None:
+        self.data, self.at, self.rng, self.most = data, 0, rng, most
+
+    def read1(self, n: int) -> bytes:
+        k = min(n, self.rng.randint(1, self.most))
+        out = self.data[self.at : self.at + k]
+        self.at += len(out)
+        return out
+
+    def fileno(self) -> int:
+        raise OSError("no descriptor")
+
+
+def _frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _hook(d: dict) -> dict:
+    return {"seen": sorted(d)} | d  # (the object hook is applied as json.loads applies it: to every object)
+
+
+def _read_all(data: bytes, rng: random.Random, most: int) -> list:
+    reader = MessageReader(Trickle(data, rng, most))
+    out = []
+    while (body := reader.next()) is not None:
+        out.append(body)
+    return out
+
+
+def _loads(body) -> object:
+    return body.loads(_hook) if isinstance(body, StreamedBody) else json.loads(body, object_hook=_hook)
+
+
+def _did_open(text: str, ascii_only: bool, before: bool = False) -> bytes:
+    doc = {"uri": "file:///m.hlo", "languageId": "hlo", "version": 3, "text": text}
+    if before:
+        doc = {"text": text, "uri": "file:///m.hlo"}
+    msg = {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": doc}}
+    return json.dumps(msg, ensure_ascii=ascii_only).encode()
+
+
+TEXT = st.lists(
+    st.sampled_from(['"', "\\", "\n", "\\n", "n", "a", "%", "\t", "\x01", "é", "\U0001f600", "{", "}", "\r", "\ufeff"]),
+    max_size=400,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(TEXT, st.booleans(), st.booleans(), st.integers(1, 40), st.integers(0, 10**6))
+def test_a_streamed_text_is_the_text_json_decodes(text, ascii_only, before, most, seed):
+    stdio.STREAM_MIN, old_min = 0, stdio.STREAM_MIN
+    try:
+        body = _did_open(text, ascii_only, before)
+        got = _read_all(_frame(body) + _frame(b'{"after": 1}'), random.Random(seed), most)
+    finally:
+        stdio.STREAM_MIN = old_min
+    assert len(got) == 2 and isinstance(got[0], StreamedBody)
+    assert _loads(got[0]) == json.loads(body, object_hook=_hook)
+    assert got[1] == b'{"after": 1}'
+
+
+def test_a_large_module_streamed_in_pipe_sized_pieces_is_decoded_as_a_whole():
+    from tests.fixtures import DATA
+
+    text = next(DATA.glob("jax-cpu/*/*after_optimizations.txt")).read_text()
+    text = (text + "\n") * max(1, stdio.STREAM_MIN // len(text) + 1)
+    body = _did_open(text, True)
+    (got,) = _read_all(_frame(body), random.Random(1), 1 << 16)
+    assert isinstance(got, StreamedBody) and len(got.json) < 300
+    assert _loads(got) == json.loads(body, object_hook=_hook)
+
+
+def test_bodies_with_no_valid_text_are_parsed_whole_as_before():
+    stdio.STREAM_MIN, old_min = 0, stdio.STREAM_MIN
+    try:
+        bad = [
+            b'{"method": "x", "params": {"text": "never ends}}',  # the string does not end
+            b'{"params": {"text": "a\\qb"}}',  # an escape JSON has not
+            b'{"params": {"text": "a\\u12"}}',  # a \\u escape cut short
+            b'{"params": {"text": "a\x01b"}}',  # a raw control character
+            b'{"params": {"text": "a\xffb"}}',  # no UTF-8
+            b'{"params": {"text": "line\\n',  # the body ends inside it
+            b'{"params": {"other": "\\"text\\": \\"x"}}',  # a "text" key inside a string is none
+        ]
+        for k, body in enumerate(bad):
+            got = _read_all(_frame(body) + _frame(b"[1]"), random.Random(k), 5)
+            assert got == [body, b"[1]"], body
+    finally:
+        stdio.STREAM_MIN = old_min
+
+
+def test_the_input_ending_inside_a_streamed_body_ends_the_input():
+    stdio.STREAM_MIN, old_min = 0, stdio.STREAM_MIN
+    try:
+        body = _did_open("a\nb\n" * 50, True)
+        assert _read_all(_frame(body)[:-10], random.Random(3), 7) == []
+    finally:
+        stdio.STREAM_MIN = old_min
