@@ -131,7 +131,7 @@ def _instruction_fields(cur: Cursor, mod: HloModule, ins: Instruction) -> Fields
             oshape = f" {shorten(od.shape.text, MAX_SHAPE_TEXT)}" if od is not None and od.shape is not None else ""
             ops.append(f"`{op}`{oshape}")
         f.add("Operands", ", ".join(ops) + (f" … ({len(ins.operands)})" if len(ins.operands) > 8 else ""))
-    f.add("Users", str(mod.user_count(ins.name)))
+    f.add("Users", str(mod.user_count(ins.name, mod.index_at_line(ins.line))))
     if ins.called:
         f.add("Calls", ", ".join(f"`{c}`" for c in ins.called))
     if d is not None:

@@ -46,6 +46,9 @@ def test_lookups_before_the_index_is_made_give_what_the_index_gives():
         asks += [("no-such-name", None), ("no-such-name", comps[0] if comps else None)]
         before = [(mod.instruction(n, c) or None) and mod.instruction(n, c).line for n, c in asks]
         users_before = [mod.user_count(n) for n, _ in asks]
+        # the defining instruction given (as a hover has it): the same count, with or without the index
+        at = [mod.by_name.get(n) if mod.index_made() else mod._search(n, None) for n, _ in asks]
+        assert [mod.user_count(n, i) for (n, _), i in zip(asks, at)] == users_before, path
         assert not mod.index_made(), path  # (the lookups did not make it)
         assert mod.by_name == _first(names), path
         assert mod.index_made()
