@@ -242,6 +242,25 @@ def test_random_renamings_of_copies(seed, monkeypatch):
     _assert_same("\n".join(lines), monkeypatch)
 
 
+UNICODE = ("é", "ß", "٣", "ǅ")  # letters and a digit beyond ASCII that ``\w`` (the rows pattern's names) takes
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_copies_with_names_beyond_ascii(seed, monkeypatch):
+    """Names holding characters beyond ASCII (the split of such a computation's text is the Unicode one): every
+    name of a few copies renamed so (repeats of the ASCII copies but for their names), single lines of others,
+    read as row by row."""
+    rng = random.Random(seed)
+    text = REPEATING.read_text()
+    lines = text.split("\n")
+    for n, (a, b) in enumerate(rng.sample(_copies(text), 6)):
+        ch = rng.choice(UNICODE)
+        for k in range(a, b):
+            if n < 3 or rng.random() < 0.2:
+                lines[k] = NAME.sub(lambda m, ch=ch: m.group(0)[:2] + ch + m.group(0)[2:], lines[k])
+    _assert_same("\n".join(lines), monkeypatch)
+
+
 def _renamed(m: re.Match, pool: list[str], rng: random.Random) -> str:
     """The name ``m`` matched, kept (most often), or another of ``pool``, or a fresh one."""
     r = rng.random()
