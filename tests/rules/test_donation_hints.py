@@ -204,10 +204,10 @@ def test_hints_made_by_the_reads_child_are_the_ones_made_after_the_read(monkeypa
     mod.computations = [bulk.Computation("main", entry_line, 6, True, "", entry_line + 1)]
     mod.header_line = 0
     for made, edited, ok in (
-        ((0, entry_line, []), False, True),
-        ((0, entry_line, []), True, False),
-        ((1, entry_line, []), False, False),
-        ((0, entry_line + 1, []), False, False),
+        ((0, entry_line, [], True), False, True),
+        ((0, entry_line, [], True), True, False),
+        ((1, entry_line, [], True), False, False),
+        ((0, entry_line + 1, [], True), False, False),
     ):
         mod.read_hints = made
         assert (donation.read_donation_diagnostics(mod, edited) is not None) == ok

@@ -151,3 +151,69 @@ def test_the_call_and_root_comparisons_decide_as_their_definitions():
         assert r == root_def(op, roots, callees, result)
         seen.add((got, r))
     assert seen == {(True, True), (True, False), (False, True), (False, False)}
+
+
+def test_the_joins_calls_decide_as_call_ok_and_root_ok():
+    """`Candidates._join` decides a fusion's call inline (the common case, with its maps made by C iteration): over
+    random computations, summaries and calls (one callee or more, callees the module does not hold, shapes as
+    lists or tuples, a repeated computation name, a computation with no summary), the calling instructions it
+    marks are those `call_ok` and `root_ok` mark, as are its other candidates and slow computations."""
+    import random
+
+    from hlo_lsp.core.hlo.model import Computation, HloModule
+    from hlo_lsp.core.hlo.rules.candidates import Candidates
+    from hlo_lsp.core.hlo.rules.summary import Summary, call_ok, root_ok
+
+    rng = random.Random(5)
+    texts = ["f32[2]{0}", "s32[]", "pred[]", "f32[2,2]{1,0}", None]
+    ops = ["fusion", "fusion", "fusion", "call", "while", "reduce", "map", "all-reduce"]
+    for _ in range(600):
+        n = rng.randrange(1, 6)
+        names = [f"c{rng.randrange(6)}" if rng.random() < 0.1 else f"c{k}" for k in range(n)]
+        mod = HloModule(lines=[])
+        start = 0
+        for k, name in enumerate(names):
+            size = rng.randrange(1, 5)
+            mod.computations.append(Computation(name, k, 0, False, "", k, range(start, start + size)))
+            mod.computation_by_name.setdefault(name, k)
+            start += size
+        summaries: list = []
+        for c in mod.computations:
+            if rng.random() < 0.05:
+                summaries.append(None)
+                continue
+            size = len(c.instructions)
+            calls = tuple(
+                (
+                    rng.randrange(size),
+                    rng.choice(ops),
+                    tuple(f"c{rng.randrange(7)}" for _ in range(1 if rng.random() < 0.8 else 2)),
+                    (tuple if rng.random() < 0.5 else list)(rng.choice(texts) for _ in range(rng.randrange(3))),
+                    rng.choice(texts[:4]),
+                )
+                for _ in range(rng.randrange(3))
+            )
+            sig = None if rng.random() < 0.1 else tuple(rng.choice(texts[:4]) for _ in range(rng.randrange(3)))
+            cand = tuple(("add", rng.randrange(size)) for _ in range(rng.randrange(2)))
+            summaries.append(Summary(cand, sig, calls, rng.choice(texts)))
+        got = Candidates(mod, summaries)._join()
+        # the reference: the join as defined, every call through `call_ok` and `root_ok`
+        want: dict[str, list[int]] = {}
+        sigs: dict = {}
+        roots: dict = {}
+        slow = []
+        pending = []
+        for c, sm in zip(mod.computations, summaries):
+            if sm is None or c.name in sigs:
+                slow.append(c)
+                sigs[c.name] = None
+                continue
+            sigs[c.name], roots[c.name] = sm.sig, sm.root
+            for op, i in sm.cand:
+                want.setdefault(op, []).append(c.instructions.start + i)
+            pending += [(c.instructions.start, call) for call in sm.calls]
+        for start, (i, op, callees, shapes, result) in pending:
+            ok = all(call_ok(op, sigs, callee, shapes) for callee in callees)
+            if not ok or not root_ok(op, roots, callees, result):
+                want.setdefault(op, []).append(start + i)
+        assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in want.items()}

@@ -150,15 +150,17 @@ def _read_later(lines: list[str], scan: str, cut: int, m: int, base: int):
     return comps, spans, outside, m, base, read, hints
 
 
-def _entry_hints(part: HloModule, scan: str, cut: int, read) -> tuple[int, int, list] | None:
+def _entry_hints(part: HloModule, scan: str, cut: int, read) -> tuple[int, int, list, bool] | None:
     """The donation hints (`rules.donation`) of the ENTRY computation when the later part read in ``part``, counted
-    from instruction 0, holds it: (the module header's line they read, the entry's line, the hints); None
-    otherwise. Made where the entry was read (the forked child's part ends with it, as XLA prints it), they are no
-    longer made after the join with the pulled diagnostics waiting (24 ms for the 23 MB module's 12,001
-    parameters); the verifier's run takes them when the module's header line and entry are these
-    (`HloModule.read_hints`). The header line is the first ``HloModule`` line before ``cut``, as the earlier
-    part's prefix has it in a module XLA wrote."""
+    from instruction 0, holds it: (the module header's line they read, the entry's line, the hints, whether
+    `entry_layout.quiet`); None otherwise. Made where the entry was read (the forked child's part ends with it,
+    as XLA prints it), they are no longer made after the join with the pulled diagnostics waiting (24 ms for the
+    23 MB module's 12,001 parameters, and 5-7 ms for the layout); the verifier's run takes them when the module's
+    header line and entry are these (`HloModule.read_hints`). The header line is the first ``HloModule`` line
+    before ``cut``, as the earlier part's prefix has it in a module XLA wrote."""
+    from hlo_lsp.core.hlo.rules import entry_layout
     from hlo_lsp.core.hlo.rules.donation import donation_hints
+    from hlo_lsp.core.hlo.rules.facts import ModuleFacts
 
     summaries = read[5]
     k = next((k for k, c in enumerate(part.computations) if c.is_entry), None)
@@ -167,7 +169,8 @@ def _entry_hints(part: HloModule, scan: str, cut: int, read) -> tuple[int, int, 
         return None
     part.header_line = scan.count("\n", 0, at)
     part.instructions = InstructionTable(read[0], read[1], read[2], read[3], part.lines)
-    return part.header_line, part.computations[k].line, donation_hints(part, summaries[k])
+    quiet = entry_layout.quiet(ModuleFacts(part, summaries))
+    return part.header_line, part.computations[k].line, donation_hints(part, summaries[k]), quiet
 
 
 def _join_later(mod: HloModule, first, later, spans: list[tuple[int, int]], outside: list) -> None:

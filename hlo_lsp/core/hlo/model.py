@@ -112,8 +112,9 @@ class HloModule:
     # and its rows that call a computation (made by the read from its own text: `bulk._Template.relative_uses`)
     repeat_uses: dict[int, tuple[array, array, tuple[int, ...]]] = field(default_factory=dict)
     # by the rows pass too, when its forked child read the ENTRY computation: (the module header's line, the
-    # entry's line, its donation hints), taken by the verifier's first run (`bulk._entry_hints`)
-    read_hints: tuple[int, int, list] | None = None
+    # entry's line, its donation hints, whether `entry_layout.quiet`), taken by the verifier's first run
+    # (`bulk._entry_hints`)
+    read_hints: tuple[int, int, list, bool] | None = None
     _comp_lines: list[int] | None = None
     # instructions renamed in place (`incremental`): a name index or uniqueness made meanwhile is made again
     renames: int = 0

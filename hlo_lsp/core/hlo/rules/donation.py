@@ -213,7 +213,7 @@ def read_donation_diagnostics(mod: HloModule, edited: bool) -> list[Diagnostic] 
     made, mod.read_hints = mod.read_hints, None
     if made is None or edited:
         return None
-    header, entry_line, hints = made
+    header, entry_line, hints, _ = made
     entry = mod.entry
     if entry is None or entry.line != entry_line or mod.header_line != header:
         return None
