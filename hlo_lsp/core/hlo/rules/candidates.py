@@ -12,7 +12,6 @@ from typing import cast
 from hlo_lsp.core.hlo.model import Computation, HloModule
 from hlo_lsp.core.hlo.rules.summary import Summary, call_ok, root_ok, summarize
 
-_NOT_HELD: tuple = ("not a computation of the module",)  # (no parameter list is this very tuple)
 _NAME = attrgetter("name")
 _SIG, _ROOT, _CAND, _CALLS = attrgetter("sig"), attrgetter("root"), attrgetter("cand"), attrgetter("calls")
 
@@ -87,11 +86,13 @@ class Candidates:
                     # `call_ok` and `root_ok` of a fusion, inline (the 23 MB module's entry holds 16,700 fusions:
                     # the two calls each took 2-3 ms of the join's 10): its operands are its callee's parameters,
                     # its result its callee's root
-                    sig = get_sig(callees[0], _NOT_HELD)
+                    # (a callee the module does not hold has no root here: the call is a candidate, as `root_ok` says)
+                    sig = get_sig(callees[0])
                     if (
-                        sig is _NOT_HELD
-                        or (sig is not None and (shapes if type(shapes) is tuple else tuple(shapes)) == sig)
-                    ) and get_root(callees[0]) == result:
+                        sig is not None
+                        and (shapes if type(shapes) is tuple else tuple(shapes)) == sig
+                        and get_root(callees[0]) == result
+                    ):
                         continue
                     cand.setdefault(op, []).append(start + i)
                     continue
