@@ -339,6 +339,7 @@ class MessageReader:
         except ValueError:  # (UnicodeDecodeError too) not valid JSON: parsed whole, as any body, for its error
             return self._exactly(n)
         self._pos += n
+        self._let_go(n)
         return StreamedBody(head + _PLACEHOLDER_JSON + '"' + tail, "".join(pieces))
 
     def _exactly(self, n: int) -> bytes | None:
@@ -347,7 +348,15 @@ class MessageReader:
                 return None  # the input ended inside the body
         body = bytes(memoryview(self._buf)[self._pos : self._pos + n])
         self._pos += n
+        self._let_go(n)
         return body
+
+    def _let_go(self, n: int) -> None:
+        """After a body of ``n`` bytes, at least `STREAM_MIN`: the buffer without it at once (else it stays until
+        more input is wanted, and a document's 23 MB were still there when its read forked)."""
+        if n >= STREAM_MIN:
+            del self._buf[: self._pos]
+            self._pos = 0
 
 
 WRITEV_PARTS = 512  # parts of a message a `writev` (below every system's IOV_MAX)
