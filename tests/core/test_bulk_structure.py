@@ -119,3 +119,14 @@ def test_the_parts_of_a_module_find_the_computations_of_the_whole():
                 # (a part's last closing brace is its last one: a brace line before it is one of its lines)
                 if junk != "\n}":
                     assert structure.bulk_computations(HloModule(lines=[]), changed, 0, cut + len(junk)) is None
+
+
+def test_a_text_split_in_pieces_is_the_text_split_at_once(monkeypatch):
+    """`read.split_in_pieces` (a background read's lines): the lines `str.split` makes, wherever the pieces end."""
+    from hlo_lsp.core.hlo import read as reader
+
+    rng = random.Random(2)
+    for _ in range(400):
+        text = "".join(rng.choice(["a", "bc", "\n", "\n\n", "%x = f32[] y"]) for _ in range(rng.randrange(0, 60)))
+        monkeypatch.setattr(reader, "SPLIT_PIECE_CHARS", rng.randrange(1, 12))
+        assert reader.split_in_pieces(text) == text.split("\n")
