@@ -130,3 +130,39 @@ def test_a_text_split_in_pieces_is_the_text_split_at_once(monkeypatch):
         text = "".join(rng.choice(["a", "bc", "\n", "\n\n", "%x = f32[] y"]) for _ in range(rng.randrange(0, 60)))
         monkeypatch.setattr(reader, "SPLIT_PIECE_CHARS", rng.randrange(1, 12))
         assert reader.split_in_pieces(text) == text.split("\n")
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["one part", "two parts"])
+def test_a_module_read_from_its_own_text_is_read_as_with_a_newline_before_it(split, monkeypatch):
+    """`read.read_hlo` gives the rows pass the text itself when it begins with its module header (no copy with a
+    newline before it, `structure.lead`): every such module of tests/data reads as it reads with that newline,
+    in one part or in two at once (the child's donation hints and layout check included), and its header line,
+    name and tables are the per-line reader's."""
+    from tests.core.test_bulk_rows import _read_snapshot
+
+    monkeypatch.setattr(bulk, "SPLIT_MIN_CHARS", 0 if split else 10**12)
+    read = 0
+    for path in HLO:
+        text = path.read_text(errors="replace")
+        if not text.startswith("HloModule"):
+            continue
+        own = read_hlo(text)
+        if not own.rows_read:
+            continue
+        lines = text.split("\n")
+        led = HloModule(lines=lines)
+        assert bulk.read_rows(led, "\n" + text), path
+        assert _read_snapshot(own) == _read_snapshot(led), path
+        assert (own.name, _tables(own), own.table_lines, own.read_hints) == (
+            led.name,
+            _tables(led),
+            led.table_lines,
+            led.read_hints,
+        ), path
+        assert own.header_line == 0 == _per_line(text, monkeypatch).header_line
+        read += 1
+    assert read >= 40
+
+
+def _tables(mod) -> dict:
+    return {k: {i: (r.id, r.line, r.text, r.text_start) for i, r in rows.items()} for k, rows in mod.tables.items()}

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.model import Computation, HloModule, distinct
 from hlo_lsp.core.hlo.rows import NAME, PREFIX, ROOT, ROW, columns, row_calls, row_uses, structurally_clean
-from hlo_lsp.core.hlo.structure import bulk_computations
+from hlo_lsp.core.hlo.structure import bulk_computations, lead
 from hlo_lsp.core.process import fork, pieces, turns
 
 if TYPE_CHECKING:
@@ -42,7 +42,8 @@ ASCII_OCCURRENCE = re.compile(r"%([A-Za-z0-9_.\-]+)")
 
 
 def read_rows(mod: HloModule, scan: str) -> bool:
-    """Read a machine-written module (``scan`` is "\\n" + its text) in one pass: the computations from the
+    """Read a machine-written module (``scan`` is "\\n" + its text, or its text when that begins with its module
+    header: `structure.lead`) in one pass: the computations from the
     column-0 lines (`structure.bulk_computations`), then each computation's rows, from which come the instruction
     table, the structural checks of every computation (`is_clean`; one that is not clean is left for the
     per-line checks) and the verifier summaries. False (``mod`` then half-filled: start again) unless every
@@ -164,7 +165,7 @@ def _entry_hints(part: HloModule, scan: str, cut: int, read) -> tuple[int, int, 
 
     summaries = read[5]
     k = next((k for k, c in enumerate(part.computations) if c.is_entry), None)
-    at = scan.find("\nHloModule", 0, cut)
+    at = scan.find("\nHloModule", 0, cut) if lead(scan) else 0  # (the text itself: its first line is the header)
     if k is None or summaries[k] is None or at < 0:
         return None
     part.header_line = scan.count("\n", 0, at)

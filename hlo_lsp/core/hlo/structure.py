@@ -44,6 +44,13 @@ def read_structure(mod: HloModule, scan: str, offsets: list[int], instrs: Instru
 _CLOSE_THEN_HEADER = re.compile(r"\n\}[ \t]*(?:\n[ \t]*(?=\n))*(" + _HEADER_LINE.pattern + ")")
 
 
+def lead(scan: str) -> int:
+    """1 when ``scan`` is a text with a newline put before it (offsets in it are the text's plus one), 0 when it
+    is the text itself, which `read.read_hlo` uses so only when its first line is the module header (a text
+    beginning with a newline of its own is always given one more)."""
+    return 1 if scan[:1] == "\n" else 0
+
+
 def bulk_headers(mod: HloModule, scan: str, start: int = 0, end: int | None = None):
     """The first computation's header match (`_HEADER_LINE`), each later one's with the closing line before it
     (`_CLOSE_THEN_HEADER`), and the offsets of every closing line's newline, when the column-0 lines are the
@@ -77,8 +84,9 @@ def bulk_headers(mod: HloModule, scan: str, start: int = 0, end: int | None = No
     h = first.start()
     if start:  # a later part: nothing but blank lines before its first computation
         return (first, later, closes) if h == start or scan[start:h].isspace() else None
-    # the prefix before the first computation: module header and tables, read line by line (it is small)
-    _read_structure_lines(mod, scan[: h + 1], [], [], [])
+    # the prefix before the first computation: module header and tables, read line by line (it is small; read with
+    # a newline before it, as the per-line reader reads a text: ``scan`` may be the text itself, `lead`)
+    _read_structure_lines(mod, scan[: h + 1] if lead(scan) else "\n" + scan[:h], [], [], [])
     if mod.computations or mod.diagnostics:
         return None
     return first, later, closes
@@ -115,7 +123,7 @@ def bulk_computations(
     steps: list = [0] * (2 * len(heads) - 1)
     steps[0::2] = bodies
     steps[1::2] = map(count, repeat("\n"), closed[:-1], after[1:])
-    at = list(accumulate(steps, initial=count("\n", 0, after[0]) - 1))
+    at = list(accumulate(steps, initial=count("\n", 0, after[0]) - lead(scan)))
     lns, ends = at[0::2], at[1::2]
     intern = sys.intern
     names = list(map(intern, names))
