@@ -348,9 +348,10 @@ def test_the_read_keeps_its_longest_computation_joined_as_the_lines_join(monkeyp
         mod = read_hlo(path.read_text())
         if not mod.rows_read:
             continue
-        k, text, starts = mod._comp_text
+        k, text, starts, lo, hi = mod._comp_text
         c = mod.computations[k]
         assert len(c.instructions) == max(len(x.instructions) for x in mod.computations)
         lines = mod.lines[c.line + 1 : c.end_line]
-        assert text == "\n".join(lines)
+        assert text[lo:hi] == "\n".join(lines)
+        assert list(starts) == [sum(len(x) + 1 for x in lines[:j]) for j in range(len(lines) + 1)]
         assert list(starts) == [sum(len(x) + 1 for x in lines[:j]) for j in range(len(lines) + 1)]

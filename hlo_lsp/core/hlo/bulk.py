@@ -60,12 +60,11 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         # them meanwhile): it counts its own from 0, and `_join_later` moves them
         child = fork.start(lambda _: _read_later(mod.lines, scan, cut, 0, 0), None, freeze=False)
     began = time.monotonic()
-    offsets = bulk_computations(mod, scan, 0, cut)
-    if offsets is None:
+    spans = bulk_computations(mod, scan, 0, cut)  # each computation's instruction lines
+    if spans is None:
         fork.discard(child)
         return False
     comps = mod.computations
-    spans = [(scan.find("\n", h + 1), c) for h, c in offsets]  # each computation's instruction lines
     m = len(comps)
     # the earlier computations' names are all this part knows: a call of a later one is checked at the join
     outside: list = []
@@ -95,7 +94,7 @@ def read_rows(mod: HloModule, scan: str) -> bool:
     _join_longest(mod, scan, spans)
     # the users and callers maps are built later (`HloModule.build_maps`, in the background): until then a
     # module whose operands are all local answers `users` from one computation
-    mod.local_names = mod.names_unique() and all(c is not None for c in clean)
+    mod.local_names = mod.names_unique() and None not in clean
     return True
 
 
@@ -136,10 +135,9 @@ def _read_later(lines: list[str], scan: str, cut: int, m: int, base: int):
     spans, ``m`` and ``base``, and the calls of computations the part does not hold (looked up at the join). False
     when the part is not all rows."""
     part = HloModule(lines=lines)
-    offsets = bulk_computations(part, scan, cut)
-    if offsets is None:
+    spans = bulk_computations(part, scan, cut)
+    if spans is None:
         return False
-    spans = [(scan.find("\n", h + 1), c) for h, c in offsets]
     outside: list = []
     read = _read_part(part, scan, spans, 0, len(spans), base, {}, number=m, outside=outside)
     if read is None:
@@ -331,7 +329,7 @@ def _rows_in_pieces(scan: str, a: int, b: int) -> list[tuple[str, ...]]:
 
 def _join_longest(mod: HloModule, scan: str, spans: list[tuple[int, int]]) -> None:
     """The longest computation's lines joined for the hovers before the users map is built
-    (`HloModule.join_computation`), from the text read (a slice, no join): the first hover in it after the open
+    (`HloModule.join_computation`), in the text read (no join, no copy): the first hover in it after the open
     of the 100 MB module joined its 91,000 lines, 40-50 ms beside the editor's on-open requests."""
     from hlo_lsp.core.hlo.model import JOINED_MIN
 
@@ -340,7 +338,7 @@ def _join_longest(mod: HloModule, scan: str, spans: list[tuple[int, int]]) -> No
         return
     k = sizes.index(max(sizes))
     a, b = spans[k]
-    mod.join_computation(k, scan[a + 1 : b])
+    mod.join_computation(k, scan, a + 1)
 
 
 def _known(calls: dict[int, list[str]], known: dict[str, int], outside: list | None = None, at: int = 0) -> bool:

@@ -97,8 +97,8 @@ def bulk_computations(
 ) -> list[tuple[int, int]] | None:
     """`bulk_headers` (of ``scan[start:end]``), with each computation made and added to ``mod`` (name, lines,
     signature; the name and signature interned: callers name the computations again, and fusion signatures
-    repeat): per computation the offsets in ``scan`` of its header line's and its closing line's newlines.
-    None as `bulk_headers`."""
+    repeat): per computation the offsets in ``scan`` of the newline ending its header line and of its closing
+    line's newline, between which its instruction lines are. None as `bulk_headers`."""
     found = bulk_headers(mod, scan, start, end)
     if found is None:
         return None
@@ -136,12 +136,14 @@ def bulk_computations(
         by_comp.setdefault(name, k)
         k += 1
     comps += made
-    return list(zip(heads, closes))
+    # (each header line ends where its match does: the pattern ends before the newline)
+    return list(zip([first.end(), *map(_END, later)], closes))
 
 
 COUNT_PIECE = 2048  # computations whose lines `bulk_computations` counts in one C call (1-2 MB of text, 0.5-1 ms)
 _START_1, _START_2, _START_3 = methodcaller("start", 1), methodcaller("start", 2), methodcaller("start", 3)
 _GROUP_3, _GROUP_4 = methodcaller("group", 3), methodcaller("group", 4)
+_END = methodcaller("end")
 
 
 def _read_structure_bulk(
