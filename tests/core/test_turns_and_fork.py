@@ -345,3 +345,42 @@ def test_a_childs_pipe_holds_a_megabyte_and_a_larger_result_still_arrives_whole(
         assert fcntl.fcntl(child.fd, fcntl.F_GETPIPE_SZ) == pipes.PIPE_BYTES
     time.sleep(0.3)  # the child has filled the pipe and waits for this process
     assert fork.result(child) == payload
+
+
+def test_a_drained_childs_result_is_read_while_the_parent_works():
+    """`fork.drain`: a thread reads the child's result as it comes, so the child writes it all and leaves while
+    this process is at its own work (`bulk.read_rows` reads its part meanwhile); `result` then loads it."""
+    payload = [("y" * 97) + str(i) for i in range(60_000)]  # about 6 MB pickled, more than the pipe holds
+    child = fork.start(lambda _: payload, None, timeout=30)
+    assert child is not None
+    fork.drain(child)
+    thread = child._drained[0]
+    thread.join(10)
+    assert not thread.is_alive()  # all of it read before it was asked for
+    assert fork.result(child) == payload
+
+
+def test_a_drained_stuck_child_is_given_up_at_a_deadline_moved_while_it_is_read():
+    child = fork.start(lambda _: time.sleep(60), None, timeout=30)
+    assert child is not None
+    fork.drain(child)
+    time.sleep(0.1)  # the thread waits for the pipe
+    began = time.monotonic()
+    child.deadline = began + 0.3  # as `read_rows` moves it once its own part is read
+    assert fork.result(child) is None
+    assert time.monotonic() - began < 5
+
+
+def test_a_drained_child_discarded_is_gone_and_its_pipe_closed_once():
+    import os
+
+    child = fork.start(lambda _: time.sleep(60), None, timeout=30)
+    assert child is not None
+    fork.drain(child)
+    fd = child.fd
+    fork.discard(child)
+    assert not child._drained[0].is_alive()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, 0)  # reaped
+    with pytest.raises(OSError):
+        os.fstat(fd)  # closed by the thread that read it

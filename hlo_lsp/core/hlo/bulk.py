@@ -59,6 +59,7 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         # the child cannot know how many computations and instructions come before its part (this process reads
         # them meanwhile): it counts its own from 0, and `_join_later` moves them
         child = fork.start(lambda _: _read_later(mod.lines, scan, cut, 0, 0), None, freeze=False)
+        fork.drain(child)  # (its part read from the pipe as it comes, while this process reads its own)
     began = time.monotonic()
     spans = bulk_computations(mod, scan, 0, cut)  # each computation's instruction lines
     if spans is None:
@@ -73,21 +74,30 @@ def read_rows(mod: HloModule, scan: str) -> bool:
         fork.discard(child)
         return False
     later = None
+    seen = None
     if cut is not None:
         if child is not None:  # a child stuck for longer than its part could take is not waited for
             child.deadline = min(child.deadline, time.monotonic() + max(SPLIT_WAIT_S, 3 * (time.monotonic() - began)))
+        # whether a name repeats, from this part's names while the child's part comes (it waited 57-120 ms for
+        # the 100 MB module's: its entry's summary pickled, 9 MB, then sent), its names added at the join
+        seen = set(first[0])
         later = fork.result(child)
         if later is None:  # no child, or it failed: the later part read here
             later = _read_later(mod.lines, scan, cut, m, len(first[0]))
         if not later:
             return False
     names, line_of, col_of, flags, clean, summaries, read_from, _, _ = first
+    start = len(names)
     if later:
         _join_later(mod, first, later, spans, outside)
     mod.instructions = InstructionTable(names, line_of, col_of, flags, mod.lines)
     # the name index is made on its first use (`HloModule.by_name`), after the pulled diagnostics as a rule: they
     # need only whether a name repeats (a set of the names: 9-13 ms for the 23 MB module's 200,000, the index 40)
-    mod.index_on_use(distinct(names))
+    if seen is None:
+        mod.index_on_use(distinct(names))
+    else:
+        seen.update(names[start:])
+        mod.index_on_use(len(seen) == len(names))
     mod.pre_checked = (clean, summaries)
     mod.rows_read = True
     mod.repeats = read_from
