@@ -109,7 +109,7 @@ def read_rows(mod: HloModule, scan: str) -> bool:
 
 
 SPLIT_MIN_CHARS = 8_000_000  # a module at least this long is read in two parts at once (`_split_offset`)
-SPLIT_SHARE = 0.28  # of the work: the forked child's part (it also pickles its result, which is then joined here)
+SPLIT_SHARE = 0.26  # of the work: the forked child's part (it also pickles its result, which is then joined here)
 SPLIT_LONG_WEIGHT = 1.5  # a computation read row by row costs this much more a character than a repeat
 SPLIT_WAIT_S = 2.0  # the least time the child is waited for once this process's part is read (or three times that)
 
