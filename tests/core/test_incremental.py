@@ -65,7 +65,12 @@ def random_edit(rng: random.Random, lines: list[str]) -> tuple[int, int, int, in
 )
 @given(st.integers(min_value=0, max_value=10**9), st.integers(min_value=1, max_value=12))
 def test_random_edit_sequences_match_full_reanalysis(seed, n_edits):
-    rng = random.Random(seed)
+    edit_at_random(random.Random(seed), n_edits, _matches_full_reanalysis)
+
+
+def edit_at_random(rng: random.Random, n_edits: int, after_each=None) -> Workspace:
+    """A workspace with `MODULE` open and read, then edited ``n_edits`` times at random (`random_edit`),
+    ``after_each(ws)`` called after each edit."""
     ws = Workspace()
     ws.open(PATH, TEXT, 1)
     ws.analysis(PATH)
@@ -75,12 +80,18 @@ def test_random_edit_sequences_match_full_reanalysis(seed, n_edits):
         edit = doc.apply(*random_edit(rng, doc.lines))
         version += 1
         ws.edited(PATH, version, [edit])
-        a = ws.analysis(PATH)
-        fresh = read_hlo(doc.text)
-        assert model_facts(a.hlo) == model_facts(fresh)
-        assert diag_facts(a.checker.diagnostics()) == diag_facts(structural_diagnostics(fresh))
-        # the verifier from the summaries kept per computation (edited ones made again) == a fresh run
-        assert diag_facts(verify(a.hlo, a.checker.summaries())) == diag_facts(verify(fresh))
+        if after_each is not None:
+            after_each(ws)
+    return ws
+
+
+def _matches_full_reanalysis(ws: Workspace) -> None:
+    a = ws.analysis(PATH)
+    fresh = read_hlo(ws.document(PATH).text)
+    assert model_facts(a.hlo) == model_facts(fresh)
+    assert diag_facts(a.checker.diagnostics()) == diag_facts(structural_diagnostics(fresh))
+    # the verifier from the summaries kept per computation (edited ones made again) == a fresh run
+    assert diag_facts(verify(a.hlo, a.checker.summaries())) == diag_facts(verify(fresh))
 
 
 def _problems(ws, a, complete=True):

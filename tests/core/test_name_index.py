@@ -15,7 +15,7 @@ from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.process import pieces
 from hlo_lsp.core.workspace import Workspace
 from tests.core.test_bulk_rows import HLO
-from tests.core.test_incremental import PATH, TEXT, random_edit
+from tests.core.test_incremental import PATH, TEXT, edit_at_random
 
 
 def _first(names: list[str]) -> dict[str, int]:
@@ -64,15 +64,7 @@ def test_edits_before_the_index_is_made_leave_it_as_a_fresh_read_makes_it(seed, 
     """Random edits (renames among them) of a module read by the rows pass, none of which asks for the name index:
     the index made afterwards, the uniqueness and the lookups are a fresh read's of the edited text."""
     rng = random.Random(seed)
-    ws = Workspace()
-    ws.open(PATH, TEXT, 1)
-    ws.analysis(PATH)
-    version = 1
-    for _ in range(n_edits):
-        doc = ws.document(PATH)
-        edit = doc.apply(*random_edit(rng, doc.lines))
-        version += 1
-        ws.edited(PATH, version, [edit])
+    ws = edit_at_random(rng, n_edits)
     a = ws.analysis(PATH)
     fresh = read_hlo(ws.document(PATH).text)
     assert a.hlo.names_unique() == fresh.names_unique()
