@@ -65,10 +65,11 @@ def trace_collections() -> None:
     gc.callbacks.append(watch)
 
 
-def trace_message(stage: str, data: bytes) -> None:
+def trace_message(stage: str, body: bytes | StreamedBody) -> None:
     """With HLO_LSP_TRACE=1: one line on stderr, ``hlo-lsp trace <time.monotonic()> msg <stage> <id> <method>``, for
     a message at a stage of its way (``read`` by the reader thread, ``handled`` by the event loop, ``written`` by
     the writer: an answer carries its request's id), to line a slow answer up with what the server did then."""
+    data = body.head() if isinstance(body, StreamedBody) else body
     head = data[:4096] if len(data) > 4096 else data
     found = dict.fromkeys(("id", "method"), "-")
     for m in _ID_METHOD.finditer(head):
@@ -559,7 +560,7 @@ async def _serve(ls, stdin: BinaryIO, intake: Intake) -> None:
                     break
                 intake.received()
                 if TRACE:
-                    trace_message("read", body.head() if isinstance(body, StreamedBody) else body)
+                    trace_message("read", body)
                 loop.call_soon_threadsafe(bodies.put_nowait, body)
         except (OSError, ValueError) as exc:
             log.error("stdin: %s", exc)
@@ -581,7 +582,7 @@ async def _serve(ls, stdin: BinaryIO, intake: Intake) -> None:
                 message = json.loads(body, object_hook=protocol.structure_message)
             protocol.handle_message(message)
             if TRACE:
-                trace_message("handled", body.head() if isinstance(body, StreamedBody) else body)
+                trace_message("handled", body)
         except Exception as exc:  # noqa: BLE001 - as pygls: a message that fails is logged and reported
             log.exception("Unable to handle message")
             ls._report_server_error(exc, JsonRpcException)

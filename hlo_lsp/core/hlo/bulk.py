@@ -6,9 +6,9 @@ reader's.
 A long module is read in two parts at once, the later in a child forked before anything is read
 (`_split_offset`). Before the templates such a split was slower than one pass (0.55-0.7 s against 0.72 s for the
 23 MB benchmark module: on this machine's two cores each process ran 40-70 % slower while the other ran, and the
-child's 5 MB result took 0.1 s to load and join; d582a93 removed it); with them, one pass takes 0.43-0.47 s and
-two parts 0.33-0.35 s when the child was forked once the computations were found, 0.30-0.32 s forked at once
-(the 100 MB module: 1.49-1.56 s, 1.35-1.45 s; `benchmarks/README.md`).
+child's 5 MB result took 0.1 s to load and join; d582a93 removed it); with them, one pass takes 0.30 s and two
+parts 0.23 s, the child forked before anything is read and its part read from its pipe as it comes (the 100 MB
+module: 1.38-1.44 s, 0.94-0.96 s; `benchmarks/README.md`).
 """
 
 from __future__ import annotations

@@ -54,15 +54,15 @@ def _patch_instruction(mod: HloModule, table: InstructionTable, i: int, line: st
     table.forget(i)
     if old_name != new_name:
         mod.renames += 1  # (an index being made meanwhile is made again)
-    if old_name != new_name and mod.index_made():  # (one not made yet is made from the names as they are then)
-        by = mod.by_name
-        if by.get(old_name) == i:
-            try:
-                by[old_name] = table.names.index(old_name)
-            except ValueError:
-                del by[old_name]
-        if by.get(new_name, i + 1) > i:
-            by[new_name] = i
+        if mod.index_made():  # (one not made yet is made from the names as they are then)
+            by = mod.by_name
+            if by.get(old_name) == i:
+                try:
+                    by[old_name] = table.names.index(old_name)
+                except ValueError:
+                    del by[old_name]
+            if by.get(new_name, i + 1) > i:
+                by[new_name] = i
     k = mod.computation_index_at_line(table.line_of[i])
     if k is not None:
         c = mod.computations[k]

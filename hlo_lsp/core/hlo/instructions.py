@@ -147,6 +147,14 @@ class InstructionTable:
         return ins
 
 
+def instruction_names(instructions: InstructionTable | list[Instruction]) -> list[str]:
+    """The name of every instruction, in instruction order: the table's own column (not a copy), or made from a
+    list of `Instruction`s (a module with an unreadable line)."""
+    if isinstance(instructions, InstructionTable):
+        return instructions.names
+    return [x.name for x in instructions]
+
+
 def name_columns(
     instructions: InstructionTable | list[Instruction],
 ) -> tuple[Sequence[str], Sequence[int], Sequence[int]]:
@@ -154,4 +162,4 @@ def name_columns(
     made from a list of `Instruction`s (a module with an unreadable line)."""
     if isinstance(instructions, InstructionTable):
         return instructions.names, instructions.line_of, instructions.col_of
-    return [x.name for x in instructions], [x.line for x in instructions], [x.name_start for x in instructions]
+    return instruction_names(instructions), [x.line for x in instructions], [x.name_start for x in instructions]

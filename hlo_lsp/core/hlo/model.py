@@ -26,7 +26,7 @@ from operator import add, contains
 from typing import Any
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range
-from hlo_lsp.core.hlo.instructions import Instruction, InstructionTable
+from hlo_lsp.core.hlo.instructions import Instruction, InstructionTable, instruction_names
 from hlo_lsp.core.hlo.rows import row_uses_name, users_and_callers
 from hlo_lsp.core.process import pieces, turns
 
@@ -154,16 +154,22 @@ class HloModule:
         self._by_name = by
 
     def _make_index(self) -> dict[str, int]:
-        t = self.instructions
         while True:  # (a background thread's index, made a piece at a time, again if the editor renamed meanwhile)
             renames = self.renames
-            names = t.names if isinstance(t, InstructionTable) else [x.name for x in t]
-            by = first_index(names)
+            by = first_index(instruction_names(self.instructions))
             if self.renames == renames:
                 break
         if self._by_name is None:
             self._by_name = by
         return self._by_name
+
+    def hints_of_read(self) -> tuple[int, int, list, bool] | None:
+        """`read_hints` while they hold for the module: made on its header line and entry line as they are, and
+        no instruction edited in place since (`patched`); None otherwise."""
+        made, entry = self.read_hints, self.entry
+        if made is None or self._patched or entry is None or (made[0], made[1]) != (self.header_line, entry.line):
+            return None
+        return made
 
     def index_on_use(self, unique: bool) -> None:
         """Leave the name index to its first use (`by_name`), the read having found whether a name repeats."""
@@ -177,13 +183,12 @@ class HloModule:
     def names_unique(self) -> bool:
         """No instruction name repeats in the module (XLA's printer never repeats one): from the name index when
         it is made, else as the read found it, else from a set of the names."""
-        t = self.instructions
         if self._by_name is not None:
-            return len(self._by_name) == len(t)
+            return len(self._by_name) == len(self.instructions)
         u = self._unique
         if u is not None and u[0] == self.renames:
             return u[1]
-        unique = distinct(t.names if isinstance(t, InstructionTable) else [x.name for x in t])
+        unique = distinct(instruction_names(self.instructions))
         self._unique = (self.renames, unique)
         return unique
 
@@ -208,8 +213,7 @@ class HloModule:
     def _search(self, name: str, scope: Computation | None) -> int | None:
         """The first instruction called ``name`` (in ``scope`` when it has one, else in the module) by a search of
         the names, while the name index is not made (a C search: 1-2 ms over the 23 MB module's 200,000 names)."""
-        t = self.instructions
-        names = t.names if isinstance(t, InstructionTable) else [x.name for x in t]
+        names = instruction_names(self.instructions)
         r = scope.instructions if scope is not None else ()
         if isinstance(r, range) and r.step == 1:
             try:
@@ -423,14 +427,14 @@ def distinct(names: list[str]) -> bool:
     return len(seen) == len(names)
 
 
-def first_index(names: list[str], start: int = 0) -> dict[str, int]:
-    """Name -> the index of its first occurrence in ``names[start:]``, made `pieces.PIECE` names at a time (from
-    the last piece to the first, each read backwards, so the first occurrence is the one kept): one C call over the
-    100 MB module's 640,000 names held the GIL for 0.19 s."""
+def first_index(names: list[str]) -> dict[str, int]:
+    """Name -> the index of its first occurrence in ``names``, made `pieces.PIECE` names at a time (from the last
+    piece to the first, each read backwards, so the first occurrence is the one kept): one C call over the 100 MB
+    module's 640,000 names held the GIL for 0.19 s."""
     out: dict[str, int] = {}
     n = len(names)
     step = pieces.PIECE
-    for a in reversed(range(start, n, step)):
+    for a in reversed(range(0, n, step)):
         end = min(a + step, n)
         out.update(zip(reversed(names[a:end]), range(end - 1, a - 1, -1)))
         turns.give_way()

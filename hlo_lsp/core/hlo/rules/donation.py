@@ -207,17 +207,12 @@ def donation_diagnostics(mod: HloModule, entry_summary: Summary | None = None) -
 
 
 def read_donation_diagnostics(mod: HloModule, edited: bool) -> list[Diagnostic] | None:
-    """`donation_diagnostics` from the hints the read made where it read the entry (`HloModule.read_hints`, taken:
-    a later run makes its own), when nothing was ``edited`` since and the module's header line and entry are the
-    ones they were made from; None otherwise."""
-    made, mod.read_hints = mod.read_hints, None
-    if made is None or edited:
-        return None
-    header, entry_line, hints, _ = made
-    entry = mod.entry
-    if entry is None or entry.line != entry_line or mod.header_line != header:
-        return None
-    return hint_diagnostics(mod, hints)
+    """`donation_diagnostics` from the hints the read made where it read the entry (`HloModule.hints_of_read`,
+    taken: a later run makes its own), when nothing was ``edited`` since; None otherwise. (After the verifier's
+    rules: `entry_layout` reads them too.)"""
+    made = mod.hints_of_read()
+    mod.read_hints = None
+    return None if made is None or edited else hint_diagnostics(mod, made[2])
 
 
 def hint_diagnostics(mod: HloModule, hints: list[Hint]) -> list[Diagnostic]:

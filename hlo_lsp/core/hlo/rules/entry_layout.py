@@ -24,9 +24,9 @@ def entry_layout(m: ModuleFacts) -> Iterator[Diagnostic]:
     entry = mod.entry
     if mod.header_line is None or entry is None:
         return
-    made = mod.read_hints
-    if made is not None and made[3] and not mod.patched and (made[0], made[1]) == (mod.header_line, entry.line):
-        return  # found quiet by the read where it read the entry (`quiet`), on these lines, and nothing edited since
+    made = mod.hints_of_read()
+    if made is not None and made[3]:
+        return  # found quiet by the read where it read the entry (`quiet`), and nothing edited since
     line = mod.lines[mod.header_line]
     mm = _LAYOUT_ATTR.search(line)
     if mm is None or _layout_plainly_agrees(m, entry, line, mm.start()):
