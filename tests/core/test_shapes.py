@@ -284,3 +284,30 @@ def test_parse_human_size_brackets_the_value():
     assert parse_human_size("8B") == (8, 8)
     assert parse_human_size("nonsense") is None
     assert parse_human_size("1.2.3KiB") is None
+
+
+def test_long_shapes_parsed_again_are_what_a_fresh_parse_gives():
+    """Texts of `LONG_SHAPE` characters or more are kept by their text after a parse (a hover on the Adam module's
+    ENTRY root, or on any of its 9,000 values, parsed its 184 kB tuple each time): asked again, in any order, past
+    the table's size, and for texts that are no shape, the answer is the fresh parse's."""
+    from hlo_lsp.core import memos
+    from hlo_lsp.core.shapes import parse as P
+
+    rng = random.Random(14)
+    elements = ["f32[64]{0}", "f32[128,128]{1,0}", "s32[]", "pred[3,2]{0,1}", "bf16[8]{0:T(128)(2,1)}", "(u8[4], s8[])"]
+
+    def long_text(k: int) -> str:
+        parts = []
+        for i in range(k):
+            parts.append(("/*index=%d*/" % i if i % 5 == 0 and i else "") + rng.choice(elements))
+        text = "(" + ", ".join(parts) + ")"
+        return text if rng.random() < 0.8 else text[: rng.randrange(P.LONG_SHAPE, len(text))]  # some cut: no shape
+
+    texts = [long_text(rng.randrange(150, 400)) for _ in range(P._LONG_MEMO_MAX + 8)]
+    assert all(len(t) >= P.LONG_SHAPE for t in texts) and any(P._parse_shape(t) is None for t in texts)
+    P._LONG_MEMO.clear()
+    for _ in range(4 * len(texts)):
+        text = rng.choice(texts)
+        assert parse_shape(text) == P._parse_shape(text)
+    assert 0 < len(P._LONG_MEMO) <= P._LONG_MEMO_MAX
+    assert any(t is P._LONG_MEMO for t in memos._TABLES)

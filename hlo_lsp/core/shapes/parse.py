@@ -187,12 +187,30 @@ def _tile(inner: str) -> tuple[int | None, ...] | None:
 _ARRAY_TEXT = re.compile(r"[A-Za-z0-9_]+\[[0-9,]*\](?:\{[0-9,]*\})?(?![{\[])")
 _ARRAY_MEMO: dict[str, Shape] = memo_table({})
 _ARRAY_MEMO_MAX = 4096
+# Long shape texts parsed lately, by their text: the ENTRY root's tuple (9,000 elements, 184 kB in the Adam module)
+# is parsed for every hover on it or on one of its values (6 ms, and 12 ms beside a background read). A hit costs
+# the text's hash and one comparison.
+_LONG_MEMO: dict[str, Shape | None] = memo_table({})
+LONG_SHAPE = 1024
+_LONG_MEMO_MAX = 16
+_UNSEEN = object()
 
 
 def parse_shape(text: str) -> Shape | None:
     """Parse an XLA shape string (array, scalar, token, tuple of any depth); None when it is not one shape."""
     if not isinstance(text, str):
         return None
+    if len(text) < LONG_SHAPE:
+        return _parse_shape(text)
+    done = _LONG_MEMO.get(text, _UNSEEN)
+    if done is _UNSEEN:
+        if len(_LONG_MEMO) >= _LONG_MEMO_MAX:
+            _LONG_MEMO.clear()  # (threads share it: one C call each, no check-then-act)
+        done = _LONG_MEMO[text] = _parse_shape(text)
+    return done  # type: ignore[return-value]
+
+
+def _parse_shape(text: str) -> Shape | None:
     n = len(text)
     i = _skip(text, 0, n)
     # Each open tuple is a list of its element shapes so far.
