@@ -289,6 +289,10 @@ class Workspace:
             a = analyse(path, src, lines, text, previous)
             if isinstance(src.doc, LineDocument):
                 src.doc.forget_large_text()  # read: the lines alone are kept
+            elif turns.in_background():
+                # a sibling read for an open buffer file (`warm`): its lookups made before a request can see it
+                # (a hover on the values file searched the module's names, 5-8 ms, until `warm` was done)
+                warm_index(a.index)
             with self._lock:
                 log = self._edits_during_read.pop(path, None)
                 if src.doc.generation == generation and self._current(path) is src:
@@ -368,9 +372,7 @@ class Workspace:
             b = self.bundle(path, read_large=True, warm=True)
             if b.buffers is not None:  # joined before: every hover on an instruction reads it
                 b.buffers.warm()
-            for a in b.documents():
-                turns.give_way()
-                warm_index(a.index)
+            _warm_documents(b)  # (made by the bundle before it was kept, unless it was kept before)
         except ReadError:
             pass
 
@@ -483,6 +485,11 @@ class Workspace:
         if docs and buffers is None:
             return ModuleBundle(hlo_a, docs, None, True)  # to be joined by a worker (`prepare_bundle`); not kept
         b = ModuleBundle(hlo_a, docs, buffers, partial)
+        if warm:
+            # before it is kept: a definition or references request on a buffer file between the join and `warm`'s
+            # lookups made the file's key map on the event loop (50 ms for the values file); until it is kept,
+            # requests answer from the files read so far (each with its lookups made as it was read, `analysis`)
+            _warm_documents(b)
         with self._lock:
             # one bundle per module: the one of an older version, or made while its siblings were being read
             # (each with its own joined BufferSet, ~10 MB for the benchmark dump), is not kept beside the newest
@@ -571,3 +578,11 @@ class Workspace:
         with self._lock:
             self._joins = [*self._joins[-3:], (kinds_sources, bs)]
         return bs
+
+
+def _warm_documents(b: ModuleBundle) -> None:
+    """Build each of ``b``'s documents' lazily made lookups now (`warm_index`: an HLO module's name index, users
+    and callers maps, a buffer file's key map), giving way before each."""
+    for a in b.documents():
+        turns.give_way()
+        warm_index(a.index)

@@ -48,3 +48,48 @@ def test_the_join_warm_makes_is_kept_with_its_map_made():
     other = Workspace()
     lazy = other.bundle(path, read_large=True).buffers
     assert lazy is not None and lazy._by_instruction is None
+
+
+def _lookups_made(a) -> bool:
+    """``a``'s lazily made lookups (`analysis.warm_index`) are made: a module's name index and users map, a buffer
+    file's key map."""
+    from hlo_lsp.core.occurrences import OccurrenceIndex
+
+    if a.hlo is not None:
+        return a.hlo.index_made() and a.hlo._users is not None
+    return not isinstance(a.index, OccurrenceIndex) or a.index._by_key is not None
+
+
+class _Watched(dict):
+    """A workspace table that records, for each value stored, whether ``check`` held for it then."""
+
+    def __init__(self, check) -> None:
+        super().__init__()
+        self.check, self.seen = check, []
+
+    def __setitem__(self, key, value) -> None:
+        self.seen.append((key, self.check(value)))
+        super().__setitem__(key, value)
+
+
+def test_what_the_background_reads_for_an_open_buffer_file_is_seen_with_its_lookups_made():
+    """`Workspace.warm` for an open buffer file reads its module and the other buffer files from disk: each is
+    cached (where a request sees it) with its lookups made, and so is the joined bundle (a hover on the values file
+    searched the module's names, 5-8 ms, until `warm` had made them after the join); a read outside background
+    work leaves them for later."""
+    from hlo_lsp.core.process import turns
+
+    module = MODULES[0]
+    path = str(module).replace(".txt", "-buffer-assignment-values.txt")
+    ws = Workspace()
+    ws.open(path, open(path).read(), 1)
+    ws._analyses = _Watched(_lookups_made)
+    ws._bundles = _Watched(lambda held: all(_lookups_made(d) for d in held[1].documents()))
+    with turns.background():
+        ws.warm(path)
+    siblings = [(k, ok) for k, ok in ws._analyses.seen if k != path]
+    assert len(siblings) >= 3 and all(ok for _, ok in siblings), siblings
+    assert ws._bundles.seen and all(ok for _, ok in ws._bundles.seen)
+    other = Workspace()
+    a = other.analysis(str(module))
+    assert not _lookups_made(a)
