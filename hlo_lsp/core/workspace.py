@@ -33,11 +33,13 @@ from hlo_lsp.core.analysis import (
     warm_index,
 )
 from hlo_lsp.core.document import DiskDocument, Edit, LineDocument
+from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.memory.oom import dump_modules, pick_module, resolve
 from hlo_lsp.core.passes.store import PassHistories
 from hlo_lsp.core.process import fork, pieces, turns
 
 LOOP_READ_LINES = 20_000  # an open document longer than this is never read by `Workspace.loop_thread` (~2 MB of a dump)
+MAPS_NOW_MAX = 5_000  # instructions of a module whose users and callers maps the event loop builds itself (~7 ms)
 
 __all__ = [  # the analysis types, named here too: callers ask the workspace for them
     "LARGE_SIBLING_BYTES",
@@ -476,12 +478,12 @@ class Workspace:
             # them all (this bundle is not kept, so it never evicts that one). The document's own records are
             # joined on their own once, by a worker (`prepare_bundle`): on the event loop that took 0.1-0.9 s, so
             # there, until then, the bundle has none (a hover says the files are being read)
-            own_join = self._joined_buffers(own, make=not self._on_loop()) if own else None
+            own_join = self._joined_buffers(own, make=not self.on_loop()) if own else None
             return ModuleBundle(hlo_a, own, own_join, True)
         if docs:
             turns.give_way()
         large = any(d.size > LARGE_SIBLING_BYTES for d in docs.values())
-        buffers = self._joined_buffers(docs, make=not (large and self._on_loop()), warm=warm) if docs else None
+        buffers = self._joined_buffers(docs, make=not (large and self.on_loop()), warm=warm) if docs else None
         if docs and buffers is None:
             return ModuleBundle(hlo_a, docs, None, True)  # to be joined by a worker (`prepare_bundle`); not kept
         b = ModuleBundle(hlo_a, docs, buffers, partial)
@@ -512,9 +514,18 @@ class Workspace:
                 for _, b in self._bundles.values()
             )
 
-    def _on_loop(self) -> bool:
-        """This thread is `loop_thread`, which never reads nor joins a large document."""
+    def on_loop(self) -> bool:
+        """This thread is `loop_thread`, which never reads nor joins a large document, nor builds a large module's
+        users and callers maps (`maps_at_once`)."""
         return self.loop_thread == threading.get_ident()
+
+    def maps_at_once(self, mod: HloModule) -> bool:
+        """``mod``'s users and callers maps can be had here without waiting: they are built, or this thread may
+        build them (any but the event loop, or a module of at most `MAPS_NOW_MAX` instructions). On the event
+        loop a large module's are left to the background build after its read (a hover on a computation's name
+        built the 100 MB module's there for 1.2 s, every other request waiting): a request that needs them waits
+        for them in a worker thread, or answers without them."""
+        return mod.maps_built() or not self.on_loop() or len(mod.instructions) <= MAPS_NOW_MAX
 
     def prepare_bundle(self, path: str) -> None:
         """Make ``path``'s bundle as a request would (a worker thread, after reading a buffer file): its own

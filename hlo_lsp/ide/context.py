@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.document import Lines
 from hlo_lsp.core.hlo.index import HloIndex
+from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.occurrences import Occurrence, OccurrenceIndex
 from hlo_lsp.core.workspace import Analysis, ModuleBundle, ReadError, Workspace
 from hlo_lsp.ide.types import Location
@@ -25,6 +26,11 @@ class Cursor:
     occurrence: Occurrence | None
     line: int
     col: int
+    ws: Workspace | None = None  # where it was found (None: a request made off the event loop)
+
+    def maps_at_once(self, mod: HloModule) -> bool:
+        """``mod``'s users and callers maps can be had without waiting (`Workspace.maps_at_once`)."""
+        return self.ws is None or self.ws.maps_at_once(mod)
 
     @property
     def path(self) -> str:
@@ -47,7 +53,7 @@ def cursor(ws: Workspace, path: str, line: int, col: int) -> Cursor | None:
         bundle = ws.bundle(path)
     except ReadError:
         return None
-    return Cursor(a, bundle, a.index.at(line, col), line, col)
+    return Cursor(a, bundle, a.index.at(line, col), line, col, ws)
 
 
 def doc_path(bundle: ModuleBundle, kind: str) -> str | None:

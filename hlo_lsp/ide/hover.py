@@ -32,6 +32,8 @@ from hlo_lsp.ide.types import HoverResult
 _SHAPE_AT = re.compile(r"(?:(?<![a-z0-9_])[a-z][a-z0-9]*\[[^\][]*\](?:\{[^{}]*\})?|\((?:[^()]|\([^()]*\))*\))")
 
 DONATION_NOW_LIMIT = 2_000_000  # above this a module's donation hints come from its verifier run only
+# what a hover says of a large module's users or callers while its maps are built in the background after its read
+INDEXING = "being indexed: hover again in a moment"
 
 
 def hover(ws: Workspace, path: str, line: int, col: int) -> HoverResult | None:
@@ -131,7 +133,10 @@ def _instruction_fields(cur: Cursor, mod: HloModule, ins: Instruction) -> Fields
             oshape = f" {shorten(od.shape.text, MAX_SHAPE_TEXT)}" if od is not None and od.shape is not None else ""
             ops.append(f"`{op}`{oshape}")
         f.add("Operands", ", ".join(ops) + (f" … ({len(ins.operands)})" if len(ins.operands) > 8 else ""))
-    f.add("Users", str(mod.user_count(ins.name, mod.index_at_line(ins.line))))
+    if mod.users_at_once() or cur.maps_at_once(mod):
+        f.add("Users", str(mod.user_count(ins.name, mod.index_at_line(ins.line))))
+    else:
+        f.add("Users", f"_{INDEXING}_", INDEXING)
     if ins.called:
         f.add("Calls", ", ".join(f"`{c}`" for c in ins.called))
     if d is not None:
@@ -172,6 +177,9 @@ def hover_computation(cur: Cursor, name: str, rng: Range) -> HoverResult | None:
     f = Fields(f"**computation** `{name}`" + (" (ENTRY)" if c.is_entry else ""), f"computation {name}")
     f.block(shorten(f"{name} {c.signature}", 400))
     f.add("Instructions", str(len(c.instructions)))
+    if not cur.maps_at_once(mod):
+        f.add("Called by", f"_{INDEXING}_", INDEXING)
+        return f.result(rng)
     callers = mod.callers(name)
     if callers:
         f.add("Called by", ", ".join(f"`{x.name}`" for x in callers[:8]) + (" …" if len(callers) > 8 else ""))

@@ -75,8 +75,9 @@ def _instruction_target(cur: Cursor, name: str, role: str) -> list[Location]:
     ins = mod.instruction(name, scope)
     if ins is None:
         return []
-    if role == "def" and ins.opcode == "parameter" and ins.parameter_number is not None:
-        # a parameter of a called computation: go to the operand each caller passes
+    if role == "def" and ins.opcode == "parameter" and ins.parameter_number is not None and cur.maps_at_once(mod):
+        # a parameter of a called computation: go to the operand each caller passes (a large module's callers are
+        # known once its maps are built in the background: until then, the parameter itself)
         comp = mod.computation_of(ins)
         callee = comp.name if comp is not None else ""
         out = []

@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+import inspect
 import logging
 import threading
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcContentModified
 from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
@@ -296,12 +298,52 @@ class HloLanguageServer(LanguageServer):
         src = self.ws.open_source(path)
         return src.version if src is not None else None
 
+    async def maps_ready(self, path: str) -> None:
+        """Before a request that reads the users or callers of ``path``'s module (references, highlights, incoming
+        calls, renames) on the event loop: when that module is large and its maps are not built yet (the
+        background build after its read takes 0.3 s for the 23 MB module, 1.2 s for the 100 MB one), wait for
+        them in a worker thread, the loop answering other requests meanwhile (`Workspace.maps_at_once`).
+        Raises ``JsonRpcContentModified`` when the document changed meanwhile: the request's position is stale."""
+        ws = self.ws
+        try:
+            a = ws.analysis(path)
+            bundle = ws.bundle(path) if a.hlo is None else None
+        except ReadError:
+            return
+        mod = a.hlo if a.hlo is not None else (bundle.hlo.hlo if bundle is not None and bundle.hlo else None)
+        if mod is None or ws.maps_at_once(mod):
+            return
+        version = self.current_version(path)
+        await asyncio.to_thread(_wait_for_maps, mod)
+        if self.current_version(path) != version:
+            raise JsonRpcContentModified(message=f"{path} changed while its module was indexed; ask again")
+
 
 server = HloLanguageServer()
 
 
+def _wait_for_maps(mod) -> None:
+    """``mod``'s users and callers maps, built here or by the background build under way (`HloModule._maps`)."""
+    with turns.waiting_for_background():  # (the background build does not give way to the request waiting for it)
+        mod.build_maps()
+
+
 def safe(fn):
-    """Log and answer null instead of raising: a failing feature never takes the server down."""
+    """Log and answer null instead of raising: a failing feature never takes the server down (a request the
+    document's change made stale still gets ``ContentModified``)."""
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def waiting(ls, params):
+            try:
+                return await fn(ls, params)
+            except JsonRpcContentModified:
+                raise
+            except Exception:  # noqa: BLE001 - the point is to survive anything
+                log.exception("%s failed", fn.__name__)
+                return None
+
+        return waiting
 
     @functools.wraps(fn)
     def wrapper(ls, params):

@@ -199,7 +199,8 @@ def _refuse(e: rename.RenameRefused) -> JsonRpcException:
 
 
 @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
-def on_prepare_rename(ls: HloLanguageServer, params: lsp.PrepareRenameParams):
+async def on_prepare_rename(ls: HloLanguageServer, params: lsp.PrepareRenameParams):
+    await ls.maps_ready(uri_to_path(params.text_document.uri))  # (a rename finds every use: a large module's maps)
     path, line, col = ls.at(params)
     try:
         t = rename.prepare_rename(ls.ws, path, line, col)
@@ -212,7 +213,8 @@ def on_prepare_rename(ls: HloLanguageServer, params: lsp.PrepareRenameParams):
 
 
 @server.feature(lsp.TEXT_DOCUMENT_RENAME, lsp.RenameOptions(prepare_provider=True))
-def on_rename(ls: HloLanguageServer, params: lsp.RenameParams):
+async def on_rename(ls: HloLanguageServer, params: lsp.RenameParams):
+    await ls.maps_ready(uri_to_path(params.text_document.uri))
     path, line, col = ls.at(params)
     try:
         edits = rename.rename(ls.ws, path, line, col, params.new_name)

@@ -52,15 +52,17 @@ def on_type_definition(ls: HloLanguageServer, params: lsp.TypeDefinitionParams):
 
 @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
 @safe
-def on_references(ls: HloLanguageServer, params: lsp.ReferenceParams):
+async def on_references(ls: HloLanguageServer, params: lsp.ReferenceParams):
+    await ls.maps_ready(uri_to_path(params.text_document.uri))  # (a large module's users: its maps)
     groups = navigation.reference_spans(ls.ws, *ls.at(params), params.context.include_declaration)
     return RawResult(ls.conv.spans_json(groups)) if groups else None  # thousands of locations for a busy name
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
 @safe
-def on_highlight(ls: HloLanguageServer, params: lsp.DocumentHighlightParams):
+async def on_highlight(ls: HloLanguageServer, params: lsp.DocumentHighlightParams):
     path = uri_to_path(params.text_document.uri)
+    await ls.maps_ready(path)
     conv = ls.conv
     lines = ls.lines_of(path)
     kinds = {"write": lsp.DocumentHighlightKind.Write, "read": lsp.DocumentHighlightKind.Read}
@@ -148,7 +150,8 @@ def on_prepare_calls(ls: HloLanguageServer, params: lsp.CallHierarchyPreparePara
 
 @server.feature(lsp.CALL_HIERARCHY_INCOMING_CALLS)
 @safe
-def on_incoming(ls: HloLanguageServer, params: lsp.CallHierarchyIncomingCallsParams):
+async def on_incoming(ls: HloLanguageServer, params: lsp.CallHierarchyIncomingCallsParams):
+    await ls.maps_ready(uri_to_path(params.item.uri))  # (a large module's callers: its maps)
     item = _from_call_item(ls, params.item)
     if item is None:
         return None

@@ -140,3 +140,90 @@ def test_two_threads_asking_for_one_join_make_it_once(large_set, monkeypatch):
     first.join(60)
     assert len(made) == 1
     assert got[0] is second is not None
+
+
+LOOPS = DATA / "jax-cpu" / "loops_scan_while" / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations.txt"
+
+
+def _called_computation(lines: list[str]) -> tuple[str, int, int, int]:
+    """(a computation some instruction calls with ``calls=``, its header line, its first parameter's line and that
+    parameter's name column)."""
+    import re
+
+    callee = next(m.group(1) for x in lines for m in [re.search(r"calls=%([\w.\-]+)", x)] if m)
+    header = next(i for i, x in enumerate(lines) if x.startswith(f"%{callee} "))
+    param = next(i for i in range(header + 1, len(lines)) if " parameter(0)" in lines[i])
+    return callee, header, param, lines[param].index("%") + 1
+
+
+def test_the_loop_thread_never_builds_a_large_modules_maps(monkeypatch):
+    """On the event loop, a large module's users and callers maps are left to the background build: a hover on
+    a computation's name says its callers are being indexed, go-to-definition on a parameter goes to the
+    parameter (not to the operands its callers pass), and nothing builds them; once another thread has built
+    them, the loop's answers are those a workspace without an event loop gives."""
+    from hlo_lsp.ide import hover, navigation
+
+    monkeypatch.setattr(workspace, "MAPS_NOW_MAX", 10)  # (the real dump: some hundred instructions)
+    path, text = str(LOOPS), LOOPS.read_text()
+    lines = text.split("\n")
+    callee, header, param, col = _called_computation(lines)
+    ws = Workspace()
+    ws.loop_thread = threading.get_ident()
+    ws.open(path, text, 1)
+    mod = ws.analysis(path).hlo
+    assert mod is not None and len(mod.instructions) > workspace.MAPS_NOW_MAX
+    h = hover.hover(ws, path, header, 1)
+    assert h is not None and f"Called by: {hover.INDEXING}" in h.plain.split("\n")
+    users = hover.hover(ws, path, param, col)
+    assert users is not None and "Users: " in users.plain
+    assert [x.range.start_line for x in navigation.definition(ws, path, param, col)] == [param]
+    assert not mod.maps_built()
+
+    _in_thread(mod.build_maps)
+    off = Workspace()  # no event loop: builds where asked
+    off.open(path, text, 1)
+    for line, c in ((header, 1), (param, col)):
+        assert hover.hover(ws, path, line, c) == hover.hover(off, path, line, c)
+        assert navigation.definition(ws, path, line, c) == navigation.definition(off, path, line, c)
+    got = hover.hover(ws, path, header, 1)
+    assert got is not None and hover.INDEXING not in got.plain and "Called by: " in got.plain
+    # (now the parameter's definition is the operand its callers pass)
+    assert param not in [x.range.start_line for x in navigation.definition(ws, path, param, col)]
+
+
+def test_maps_asked_for_while_they_are_built_are_taken_from_that_build(monkeypatch):
+    """A thread asking for a module's maps while another builds them (a references request waiting in a worker
+    while the background build after the read goes on) waits for that build instead of making its own."""
+    from hlo_lsp.core.hlo import model
+
+    text = LOOPS.read_text()
+    lines = text.split("\n")
+    callee = _called_computation(lines)[0]
+    ws = Workspace()
+    ws.open(str(LOOPS), text, 1)
+    mod = ws.analysis(str(LOOPS)).hlo
+    builds, started, gate = [], threading.Event(), threading.Event()
+    real = model.users_and_callers
+
+    def slow(m):
+        builds.append(m)
+        started.set()
+        gate.wait(10)
+        return real(m)
+
+    monkeypatch.setattr(model, "users_and_callers", slow)
+    first = threading.Thread(target=mod.build_maps)
+    first.start()
+    assert started.wait(10)
+    got: list = []
+    second = threading.Thread(target=lambda: got.append([x.name for x in mod.callers(callee)]))
+    second.start()
+    time.sleep(0.05)
+    assert second.is_alive() and len(builds) == 1  # waiting for the first build, not making its own
+    gate.set()
+    first.join(10)
+    second.join(10)
+    assert len(builds) == 1 and got and got[0]
+    fresh = Workspace()
+    fresh.open(str(LOOPS), text, 1)
+    assert got[0] == [x.name for x in fresh.analysis(str(LOOPS)).hlo.callers(callee)]
