@@ -17,9 +17,10 @@ and ``neovim`` v0.11 profiles, which say what the editor supports: delta tokens,
    the viewport, pulled diagnostics; Neovim 0.11: ``semanticTokens/full``, ``inlayHint``; it would pull
    diagnostics too, but the server offers pull only to a client it can ask to pull again, and pushes them to
    Neovim: the first and last push are reported). Each is timed from writing it to reading its answer
-   ("first"). While they are in flight, a hover every 100 ms at random instruction lines ("hover during": p95,
-   max, over every hover of steps 1-3 and after each while the server's background work, under its
-   ``$/progress``, goes on; each hover's time from ``didOpen`` and latency are in the ``--json`` output).
+   ("first"). While they are in flight, a hover every 100 ms at a random name, an instruction's or a computation's
+   (header, call site) ("hover during": p95, max, over every hover of steps 1-3 and after each while the server's
+   background work, under its ``$/progress``, goes on; each hover's time from ``didOpen`` and latency are in the
+   ``--json`` output).
 2. **again**: the same requests again, nothing changed; then hovers until the background work is done.
 3. **after edit**: a one-line edit (a space inserted on a middle line), then the editor's after-edit requests
    (``semanticTokens/full/delta`` with the last result id, ``codeLens``, ``inlayHint``, ``documentSymbol``,
@@ -88,6 +89,8 @@ AFTER_EDIT = {
     "neovim": ["semanticTokens/full/delta", "inlayHint"],
 }
 NAME_LINE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+) = ")
+# a computation's name where a person hovers it too: its header, and where an instruction calls it
+COMPUTATION_NAME = re.compile(r"^(?:ENTRY\s+)?%([\w.\-]+) \(|(?:calls|to_apply|body|condition)=%([\w.\-]+)")
 
 
 def capabilities(editor: str) -> dict:
@@ -128,9 +131,15 @@ class Session:
         self.sizes: dict[str, int] = {}
         self.delta_ok: bool | None = None
         self.opened = time.monotonic()  # set again at didOpen
-        self.names = [(i, m.start(1)) for i, x in enumerate(self.lines) if (m := NAME_LINE.match(x))] or [
-            (i, 0) for i in range(0, len(self.lines), max(1, len(self.lines) // 1000))
+        # hovered: the names instructions define, and computations' names (headers, call sites)
+        self.names = [(i, m.start(1)) for i, x in enumerate(self.lines) if (m := NAME_LINE.match(x))]
+        self.names += [
+            (i, m.start(m.lastindex or 1))
+            for i, x in enumerate(self.lines)
+            if "%" in x
+            for m in COMPUTATION_NAME.finditer(x)
         ]
+        self.names = self.names or [(i, 0) for i in range(0, len(self.lines), max(1, len(self.lines) // 1000))]
 
     def params(self, method: str, mid: int) -> dict:
         td = {"textDocument": {"uri": self.doc}}
