@@ -368,9 +368,13 @@ class Workspace:
         if self.passes.is_history_file(path):
             self.passes.get(path, build=True)
         try:
-            if self.analysis(path).kind == kinds.OOM:
+            a = self.analysis(path)
+            if a.kind == kinds.OOM:
                 self.oom_dump(path, find=True)
                 return
+            # its own lookups first: a definition or references request on a buffer file made its key map on the
+            # event loop (50 ms for the values file) until its siblings had been read and joined, seconds later
+            warm_index(a.index)
             b = self.bundle(path, read_large=True, warm=True)
             if b.buffers is not None:  # joined before: every hover on an instruction reads it
                 b.buffers.warm()
@@ -488,9 +492,8 @@ class Workspace:
             return ModuleBundle(hlo_a, docs, None, True)  # to be joined by a worker (`prepare_bundle`); not kept
         b = ModuleBundle(hlo_a, docs, buffers, partial)
         if warm:
-            # before it is kept: a definition or references request on a buffer file between the join and `warm`'s
-            # lookups made the file's key map on the event loop (50 ms for the values file); until it is kept,
-            # requests answer from the files read so far (each with its lookups made as it was read, `analysis`)
+            # before it is kept: its siblings' lookups made where each was read (`analysis`), the document's own by
+            # `warm` before it read them; until it is kept, requests answer from the files read so far
             _warm_documents(b)
         with self._lock:
             # one bundle per module: the one of an older version, or made while its siblings were being read
