@@ -16,14 +16,18 @@ computations met first in the file; not 200,000 entries (57 MB of JSON, 20 s) th
 
 from __future__ import annotations
 
+import heapq
 from array import array
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import chain, compress, repeat
+from operator import contains, not_
 from typing import NamedTuple
 
 from hlo_lsp.core.diagnostics import Range
 from hlo_lsp.core.document import Lines
+from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.workspace import Analysis, ReadError, Workspace
 from hlo_lsp.ide.context import instruction_definition, value_definition
@@ -553,41 +557,86 @@ def resolve_link(ws: Workspace, path: str, index: int) -> DocumentLink | None:
 
 def workspace_symbols(ws: Workspace, query: str, paths: list[str]) -> list[WorkspaceSymbol]:
     """Computations, instructions and allocations whose name contains ``query`` (case-insensitive) in ``paths``
-    and their siblings, best matches (prefix, then shortest) first; at most MAX_WORKSPACE_SYMBOLS."""
+    and their siblings, best matches (prefix, then shortest) first, then in document order; at most
+    MAX_WORKSPACE_SYMBOLS. Each match is ranked from its module's columns by C iteration, and only the best become
+    symbols: an `Instruction` made for each of the 23 MB module's 200,000 names took 0.12-1.3 s a query."""
     q = query.lower()
-    found: list[tuple[int, int, WorkspaceSymbol]] = []
+    docs: list[Analysis] = []
     seen_paths: set[str] = set()
     for p in paths:
         try:
-            docs = ws.bundle(p).documents()
+            bundle_docs = ws.bundle(p).documents()
         except ReadError:
             continue
-        for a in docs:
-            if a.path in seen_paths:
-                continue
-            seen_paths.add(a.path)
-            for name, kind, rng, container in _symbols_of(a):
-                low = name.lower()
-                if q in low:
-                    found.append(
-                        (
-                            0 if low.startswith(q) else 1,
-                            len(name),
-                            WorkspaceSymbol(name, kind, Location(a.path, rng), container),
-                        )
-                    )
-    found.sort(key=lambda t: (t[0], t[1], t[2].name))
-    return [t[2] for t in found[:MAX_WORKSPACE_SYMBOLS]]
+        for a in bundle_docs:
+            if a.path not in seen_paths:
+                seen_paths.add(a.path)
+                docs.append(a)
+    # (rank, length, name, document, line, which symbol of the document): never equal up to the line
+    ranked = chain.from_iterable(_ranked(a, q, seq) for seq, a in enumerate(docs))
+    return [
+        _workspace_symbol(docs[seq], name, which)
+        for _, _, name, seq, _, which in heapq.nsmallest(MAX_WORKSPACE_SYMBOLS, ranked)
+    ]
 
 
-def _symbols_of(a: Analysis):
+def _ranked(a: Analysis, q: str, seq: int) -> Iterator[tuple[int, int, str, int, int, int]]:
+    """The symbols of ``a`` (document ``seq``) whose lower-cased name holds ``q``, as `workspace_symbols` ranks
+    them; which symbol: an instruction's index, ``-1 - k`` for computation ``k``, ``k`` for allocation ``k``."""
     if a.hlo is not None:
         mod = a.hlo
-        for c in mod.computations:
-            yield c.name, "function", c.name_range, mod.name or ""
-            for i in c.instructions:
-                ins = mod.instructions[i]
-                yield ins.name, "variable", ins.name_range, c.name
+        comps = mod.computations
+        for k, c in enumerate(comps):
+            low = c.name.lower()
+            if q in low:
+                yield (0 if low.startswith(q) else 1), len(c.name), c.name, seq, c.line, -1 - k
+        t = mod.instructions
+        inside = _in_computations(mod)
+        if isinstance(t, InstructionTable):
+            names, line_of = t.names, t.line_of
+            low_names = list(map(str.lower, names))
+            hits = list(compress(range(len(names)), map(contains, low_names, repeat(q))))
+            if inside is not None:
+                hits = [i for i in hits if i in inside]
+            matched = list(map(names.__getitem__, hits))
+            prefix = map(str.startswith, map(low_names.__getitem__, hits), repeat(q))
+            yield from zip(
+                map(int, map(not_, prefix)),
+                map(len, matched),
+                matched,
+                repeat(seq),
+                map(line_of.__getitem__, hits),
+                hits,
+            )
+            return
+        for i, ins in enumerate(t):
+            low = ins.name.lower()
+            if q in low and (inside is None or i in inside):
+                yield (0 if low.startswith(q) else 1), len(ins.name), ins.name, seq, ins.line, i
     elif a.buffers is not None:
-        for al in a.buffers.allocations:
-            yield f"allocation {al.index}", "object", al.range, ""
+        for k, al in enumerate(a.buffers.allocations):
+            name = f"allocation {al.index}"
+            if q in name:
+                yield (0 if name.startswith(q) else 1), len(name), name, seq, al.range.start_line, k
+
+
+def _in_computations(mod: HloModule) -> set[int] | None:
+    """The instructions inside a computation, when some are not (a module with lines outside every block); None
+    when every one is (as in every module XLA writes)."""
+    if sum(len(c.instructions) for c in mod.computations) == len(mod.instructions):
+        return None
+    return {i for c in mod.computations for i in c.instructions}
+
+
+def _workspace_symbol(a: Analysis, name: str, which: int) -> WorkspaceSymbol:
+    """`_ranked`'s symbol ``which`` of ``a``, named ``name``."""
+    if a.hlo is None:
+        assert a.buffers is not None
+        return WorkspaceSymbol(name, "object", Location(a.path, a.buffers.allocations[which].range), "")
+    mod = a.hlo
+    if which < 0:
+        c = mod.computations[-1 - which]
+        return WorkspaceSymbol(name, "function", Location(a.path, c.name_range), mod.name or "")
+    ins = mod.make_instruction(which)
+    comp = mod.computation_of(ins)
+    return WorkspaceSymbol(name, "variable", Location(a.path, ins.name_range), comp.name if comp else "")
