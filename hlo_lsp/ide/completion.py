@@ -14,11 +14,15 @@ Anywhere else nothing is offered. Buffer-assignment files get no completion.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hlo_lsp.core import kinds
 from hlo_lsp.core.document import Lines
+from hlo_lsp.core.hlo.instructions import InstructionTable, instruction_names
 from hlo_lsp.core.hlo.line import CALL_ATTRS, parse_instruction_line
+from hlo_lsp.core.hlo.model import HloModule
 from hlo_lsp.core.hlo.opcodes import COMMON_ATTRIBUTES, OPCODES, lookup
 from hlo_lsp.core.workspace import ReadError, Workspace
 
@@ -118,33 +122,46 @@ def _context(before: str) -> tuple[str, str] | None:
     return None
 
 
+MAX_NAMES = 100  # operand or computation names offered at once: the nearest holding what is typed (`completions`)
+
+
 def complete(ws: Workspace, path: str, line: int, col: int) -> list[CompletionItem]:
     """Completion items at (line, col) of an HLO document; [] for other documents and contexts."""
+    return completions(ws, path, line, col)[0]
+
+
+def completions(ws: Workspace, path: str, line: int, col: int) -> tuple[list[CompletionItem], bool]:
+    """(`complete`'s items, whether more names would have been offered): in a long computation or module only the
+    `MAX_NAMES` nearest names holding the word typed so far (any case) are, and the editor asks again as more is
+    typed (the 23 MB module's ENTRY offered 25,714 operands, 0.43 s on the event loop a keystroke)."""
     try:
         a = ws.analysis(path)
     except ReadError:
-        return []
+        return [], False
     if a.kind != kinds.HLO or a.hlo is None or not 0 <= line < len(a.lines):
-        return []
+        return [], False
     before = a.lines[line][:col]
     ctx = _context(before)
     if ctx is None:
-        return []
+        return [], False
     what, opcode = ctx
+    typed = before[_word_start(before, len(before)) :].lower()
     mod = a.hlo
     comp = mod.computation_at_line(line)
     if what == "opcode":
-        return [
+        items = [
             CompletionItem(name, "keyword", info.family) for name, info in sorted(OPCODES.items()) if info.in_parser
         ]
+        return items, False
     if what == "computation":
-        return [
-            CompletionItem(c.name, "function", c.signature.strip()[:80])
-            for c in mod.computations
-            if comp is None or c.name != comp.name
-        ]
+        comps = [c for c in mod.computations if (comp is None or c.name != comp.name) and typed in c.name.lower()]
+        more = len(comps) > MAX_NAMES
+        # (the nearest: those defined last before the cursor's line, then the first after it)
+        near = sorted(comps, key=lambda c: (c.line > line, -c.line if c.line < line else c.line))[:MAX_NAMES]
+        near.sort(key=lambda c: c.line)
+        return [CompletionItem(c.name, "function", c.signature.strip()[:80]) for c in near], more
     if what == "operand":
-        return _operands(mod, a.lines, comp, line)
+        return _operands(mod, a.lines, comp, line, typed)
     info, wrapped = lookup(opcode)
     names: dict[str, str] = {}
     for source in (info, wrapped):
@@ -153,26 +170,51 @@ def complete(ws: Workspace, path: str, line: int, col: int) -> list[CompletionIt
     for k, v in COMMON_ATTRIBUTES.items():
         names.setdefault(k, v)
     written = {x.key for x in (parse_instruction_line(a.lines[line]) or _NoLine).attributes}
-    return [
+    items = [
         CompletionItem(k, "property", kind, insert_text=k + "=")
         for k, kind in sorted(names.items())
         if k not in written
     ]
+    return items, False
 
 
 class _NoLine:
     attributes: list = []
 
 
-def _operands(mod, lines: Lines, comp, line: int) -> list[CompletionItem]:
+def _operands(mod: HloModule, lines: Lines, comp, line: int, typed: str) -> tuple[list[CompletionItem], bool]:
+    """The instructions of ``comp`` defined before ``line`` whose name holds ``typed``: the `MAX_NAMES` nearest,
+    in document order, each with its shape and opcode (whether more there were)."""
     if comp is None:
-        return []
-    out: dict[str, CompletionItem] = {}
-    for i in comp.instructions:
-        ins = mod.instructions[i]
-        if ins.line >= line:
-            break
+        return [], False
+    r = comp.instructions
+    t = mod.instructions
+    before: Sequence[int]
+    if isinstance(t, InstructionTable) and isinstance(r, range):
+        # (a computation's lines rise with its instructions: the cursor's place found by bisection)
+        before = range(r.start, bisect_left(t.line_of, line, r.start, r.stop))
+    else:
+        before = [i for i in r if mod.make_instruction(i).line < line]
+    names = instruction_names(t)
+    picked: list[int] = []
+    seen: set[str] = set()
+    for i in reversed(before):
+        name = names[i]
+        if typed in name.lower() and name not in seen:
+            if len(picked) == MAX_NAMES:
+                break
+            seen.add(name)
+            picked.append(i)
+    else:
+        return _operand_items(mod, lines, picked), False
+    return _operand_items(mod, lines, picked), True
+
+
+def _operand_items(mod: HloModule, lines: Lines, picked: list[int]) -> list[CompletionItem]:
+    out = []
+    for i in reversed(picked):  # (picked nearest first; offered in document order)
+        ins = mod.make_instruction(i)
         d = parse_instruction_line(lines[ins.line])
         shape = d.shape.text if d is not None and d.shape is not None else ""
-        out.setdefault(ins.name, CompletionItem(ins.name, "variable", f"{shape} {ins.opcode}".strip()))
-    return list(out.values())
+        out.append(CompletionItem(ins.name, "variable", f"{shape} {ins.opcode}".strip()))
+    return out

@@ -179,9 +179,9 @@ _ITEM_KIND = {
 @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["%", "=", "(", ",", "{"]))
 @safe
 def on_completion(ls: HloLanguageServer, params: lsp.CompletionParams):
-    items = completion.complete(ls.ws, *ls.at(params))
+    items, more = completion.completions(ls.ws, *ls.at(params))
     return lsp.CompletionList(
-        is_incomplete=False,
+        is_incomplete=more,  # (the nearest names only: the editor asks again as more is typed)
         items=[
             lsp.CompletionItem(
                 label=i.label, kind=_ITEM_KIND[i.kind], detail=i.detail or None, insert_text=i.insert_text
