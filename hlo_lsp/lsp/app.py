@@ -10,6 +10,8 @@ import gc
 import inspect
 import logging
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcContentModified
@@ -29,6 +31,7 @@ from hlo_lsp.lsp.protocol import AnsweringProtocol
 from hlo_lsp.lsp.settings import InsightSettings
 from hlo_lsp.lsp.stdio import Intake
 
+T = TypeVar("T")
 log = logging.getLogger("hlo_lsp")
 
 SYMBOL_KIND = {
@@ -297,6 +300,16 @@ class HloLanguageServer(LanguageServer):
     def current_version(self, path: str) -> int | None:
         src = self.ws.open_source(path)
         return src.version if src is not None else None
+
+    async def off_loop(self, path: str, fn: Callable[..., T], *args) -> T:
+        """``fn(*args)`` in a worker thread, for a request whose answer reads a whole computation or module
+        (a call hierarchy over the 23 MB module's ENTRY: 0.4 s); ``JsonRpcContentModified`` when ``path``
+        changed meanwhile."""
+        version = self.current_version(path)
+        got = await asyncio.to_thread(fn, *args)
+        if self.current_version(path) != version:
+            raise JsonRpcContentModified(message=f"{path} changed while the answer was made; ask again")
+        return got
 
     async def maps_ready(self, path: str) -> None:
         """Before a request that reads the users or callers of ``path``'s module (references, highlights, incoming

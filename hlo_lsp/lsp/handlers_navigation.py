@@ -159,8 +159,13 @@ def on_prepare_calls(ls: HloLanguageServer, params: lsp.CallHierarchyPreparePara
 @server.feature(lsp.CALL_HIERARCHY_INCOMING_CALLS)
 @safe
 async def on_incoming(ls: HloLanguageServer, params: lsp.CallHierarchyIncomingCallsParams):
-    await ls.maps_ready(uri_to_path(params.item.uri))  # (a large module's callers: its maps)
-    item = _from_call_item(ls, params.item)
+    path = uri_to_path(params.item.uri)
+    await ls.maps_ready(path)  # (a large module's callers: its maps)
+    return await ls.off_loop(path, _incoming, ls, params.item)
+
+
+def _incoming(ls: HloLanguageServer, it: lsp.CallHierarchyItem) -> list[lsp.CallHierarchyIncomingCall] | None:
+    item = _from_call_item(ls, it)
     if item is None:
         return None
     conv = ls.conv
@@ -174,8 +179,13 @@ async def on_incoming(ls: HloLanguageServer, params: lsp.CallHierarchyIncomingCa
 
 @server.feature(lsp.CALL_HIERARCHY_OUTGOING_CALLS)
 @safe
-def on_outgoing(ls: HloLanguageServer, params: lsp.CallHierarchyOutgoingCallsParams):
-    item = _from_call_item(ls, params.item)
+async def on_outgoing(ls: HloLanguageServer, params: lsp.CallHierarchyOutgoingCallsParams):
+    # (every call of the computation, each line parsed: 0.4 s for the 23 MB module's ENTRY)
+    return await ls.off_loop(uri_to_path(params.item.uri), _outgoing, ls, params.item)
+
+
+def _outgoing(ls: HloLanguageServer, it: lsp.CallHierarchyItem) -> list[lsp.CallHierarchyOutgoingCall] | None:
+    item = _from_call_item(ls, it)
     if item is None:
         return None
     conv = ls.conv
