@@ -324,12 +324,8 @@ class HloLanguageServer(LanguageServer):
         except ReadError:
             return
         mod = a.hlo if a.hlo is not None else (bundle.hlo.hlo if bundle is not None and bundle.hlo else None)
-        if mod is None or ws.maps_at_once(mod):
-            return
-        version = self.current_version(path)
-        await asyncio.to_thread(_wait_for_maps, mod)
-        if self.current_version(path) != version:
-            raise JsonRpcContentModified(message=f"{path} changed while its module was indexed; ask again")
+        if mod is not None and not ws.maps_at_once(mod):
+            await self.off_loop(path, _wait_for_maps, mod)
 
 
 server = HloLanguageServer()
