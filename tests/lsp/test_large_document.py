@@ -18,6 +18,7 @@ from lsprotocol import types as lsp
 from benchmarks.synth_module import synthesize
 from tests.fixtures import DATA
 from tests.lsp.util import change_line, open_doc, tdp
+from tests.server_client import record_published
 
 SRC = DATA / "jax-cpu" / "loops_scan_while" / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations.txt"
 USE = re.compile(r"%([\w.\-]+)(?=[,)])")
@@ -74,14 +75,7 @@ async def _diagnostics_for(client, u: str, version: int, timeout: float = 60) ->
 @pytest.fixture(scope="module", autouse=True)
 def _record_publications(client):
     """Every publishDiagnostics with its version (the client keeps only the latest per document)."""
-    client.published = []
-    original = client.protocol.fm.features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
-
-    def record(params):
-        client.published.append(params)
-        return original(params)
-
-    client.protocol.fm.features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
+    record_published(client)
     yield
 
 

@@ -15,6 +15,7 @@ from lsprotocol import types as lsp
 from benchmarks.synth_module import synthesize
 from tests.fixtures import DATA
 from tests.lsp.util import open_doc, tdp
+from tests.server_client import record_published
 
 SRC = DATA / "jax-cpu" / "loops_scan_while" / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations.txt"
 CALL = re.compile(r"calls=%([\w.\-]+)")
@@ -28,19 +29,12 @@ def big(tmp_path_factory):
 
 
 def _published(client, u: str) -> bool:
-    return any(p.uri == u for p in client.diagnostics_published)
+    return any(p.uri == u for p in client.published)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _record_publications(client):
-    client.diagnostics_published = []
-    original = client.protocol.fm.features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
-
-    def record(params):
-        client.diagnostics_published.append(params)
-        return original(params)
-
-    client.protocol.fm.features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
+    record_published(client)  # (every publication, with its version)
     yield
 
 
