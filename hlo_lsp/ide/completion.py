@@ -198,16 +198,16 @@ def _operands(mod: HloModule, lines: Lines, comp, line: int, typed: str) -> tupl
     names = instruction_names(t)
     picked: list[int] = []
     seen: set[str] = set()
+    more = False
     for i in reversed(before):
         name = names[i]
         if typed in name.lower() and name not in seen:
             if len(picked) == MAX_NAMES:
+                more = True
                 break
             seen.add(name)
             picked.append(i)
-    else:
-        return _operand_items(mod, lines, picked), False
-    return _operand_items(mod, lines, picked), True
+    return _operand_items(mod, lines, picked), more
 
 
 def _operand_items(mod: HloModule, lines: Lines, picked: list[int]) -> list[CompletionItem]:

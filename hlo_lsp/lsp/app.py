@@ -312,8 +312,8 @@ class HloLanguageServer(LanguageServer):
         return got
 
     async def maps_ready(self, path: str) -> None:
-        """Before a request that reads the users or callers of ``path``'s module (references, highlights, incoming
-        calls, renames) on the event loop: when that module is large and its maps are not built yet (the
+        """Before a request that reads the users or callers of ``path``'s module (references, highlights, renames)
+        on the event loop: when that module is large and its maps are not built yet (the
         background build after its read takes 0.3 s for the 23 MB module, 1.2 s for the 100 MB one), wait for
         them in a worker thread, the loop answering other requests meanwhile (`Workspace.maps_at_once`).
         Raises ``JsonRpcContentModified`` when the document changed meanwhile: the request's position is stale."""

@@ -159,9 +159,8 @@ def on_prepare_calls(ls: HloLanguageServer, params: lsp.CallHierarchyPreparePara
 @server.feature(lsp.CALL_HIERARCHY_INCOMING_CALLS)
 @safe
 async def on_incoming(ls: HloLanguageServer, params: lsp.CallHierarchyIncomingCallsParams):
-    path = uri_to_path(params.item.uri)
-    await ls.maps_ready(path)  # (a large module's callers: its maps)
-    return await ls.off_loop(path, _incoming, ls, params.item)
+    # (a large module's callers: its maps, built or waited for in the worker thread like the rest of the answer)
+    return await ls.off_loop(uri_to_path(params.item.uri), _incoming, ls, params.item)
 
 
 def _incoming(ls: HloLanguageServer, it: lsp.CallHierarchyItem) -> list[lsp.CallHierarchyIncomingCall] | None:
