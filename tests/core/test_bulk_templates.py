@@ -11,7 +11,7 @@ import re
 import pytest
 
 from hlo_lsp.core.hlo import bulk
-from hlo_lsp.core.hlo.model import first_index
+from hlo_lsp.core.hlo.names import NameIndex
 from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.rules.verifier import verify
 from hlo_lsp.core.process import pieces
@@ -334,7 +334,7 @@ def test_the_name_index_keeps_each_names_first_place():
         for piece in (1, 2, 7, 1000):
             pieces.PIECE, old = piece, pieces.PIECE
             try:
-                assert first_index(names) == want
+                assert NameIndex.first_of(names) == want
             finally:
                 pieces.PIECE = old
 

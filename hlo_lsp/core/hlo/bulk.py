@@ -480,7 +480,7 @@ class _Template:
         local = dict(zip(reversed(self.names(self.occ)), range(len(rows) - 1, -1, -1)))
         dst, src = array("i"), array("i")
         other: dict = {}
-        row_uses(rows, 0, local, dst, src, other)
+        row_uses(rows, 0, local.get, dst, src, other)
         return None if other else (dst, src, tuple(sorted(self._callees)))
 
     def summary_for(self, calls: dict[int, list[str]]) -> Summary | None:

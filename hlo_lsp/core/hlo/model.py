@@ -28,6 +28,7 @@ from typing import Any
 
 from hlo_lsp.core.diagnostics import Diagnostic, Range
 from hlo_lsp.core.hlo.instructions import Instruction, InstructionTable, instruction_names
+from hlo_lsp.core.hlo.names import NameIndex
 from hlo_lsp.core.hlo.rows import row_uses_name, users_and_callers
 from hlo_lsp.core.process import fork, pieces, turns
 
@@ -90,7 +91,7 @@ class HloModule:
     table_lines: dict[str, int] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # first instruction of each name (`by_name`); None: not made yet (a large module's read leaves it to its first use)
-    _by_name: dict[str, int] | None = field(default_factory=dict)
+    _by_name: NameIndex | None = field(default_factory=NameIndex)
     computation_by_name: dict[str, int] = field(default_factory=dict)
     _users: Any = None  # operand name -> user instruction(s) (`rows.UsesTable`), see `_maps`
     _callers: dict[str, list[int] | int] | None = None
@@ -142,24 +143,24 @@ class HloModule:
         return self.computation_at_line(ins.line)
 
     @property
-    def by_name(self) -> dict[str, int]:
-        """Name -> the index of its first instruction. A large module's read leaves it to be made on its first use
-        (`first_index`), which is the background work after the read as a rule (`build_maps`): made with the read,
-        it was 40 ms of the 23 MB module's 0.45 s before its pulled diagnostics, which need only to know whether a
-        name repeats (`names_unique`)."""
+    def by_name(self) -> NameIndex:
+        """Name -> the index of its first instruction. A large module's read leaves it to be made on its first
+        use (`NameIndex.first_of`), which is the background work after the read as a rule (`build_maps`): made
+        with the read, it was 40 ms of the 23 MB module's 0.45 s before its pulled diagnostics, which need only
+        to know whether a name repeats (`names_unique`)."""
         by = self._by_name
         if by is None:
             by = self._make_index()
         return by
 
     @by_name.setter
-    def by_name(self, by: dict[str, int]) -> None:
+    def by_name(self, by: NameIndex) -> None:
         self._by_name = by
 
-    def _make_index(self) -> dict[str, int]:
+    def _make_index(self) -> NameIndex:
         while True:  # (a background thread's index, made a piece at a time, again if the editor renamed meanwhile)
             renames = self.renames
-            by = first_index(instruction_names(self.instructions))
+            by = NameIndex.first_of(instruction_names(self.instructions))
             if self.renames == renames:
                 break
         if self._by_name is None:
@@ -451,20 +452,6 @@ def distinct(names: list[str]) -> bool:
         seen.update(names[a : a + step])
         turns.give_way()
     return len(seen) == len(names)
-
-
-def first_index(names: list[str]) -> dict[str, int]:
-    """Name -> the index of its first occurrence in ``names``, made `pieces.PIECE` names at a time (from the last
-    piece to the first, each read backwards, so the first occurrence is the one kept): one C call over the 100 MB
-    module's 640,000 names held the GIL for 0.19 s."""
-    out: dict[str, int] = {}
-    n = len(names)
-    step = pieces.PIECE
-    for a in reversed(range(0, n, step)):
-        end = min(a + step, n)
-        out.update(zip(reversed(names[a:end]), range(end - 1, a - 1, -1)))
-        turns.give_way()
-    return out
 
 
 def warm_module(mod: HloModule) -> None:

@@ -41,7 +41,7 @@ import re
 import sys
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import accumulate, repeat
 from operator import add
 from typing import TYPE_CHECKING
@@ -312,10 +312,11 @@ def _file_uses(names, i: int, get, dst: array, src: array, other: dict) -> None:
             src.append(i)
 
 
-def row_uses(rows: list[tuple[str, ...]], a: int, by: dict[str, int], dst: array, src: array, other: dict) -> None:
-    """`_file_uses` of every row in ``rows`` (instructions ``a``, ``a + 1``...); a name used twice by one
-    instruction counts once."""
-    get = by.get
+def row_uses(
+    rows: list[tuple[str, ...]], a: int, get: Callable[[str], int | None], dst: array, src: array, other: dict
+) -> None:
+    """`_file_uses` of every row in ``rows`` (instructions ``a``, ``a + 1``...), ``get`` finding a name's
+    definition; a name used twice by one instruction counts once."""
     for k, row in enumerate(rows):
         if not k & 1023:
             turns.give_way()  # the 23 MB module's entry is 25,000 rows: built in the background, requests go first
@@ -384,6 +385,7 @@ def _users_and_callers(mod: HloModule, copy: bool) -> tuple[UsesTable, dict]:
         names = list(table.names) if isinstance(table, InstructionTable) else [x.name for x in table]
         if len(mod.patched) == patches:
             break
+    get = by.getter()
     dst, src = array("i"), array("i")
     other: dict = {}
     callers: dict = {}
@@ -416,7 +418,7 @@ def _users_and_callers(mod: HloModule, copy: bool) -> tuple[UsesTable, dict]:
         if rows is None:
             rest.extend(c.instructions)
             continue
-        row_uses(rows, a, by, dst, src, other)
+        row_uses(rows, a, get, dst, src, other)
         for k, called in row_calls(rows, a, mod.lines, line_of).items():
             for cc in called:
                 _add(callers, cc, a + k)
@@ -428,7 +430,7 @@ def _users_and_callers(mod: HloModule, copy: bool) -> tuple[UsesTable, dict]:
         rest.extend(i for i in range(len(table)) if i not in covered)
     for i in sorted(rest):
         ins = mod.make_instruction(i)
-        _file_uses(dict.fromkeys(ins.operands), i, by.get, dst, src, other)
+        _file_uses(dict.fromkeys(ins.operands), i, get, dst, src, other)
         for cc in ins.called:
             _add(callers, cc, i)
     if rest:  # per-line additions came after the rows': put each list back in document order
@@ -436,6 +438,6 @@ def _users_and_callers(mod: HloModule, copy: bool) -> tuple[UsesTable, dict]:
             for v in m.values():
                 if isinstance(v, list):
                     v.sort()
-    del by
+    del by, get
     start, flat = _grouped(len(names), dst, src, ordered=not rest)
     return UsesTable(mod, patches, names, start, flat, other), callers

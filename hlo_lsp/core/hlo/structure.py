@@ -15,6 +15,7 @@ from operator import methodcaller, sub
 from hlo_lsp.core.diagnostics import Range, error
 from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.model import Computation, HloModule, TableRow
+from hlo_lsp.core.hlo.names import NameIndex
 from hlo_lsp.core.hlo.text import INSTR, TABLE_ROW, TABLES, TOP_LINE, computation_header
 from hlo_lsp.core.process import pieces
 
@@ -173,7 +174,7 @@ def _read_structure_bulk(
     if sum(len(c.instructions) for c in mod.computations) != len(instrs):
         return False
     mod.instructions = instrs
-    mod.by_name = dict(zip(reversed(instrs.names), range(len(instrs) - 1, -1, -1)))
+    mod.by_name = NameIndex.first_of(instrs.names)
     return True
 
 
@@ -211,8 +212,7 @@ def _read_structure_lines(
         if isinstance(kept_instructions, InstructionTable)
         else [x.name for x in kept_instructions]
     )
-    # reversed, so that the first definition of a repeated name wins
-    mod.by_name = dict(zip(reversed(names), range(len(kept) - 1, -1, -1)))
+    mod.by_name = NameIndex.first_of(names)  # (the first definition of a repeated name wins)
 
 
 class _TopLines:
