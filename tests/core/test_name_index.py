@@ -106,6 +106,40 @@ def test_a_rename_while_the_index_is_being_made_makes_it_again(monkeypatch):
     assert by.get(old + "_renamed") == names.index(old + "_renamed") and old not in by
 
 
+def test_a_rename_as_the_index_made_is_stored_is_not_lost(monkeypatch):
+    """The editor renames an instruction at the moment the index, made without any rename during its making, is
+    stored: the store and the rename take turns (`model._INDEX_LOCK`), and the index is the renamed names'."""
+    ws = Workspace()
+    ws.open(PATH, TEXT, 1)
+    mod = ws.analysis(PATH).hlo
+    assert not mod.index_made()
+    doc = ws.document(PATH)
+    k = max(i for i, line in enumerate(doc.lines) if line.startswith("  %") and " = " in line)
+    old = doc.lines[k][3 : doc.lines[k].index(" ", 3)]
+    renamed: list[bool] = []
+    entered: list[bool] = []
+    real_lock = model._INDEX_LOCK
+
+    class RenameFirst:
+        """The lock, entered first by the store: the rename comes just before it takes the lock."""
+
+        def __enter__(self):
+            if not entered:
+                entered.append(True)  # (the rename enters it too)
+                edit = doc.apply(k, 3, k, 3 + len(old), old + "_renamed")
+                renamed.append(ws.edited(PATH, 2, [edit]))
+            return real_lock.__enter__()
+
+        def __exit__(self, *exc):
+            return real_lock.__exit__(*exc)
+
+    monkeypatch.setattr(model, "_INDEX_LOCK", RenameFirst())
+    by = mod.by_name
+    assert renamed == [True]  # patched in place, between the making and the store
+    names = list(mod.instructions.names)
+    assert by == _first(names) and by.get(old + "_renamed") == names.index(old + "_renamed") and old not in by
+
+
 def test_distinct_made_a_piece_at_a_time_is_a_sets_answer(monkeypatch):
     monkeypatch.setattr(pieces, "PIECE", 7)
     rng = random.Random(11)

@@ -53,16 +53,7 @@ def _patch_instruction(mod: HloModule, table: InstructionTable, i: int, line: st
     table.root_flags[i] = 1 if m.group(1) else 0
     table.forget(i)
     if old_name != new_name:
-        mod.renames += 1  # (an index being made meanwhile is made again)
-        if mod.index_made():  # (one not made yet is made from the names as they are then)
-            by = mod.by_name
-            if by.get(old_name) == i:
-                try:
-                    by[old_name] = table.names.index(old_name)
-                except ValueError:
-                    del by[old_name]
-            if by.get(new_name, i + 1) > i:
-                by[new_name] = i
+        mod.renamed(i, old_name, new_name)
     k = mod.computation_index_at_line(table.line_of[i])
     if k is not None:
         c = mod.computations[k]

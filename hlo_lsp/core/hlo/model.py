@@ -78,6 +78,11 @@ class TableRow:
 JOINED_MIN = 4096  # instructions of a computation whose users `_local_users` finds in its joined text
 
 
+# held while a name index made off the editor's thread is stored, and while a rename moves a stored one: between
+# the test that no rename came during the making and the store, a rename would find no index to move and be lost
+_INDEX_LOCK = threading.Lock()
+
+
 @dataclass(slots=True, eq=False)
 class HloModule:
     """The index of one HLO text document."""
@@ -161,11 +166,27 @@ class HloModule:
         while True:  # (a background thread's index, made a piece at a time, again if the editor renamed meanwhile)
             renames = self.renames
             by = NameIndex.first_of(instruction_names(self.instructions))
-            if self.renames == renames:
-                break
-        if self._by_name is None:
-            self._by_name = by
-        return self._by_name
+            with _INDEX_LOCK:  # (a rename between the test and the store would be lost: `renamed`)
+                if self.renames == renames:
+                    if self._by_name is None:
+                        self._by_name = by
+                    return self._by_name
+
+    def renamed(self, i: int, old: str, new: str) -> None:
+        """Instruction ``i`` was renamed in place from ``old`` to ``new`` (its table says ``new`` already): a name
+        index made moves with it; one being made is made again (`_make_index`)."""
+        with _INDEX_LOCK:
+            self.renames += 1
+            by = self._by_name
+            if by is None:
+                return
+            if by.get(old) == i:
+                try:
+                    by[old] = instruction_names(self.instructions).index(old)
+                except ValueError:
+                    del by[old]
+            if by.get(new, i + 1) > i:
+                by[new] = i
 
     def hints_of_read(self) -> tuple[int, int, list, bool] | None:
         """`read_hints` while they hold for the module: made on its header line and entry line as they are, and
