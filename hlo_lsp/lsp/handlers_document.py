@@ -598,8 +598,8 @@ async def on_semantic_tokens_full(ls: HloLanguageServer, params: lsp.SemanticTok
     path = uri_to_path(params.text_document.uri)
     tokens = await ls.answers.answer(path, "semanticTokens", _token_data_guarded(ls, path))
     parts = tokens.json
-    if parts is None:  # made once per array, off the loop, and kept with it for the next full request (packed
-        parts = await asyncio.to_thread(tokens.json_parts)  # once the server is idle: then decompressed here)
+    if parts is None:  # made once per array, off the loop, and kept with it for the next full request (packed once
+        parts = await ls.answers.part_of_answer(tokens.json_parts)  # the server is idle: then decompressed here)
     return ls.answers.tokens_result(path, tokens, parts)
 
 
