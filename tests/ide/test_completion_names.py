@@ -5,6 +5,7 @@ before."""
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
@@ -74,3 +75,30 @@ def test_computations_offered_are_the_nearest_holding_what_is_typed(cap, monkeyp
     near = sorted(holding, key=lambda t: (t[0] > line, -t[0] if t[0] < line else t[0]))[:cap]
     assert [i.label for i in items] == [n for _, n in sorted(near)]
     assert more == (len(holding) > cap) and holding
+
+
+def _skip_shape_by_characters(text: str, i: int) -> int:
+    """The rule `completion._skip_shape` keeps, one character at a time."""
+    n = len(text)
+    if i < n and text[i] == "(":
+        depth = 0
+        while i < n:
+            if text[i] == "(":
+                depth += 1
+            elif text[i] == ")":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return -1
+    while i < n and text[i] != " ":
+        i += 1
+    return i if i < n else -1
+
+
+def test_a_shapes_end_is_where_a_walk_over_its_characters_finds_it():
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice("() f32[2]{0},x") for _ in range(rng.randrange(0, 30)))
+        for i in range(len(text) + 1):
+            assert completion._skip_shape(text, i) == _skip_shape_by_characters(text, i), (text, i)
