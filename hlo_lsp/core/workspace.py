@@ -86,9 +86,10 @@ class Workspace:
 
     # -- document lifecycle ----------------------------------------------------------------------------------
 
-    def open(self, path: str, text: str, version: int | None = None) -> None:
+    def open(self, path: str, text: str, version: int | None = None, lines: list[str] | None = None) -> None:
+        """``lines``: ``text``'s lines when the transport split them already (`LineDocument`)."""
         with self._lock:
-            self._open[path] = Source(path, LineDocument(text), version)
+            self._open[path] = Source(path, LineDocument(text, lines), version)
             self._analyses.pop(path, None)
             self._patch_from.pop(path, None)
 

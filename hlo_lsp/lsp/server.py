@@ -33,7 +33,7 @@ from hlo_lsp.ide.diagnostics import GRAMMAR_LIMIT, document_diagnostics, run_ver
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, log, safe, server  # noqa: F401 - the public names
 from hlo_lsp.lsp.convert import uri_to_path
 from hlo_lsp.lsp.protocol import AnsweringProtocol
-from hlo_lsp.lsp.stdio import ThreadedWriter
+from hlo_lsp.lsp.stdio import ThreadedWriter, split_text
 
 _TRACE = os.environ.get("HLO_LSP_TRACE") == "1"  # stage timings of reading and checking on stderr
 DEBOUNCE_S = 0.05  # a burst of changes that need a full re-read waits this long for the next one
@@ -101,7 +101,7 @@ async def did_open(ls: HloLanguageServer, params: lsp.DidOpenTextDocumentParams)
     # a long text's line list is frozen once made (`collector.paused` with ``keep``), as its read freezes the model:
     # young, it was walked by the next young collection, 7 ms before the read of the 23 MB module could begin
     with ls.answers.memo_lock, collector.paused(keep=len(text) >= collector.KEEP_MIN_CHARS):
-        ls.ws.open(path, text, params.text_document.version)
+        ls.ws.open(path, text, params.text_document.version, split_text(text))
         ls.answers.outline_memo.pop(path, None)  # a text opened anew: no edit says what changed
     if len(text) < BACKGROUND_READ_BYTES:
         _try_analysis(ls.ws, path)  # small: read now, so the requests that follow an open find it ready

@@ -114,12 +114,13 @@ _PLACEHOLDER_JSON = json.dumps(PLACEHOLDER)[1:-1]
 
 class StreamedBody:
     """A message body whose document text was decoded as it arrived (`MessageReader._streamed`): the rest of its
-    JSON, `PLACEHOLDER` standing for the text, and the text."""
+    JSON, `PLACEHOLDER` standing for the text, the text, and its lines split as the pieces came (None when it holds
+    a carriage return: split where the document is made, by its own rule)."""
 
-    __slots__ = ("json", "text")
+    __slots__ = ("json", "text", "lines")
 
-    def __init__(self, json_text: str, text: str) -> None:
-        self.json, self.text = json_text, text
+    def __init__(self, json_text: str, text: str, lines: list[str] | None = None) -> None:
+        self.json, self.text, self.lines = json_text, text, lines
 
     def head(self) -> bytes:
         return self.json[:4096].encode("utf-8", "replace")
@@ -127,6 +128,8 @@ class StreamedBody:
     def loads(self, object_hook: Callable[[dict], Any]) -> Any:
         """The message, as ``json.loads`` of the whole body with ``object_hook`` gives it."""
         text: list[str] = [self.text]
+        global _split
+        _split = (self.text, self.lines) if self.lines is not None else None  # (for the handler: `split_text`)
 
         def hook(d: dict) -> Any:
             if text and d.get("text") == PLACEHOLDER:
@@ -134,6 +137,49 @@ class StreamedBody:
             return object_hook(d)
 
         return json.loads(self.json, object_hook=hook)
+
+
+# the text of the last streamed message and its lines (`StreamedBody.loads`), until its handler takes them
+_split: tuple[str, list[str]] | None = None
+
+
+def split_text(text: str) -> list[str] | None:
+    """The lines of ``text`` when it is the document text of the message being handled and they were split as it
+    arrived (the reader thread, while the editor was still writing it), else None. Taken once."""
+    global _split
+    got = _split
+    _split = None
+    return got[1] if got is not None and got[0] is text else None
+
+
+class _Lines:
+    """A text's lines made from its pieces as they are decoded: each piece split at once (one C call), its last
+    line carried to the next piece. Gives up (``lines`` None) at a carriage return, which the document's own
+    split treats as a line end."""
+
+    __slots__ = ("lines", "_carry")
+
+    def __init__(self) -> None:
+        self.lines: list[str] | None = []
+        self._carry = ""
+
+    def add(self, piece: str) -> None:
+        lines = self.lines
+        if lines is None:
+            return
+        if "\r" in piece:
+            self.lines = None
+            return
+        parts = piece.split("\n")
+        if self._carry:
+            parts[0] = self._carry + parts[0]
+        self._carry = parts.pop()
+        lines += parts
+
+    def end(self) -> list[str] | None:
+        if self.lines is not None:
+            self.lines.append(self._carry)
+        return self.lines
 
 
 class Intake:
@@ -304,6 +350,7 @@ class MessageReader:
         head = bytes(self._buf[self._pos : self._pos + at]).decode("utf-8", "replace")
         buf = self._buf
         pieces: list[str] = []
+        lines = _Lines()  # (split in this thread, which waits for the editor's bytes between pieces)
         try:
             while True:
                 have = min(len(buf) - self._pos, n)
@@ -327,6 +374,7 @@ class MessageReader:
                     return None
                 part, end = scanstring(s, 0, True)
                 pieces.append(part)
+                lines.add(part)
                 at = cut - self._pos
                 if end < len(s):  # its closing quote came before the piece's end: the string ends here
                     tail = s[end:-1]
@@ -341,7 +389,7 @@ class MessageReader:
             return self._exactly(n)
         self._pos += n
         self._let_go(n)
-        return StreamedBody(head + _PLACEHOLDER_JSON + '"' + tail, "".join(pieces))
+        return StreamedBody(head + _PLACEHOLDER_JSON + '"' + tail, "".join(pieces), lines.end())
 
     def _exactly(self, n: int) -> bytes | None:
         while len(self._buf) - self._pos < n:

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import random
+from contextlib import contextmanager
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hlo_lsp.core.document import LineDocument
 from hlo_lsp.lsp import stdio
 from hlo_lsp.lsp.stdio import MessageReader, StreamedBody
 
@@ -60,6 +62,18 @@ def _did_open(text: str, ascii_only: bool, before: bool = False) -> bytes:
     return json.dumps(msg, ensure_ascii=ascii_only).encode()
 
 
+@contextmanager
+def _streamed_from_the_start():
+    """Every body streamed, in pieces from its first bytes past the "text" key (`STREAM_HEAD`, about 110 bytes into
+    the messages here): read whole up to `STREAM_HEAD` (64 kB), a short text would be one piece."""
+    old = stdio.STREAM_MIN, stdio.STREAM_HEAD
+    stdio.STREAM_MIN, stdio.STREAM_HEAD = 0, 160
+    try:
+        yield
+    finally:
+        stdio.STREAM_MIN, stdio.STREAM_HEAD = old
+
+
 TEXT = st.lists(
     st.sampled_from(['"', "\\", "\n", "\\n", "n", "a", "%", "\t", "\x01", "é", "\U0001f600", "{", "}", "\r", "\ufeff"]),
     max_size=400,
@@ -69,12 +83,9 @@ TEXT = st.lists(
 @settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(TEXT, st.booleans(), st.booleans(), st.integers(1, 40), st.integers(0, 10**6))
 def test_a_streamed_text_is_the_text_json_decodes(text, ascii_only, before, most, seed):
-    stdio.STREAM_MIN, old_min = 0, stdio.STREAM_MIN
-    try:
-        body = _did_open(text, ascii_only, before)
+    body = _did_open(text, ascii_only, before)
+    with _streamed_from_the_start():
         got = _read_all(_frame(body) + _frame(b'{"after": 1}'), random.Random(seed), most)
-    finally:
-        stdio.STREAM_MIN = old_min
     assert len(got) == 2 and isinstance(got[0], StreamedBody)
     assert _loads(got[0]) == json.loads(body, object_hook=_hook)
     assert got[1] == b'{"after": 1}'
@@ -130,3 +141,43 @@ def test_a_large_bodys_bytes_are_let_go_once_it_is_read():
         assert isinstance(first, StreamedBody) == streamed
         assert len(reader._buf) - reader._pos < 1 << 20 and reader._pos == 0
         assert reader.next() == b"[2]" and reader.next() is None
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(TEXT, st.booleans(), st.integers(1, 40), st.integers(0, 10**6))
+def test_the_lines_split_as_the_text_arrives_are_the_documents_lines(text, ascii_only, most, seed):
+    """The lines split piece by piece are the text's lines as the document splits them (none at a carriage return,
+    which the document treats as a line end); the handler of that message takes them once, for that text only."""
+    with _streamed_from_the_start():
+        got = _read_all(_frame(_did_open(text, ascii_only)), random.Random(seed), most)
+    body = got[0]
+    assert isinstance(body, StreamedBody)
+    if "\r" in text:
+        assert body.lines is None
+    else:
+        assert body.lines == text.split("\n")
+    opened = _loads(body)["params"]["textDocument"]["text"]
+    lines = stdio.split_text(opened)
+    assert lines is body.lines and stdio.split_text(opened) is None
+    doc, fresh = LineDocument(opened, list(lines) if lines is not None else None), LineDocument(opened)
+    assert doc.lines == fresh.lines and doc.kept_text() == fresh.kept_text() and doc.chars == fresh.chars
+
+
+def test_lines_split_for_one_text_are_not_given_for_another():
+    stdio.STREAM_MIN, old_min = 0, stdio.STREAM_MIN
+    try:
+        (body,) = _read_all(_frame(_did_open("a\nb", True)), random.Random(1), 5)
+    finally:
+        stdio.STREAM_MIN = old_min
+    body.loads(_hook)
+    assert stdio.split_text("a\nb") is None  # an equal text, not the message's own
+
+
+def test_a_piece_may_end_inside_a_line():
+    """A piece ends after the last ``\\n`` its bytes hold, which may be a backslash (written ``\\\\``) and an
+    ``n``, inside a line: that line goes on in the next piece."""
+    text = "a\\nb\nc\\n\\nd\n\\n"
+    with _streamed_from_the_start():
+        for most in (1, 2, 3):
+            (body,) = _read_all(_frame(_did_open(text, True)), random.Random(most), most)
+            assert body.lines == text.split("\n") == ["a\\nb", "c\\n\\nd", "\\n"]
