@@ -295,9 +295,10 @@ class LineDocument:
             self._text = text
         return text
 
-    def replace_all(self, text: str) -> Edit:
+    def replace_all(self, text: str, lines: list[str] | None = None) -> Edit:
+        """The whole text replaced (``lines``: its lines when split already, as `LineDocument` takes them)."""
         old = self.lines
-        self._load(text)
+        self._load(text, lines)
         self.generation += 1
         return Edit(0, len(old), len(self.lines), old)
 

@@ -124,7 +124,7 @@ async def did_change(ls: HloLanguageServer, params: lsp.DidChangeTextDocumentPar
     with ls.answers.memo_lock:  # an outline kept or reused meanwhile sees the text and its edits at one version
         for ch in params.content_changes:
             if isinstance(ch, lsp.TextDocumentContentChangeWholeDocument) or getattr(ch, "range", None) is None:
-                edits.append(doc.replace_all(ch.text))
+                edits.append(doc.replace_all(ch.text, split_text(ch.text)))
                 continue
             sl, sc = conv.from_position(doc.lines, ch.range.start)
             el, ec = conv.from_position(doc.lines, ch.range.end)

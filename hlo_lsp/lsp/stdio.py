@@ -152,6 +152,12 @@ def split_text(text: str) -> list[str] | None:
     return got[1] if got is not None and got[0] is text else None
 
 
+def forget_split() -> None:
+    """Let go of a streamed text's lines its handler did not take (a message other than a document's text)."""
+    global _split
+    _split = None
+
+
 class _Lines:
     """A text's lines made from its pieces as they are decoded: each piece split at once (one C call), its last
     line carried to the next piece. Gives up (``lines`` None) at a carriage return, which the document's own
@@ -638,4 +644,5 @@ async def _serve(ls, stdin: BinaryIO, intake: Intake) -> None:
         # task) takes its first step first, so a request after a `didChange` sees the change applied, as it did
         # when each message took pygls several turns to read
         await asyncio.sleep(0)
+        forget_split()  # (its handler's first step, which takes them, has run)
         intake.handled()

@@ -181,3 +181,21 @@ def test_a_piece_may_end_inside_a_line():
         for most in (1, 2, 3):
             (body,) = _read_all(_frame(_did_open(text, True)), random.Random(most), most)
             assert body.lines == text.split("\n") == ["a\\nb", "c\\n\\nd", "\\n"]
+
+
+def test_lines_no_handler_took_are_let_go_and_a_whole_text_change_takes_them():
+    """The lines of a streamed text its handler did not take are dropped after that handler's first step (the
+    server's read loop calls `forget_split`); a whole-text change takes them as an open does."""
+    with _streamed_from_the_start():
+        (body,) = _read_all(_frame(_did_open("x\ny\n" * 20, True)), random.Random(2), 9)
+    text = _loads(body)["params"]["textDocument"]["text"]
+    stdio.forget_split()
+    assert stdio.split_text(text) is None
+    with _streamed_from_the_start():
+        (body,) = _read_all(_frame(_did_open("p\r\nq\n" * 3 + "z\n" * 30, True)), random.Random(3), 9)
+    assert body.lines is None  # a carriage return: the document splits it
+    doc, other = LineDocument("a\nb"), LineDocument("a\nb")
+    new = "\ufeffc\nd\n\ne"
+    doc.replace_all(new, new.split("\n"))
+    other.replace_all(new)
+    assert doc.lines == other.lines == ["c", "d", "", "e"] and doc.text == other.text and doc.generation == 1
