@@ -295,8 +295,7 @@ class DocumentAnswers:
         if fut is None:
             fut = asyncio.ensure_future(asyncio.to_thread(self._after_batch, compute))
             self._running[run] = fut
-            self._computing += 1
-            self._idle.clear()
+            self._one_more()
             fut.add_done_callback(lambda f: self._finish(run, f))
         result = await asyncio.shield(fut)  # a cancelled request leaves the computation running, to be kept
         if self._version_of(path) != version:
@@ -309,12 +308,16 @@ class DocumentAnswers:
         gives way to the requests the event loop gets (`process.turns.answering`), as the computation did. Made
         outside both, the 100 MB module's 8 MB of token JSON (0.1 s in C pieces) and the users map's build,
         which `answer`'s end let go on, took turns of the GIL with every hover sent then."""
-        self._computing += 1
-        self._idle.clear()
+        self._one_more()
         try:
             return await asyncio.to_thread(self._answering, fn)
         finally:
             self._one_less()
+
+    def _one_more(self) -> None:
+        """A computation under way began (event loop): background work gives way until it ends (`wait_idle`)."""
+        self._computing += 1
+        self._idle.clear()
 
     def _one_less(self) -> None:
         """A computation under way ended (event loop)."""
@@ -325,15 +328,14 @@ class DocumentAnswers:
 
     @staticmethod
     def _answering(fn: Callable[[], Any]) -> Any:
-        with turns.answering():
+        with turns.answering():  # it gives way to the requests the event loop gets meanwhile
             return fn()
 
     def _after_batch(self, compute: Callable[[], Any]) -> Any:
         """``compute()`` once the requests read with it were handled (`wait_dispatched`, at most
         `BATCH_WAIT_S`)."""
         self.wait_dispatched(BATCH_WAIT_S)
-        with turns.answering():  # it gives way to the requests the event loop gets meanwhile
-            return compute()
+        return self._answering(compute)
 
     def _finish(self, run: tuple[str, str, int | None], fut: asyncio.Future) -> None:
         self._one_less()

@@ -146,9 +146,8 @@ _split: tuple[str, list[str]] | None = None
 def split_text(text: str) -> list[str] | None:
     """The lines of ``text`` when it is the document text of the message being handled and they were split as it
     arrived (the reader thread, while the editor was still writing it), else None. Taken once."""
-    global _split
     got = _split
-    _split = None
+    forget_split()
     return got[1] if got is not None and got[0] is text else None
 
 
@@ -356,7 +355,7 @@ class MessageReader:
         head = bytes(self._buf[self._pos : self._pos + at]).decode("utf-8", "replace")
         buf = self._buf
         pieces: list[str] = []
-        lines = _Lines()  # (split in this thread, which waits for the editor's bytes between pieces)
+        lines = _Lines()  # (split here a piece at a time, not on the event loop once the text is whole)
         try:
             while True:
                 have = min(len(buf) - self._pos, n)
