@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hlo_lsp.core.hlo import model
+from hlo_lsp.core.hlo import names as names_module
 from hlo_lsp.core.hlo.instructions import InstructionTable
 from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.process import pieces
@@ -76,7 +78,7 @@ def test_edits_before_the_index_is_made_leave_it_as_a_fresh_read_makes_it(seed, 
     assert dict(a.hlo.by_name) == dict(fresh.by_name) == _first(names)
 
 
-def test_a_rename_while_the_index_is_being_made_makes_it_again(monkeypatch):
+def test_a_rename_while_the_index_is_being_made_is_applied_to_it(monkeypatch):
     """The index made a piece at a time (as the background work makes it) while the editor renames an
     instruction between two pieces: the index is the one of the names after the rename, not a mix."""
     ws = Workspace()
@@ -146,3 +148,66 @@ def test_distinct_made_a_piece_at_a_time_is_a_sets_answer(monkeypatch):
     for _ in range(300):
         names = [f"n{rng.randrange(60)}" for _ in range(rng.randrange(0, 50))]
         assert model.distinct(names) == (len(set(names)) == len(names))
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(min_value=0, max_value=10**9), st.sampled_from([1 << 30, 64, 7]))
+def test_renames_while_the_index_is_being_made_are_applied_to_it(seed, shard_names):
+    """The editor renames instructions between the pieces of the index's making, at every turn it gives way
+    (to new names, to another instruction's name, back again): the index is made once, and it is the index
+    of the names as they are at the end, first occurrence winning. (It was made again after any rename, and a
+    rename at every turn kept it from ever being made.)"""
+    rng = random.Random(seed)
+    ws = Workspace()
+    ws.open(PATH, TEXT, 1)
+    mod = ws.analysis(PATH).hlo
+    assert not mod.index_made()
+    doc = ws.document(PATH)
+    rows = [i for i, line in enumerate(doc.lines) if line.startswith("  %") and " = " in line]
+    real_give_way = model.turns.give_way
+    real_first_of = names_module.NameIndex.first_of.__func__
+    made: list[int] = []
+    patched: list[bool] = []
+    version = [1]
+
+    def rename() -> None:
+        k = rng.choice(rows)
+        line = doc.lines[k]
+        old = line[3 : line.index(" ", 3)]
+        pick = rng.random()
+        if pick < 0.3:  # another instruction's name: now a repeated name
+            other = doc.lines[rng.choice(rows)]
+            new = other[3 : other.index(" ", 3)]
+        elif pick < 0.5 and old.endswith("_r"):
+            new = old[:-2]  # back again
+        else:
+            new = old + "_r"
+        if new == old:
+            return
+        edit = doc.apply(k, 3, k, 3 + len(old), new)
+        version[0] += 1
+        patched.append(ws.edited(PATH, version[0], [edit]))
+
+    def give_way() -> None:
+        real_give_way()
+        if rng.random() < 0.8:
+            rename()
+
+    def first_of(cls, names):
+        made.append(len(names))
+        return real_first_of(cls, names)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pieces, "PIECE", 5)
+        mp.setattr(names_module, "SHARD_NAMES", shard_names)
+        mp.setattr(model.turns, "give_way", give_way)
+        mp.setattr(names_module.NameIndex, "first_of", classmethod(first_of))
+        by = mod.by_name
+    assert patched and all(patched)  # each rename patched in place, during the making
+    assert len(made) == 1
+    assert ws.analysis(PATH).hlo is mod
+    names = list(mod.instructions.names)
+    assert dict(by) == _first(names)
+    assert not mod._rename_log and not mod._making_index  # nothing kept once the index is made
+    rename()  # and a rename after it moves the made index
+    assert dict(mod.by_name) == _first(list(mod.instructions.names))

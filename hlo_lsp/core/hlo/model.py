@@ -123,8 +123,12 @@ class HloModule:
     # (`bulk._entry_hints`)
     read_hints: tuple[int, int, list, bool] | None = None
     _comp_lines: list[int] | None = None
-    # instructions renamed in place (`incremental`): a name index or uniqueness made meanwhile is made again
+    # instructions renamed in place (`incremental`): a uniqueness found meanwhile is found again
     renames: int = 0
+    # the renames (instruction, old name, new name) made while a name index is being made (`_make_index`), which
+    # then applies those made after it began; how many makings are under way
+    _rename_log: list[tuple[int, str, str]] = field(default_factory=list)
+    _making_index: int = 0
     # (`renames` then, whether no name repeated then), as the read found it (`names_unique`)
     _unique: tuple[int, bool] | None = None
     # (computation index, a text holding its lines joined, each line's offset from where they begin in it, where
@@ -163,30 +167,54 @@ class HloModule:
         self._by_name = by
 
     def _make_index(self) -> NameIndex:
-        while True:  # (a background thread's index, made a piece at a time, again if the editor renamed meanwhile)
-            renames = self.renames
+        """The name index made (a background thread's a piece at a time, the editor renaming instructions
+        meanwhile): the renames made during the making are applied to it as `renamed` applies one to a made
+        index, under the lock that `renamed` takes (a rename between the making and the store is not lost). It
+        was made again after any rename: an editor renaming while the user types kept a large module's index
+        from ever being made."""
+        with _INDEX_LOCK:
+            if self._by_name is not None:
+                return self._by_name
+            log = self._rename_log
+            began = len(log)
+            self._making_index += 1
+        by = None
+        try:
             by = NameIndex.first_of(instruction_names(self.instructions))
-            with _INDEX_LOCK:  # (a rename between the test and the store would be lost: `renamed`)
-                if self.renames == renames:
-                    if self._by_name is None:
-                        self._by_name = by
-                    return self._by_name
+        finally:
+            with _INDEX_LOCK:
+                self._making_index -= 1
+                if by is not None and self._by_name is None:
+                    # (the names the making read may be from before or after each of these: either way, each
+                    # moved as on a made index leaves the index of the names as they are now)
+                    for i, old, new in log[began:]:
+                        self._move_name(by, i, old, new)
+                    self._by_name = by
+                if not self._making_index:
+                    self._rename_log = []
+        return self._by_name if self._by_name is not None else by
 
     def renamed(self, i: int, old: str, new: str) -> None:
         """Instruction ``i`` was renamed in place from ``old`` to ``new`` (its table says ``new`` already): a name
-        index made moves with it; one being made is made again (`_make_index`)."""
+        index made moves with it; one being made takes the rename when it is stored (`_make_index`)."""
         with _INDEX_LOCK:
             self.renames += 1
             by = self._by_name
-            if by is None:
-                return
-            if by.get(old) == i:
-                try:
-                    by[old] = instruction_names(self.instructions).index(old)
-                except ValueError:
-                    del by[old]
-            if by.get(new, i + 1) > i:
-                by[new] = i
+            if by is not None:
+                self._move_name(by, i, old, new)
+            elif self._making_index:
+                self._rename_log.append((i, old, new))
+
+    def _move_name(self, by: NameIndex, i: int, old: str, new: str) -> None:
+        """``by`` after instruction ``i``'s rename from ``old`` to ``new``: ``old`` to its first other
+        instruction, if any, and ``new`` to ``i`` unless an earlier instruction has it."""
+        if by.get(old) == i:
+            try:
+                by[old] = instruction_names(self.instructions).index(old)
+            except ValueError:
+                del by[old]
+        if by.get(new, i + 1) > i:
+            by[new] = i
 
     def hints_of_read(self) -> tuple[int, int, list, bool] | None:
         """`read_hints` while they hold for the module: made on its header line and entry line as they are, and
