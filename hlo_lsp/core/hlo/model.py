@@ -178,21 +178,21 @@ class HloModule:
             log = self._rename_log
             began = len(log)
             self._making_index += 1
-        by = None
         try:
             by = NameIndex.first_of(instruction_names(self.instructions))
-        finally:
             with _INDEX_LOCK:
-                self._making_index -= 1
-                if by is not None and self._by_name is None:
+                if self._by_name is None:
                     # (the names the making read may be from before or after each of these: either way, each
                     # moved as on a made index leaves the index of the names as they are now)
                     for i, old, new in log[began:]:
                         self._move_name(by, i, old, new)
                     self._by_name = by
+                return self._by_name
+        finally:
+            with _INDEX_LOCK:
+                self._making_index -= 1
                 if not self._making_index:
                     self._rename_log = []
-        return self._by_name if self._by_name is not None else by
 
     def renamed(self, i: int, old: str, new: str) -> None:
         """Instruction ``i`` was renamed in place from ``old`` to ``new`` (its table says ``new`` already): a name
