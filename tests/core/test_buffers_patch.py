@@ -4,6 +4,7 @@ edit sequences on real dumps, each version patched from the one before when the 
 from __future__ import annotations
 
 import re
+from array import array
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from hlo_lsp.core.buffers import read_buffers
 from hlo_lsp.core.buffers.model import BufferDoc
-from hlo_lsp.core.buffers.patch import LISTS, _columns, patch
+from hlo_lsp.core.buffers.patch import LISTS, _columns, patch, plus
 from tests.fixtures import DATA
 
 STEM = DATA / "jax-cpu" / "loops_scan_while" / "module_0000.jit_rnn_loss_and_grad.cpu_after_optimizations"
@@ -235,7 +236,7 @@ def test_a_carriage_return_typed_into_a_block_or_taken_from_it_is_seen_by_the_pa
 # a line inside a record, up to a name on it, per kind (typing in the name keeps the record's form)
 _NAME_AT = {
     "assignment": re.compile(r"^ value: <\d+ "),
-    "values": re.compile(r"^  (?=[A-Za-z])"),
+    "values": re.compile(r"^<\d+ "),  # a value's header (typing among its items reads those lines alone: below)
     "live-range": re.compile(r"^    (?=[A-Za-z][^:]*\{[0-9,]*\}:\d+-\d+$)"),
 }
 
@@ -277,3 +278,106 @@ def test_typing_on_in_a_record_reads_only_the_new_block(kind, monkeypatch):
         per_edit.append(len(reads))
         doc, lines = got, new
     assert per_edit == [2, 1, 1, 2, 2]
+
+
+def _value_bodies(lines: list[str]) -> list[tuple[int, int]]:
+    """(first, end) of the lines between each used value's header and its `` from instruction:`` line."""
+    doc = read_buffers("\n".join(lines), "values")
+    return [(v.line + 1, v.last_line) for v in doc.used_values if v.last_line > v.line + 1]
+
+
+ITEM_EDITS = st.lists(
+    st.tuples(
+        st.sampled_from(["space", "chop", "mid", "digit", "delete", "duplicate", "insert", "split", "join"]),
+        st.floats(0, 1),  # which value
+        st.floats(0, 1),  # where in its body
+        EXTRA | st.sampled_from(["  zz, operand 1", "  zz, operand x", "  zz {0,1}", "  zz {,}", " uses:", "  (none)"]),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(edits=ITEM_EDITS)
+def test_edits_among_a_values_items_patch_to_a_fresh_read(edits):
+    """Edits inside used values' bodies (their items, headings, `` from instruction:`` lines, and lines that
+    are no item), each patched from the model before: equal to a fresh read of the text, whichever way
+    `patch` took (the changed lines alone, the value's block, or declined)."""
+    lines = FILES["values"].read_text().split("\n")
+    doc = read_buffers("\n".join(lines), "values")
+    for what, which, where, extra in edits:
+        bodies = _value_bodies(lines)
+        first, end = bodies[min(int(which * len(bodies)), len(bodies) - 1)]
+        new = edited(lines, what, (first + where * (end - first)) / len(lines), extra)
+        got = patch(doc, lines, new)
+        fresh = read_buffers("\n".join(new), "values")
+        if got is not None:
+            assert differences(got, fresh) == [], (what, which, where, extra)
+        doc, lines = (got if got is not None else fresh), new
+
+
+def test_typing_among_a_values_items_reads_only_the_changed_lines(monkeypatch):
+    """An edit among one value's items reads the changed lines alone (`patch._patch_items`), never the value's
+    block: the benchmark's values file has values of 6,000 uses. Typing in an item's name, an item added, one
+    removed, a line that is no item (reported) and the value's own lines moved by them: each equals a fresh
+    read; an edit of the value's header line reads its block."""
+    import hlo_lsp.core.buffers.patch as patching
+
+    blocks: list[int] = []
+    items: list[int] = []
+    read_block, read_items = patching._read_block, patching._read_items
+    monkeypatch.setattr(
+        patching, "_read_block", lambda s, k, lines: blocks.append(len(lines)) or read_block(s, k, lines)
+    )
+    monkeypatch.setattr(patching, "_read_items", lambda p, lines: items.append(len(lines)) or read_items(p, lines))
+    lines = FILES["values"].read_text().split("\n")
+    doc = read_buffers("\n".join(lines), "values")
+    first, end = max(_value_bodies(lines), key=lambda b: b[1] - b[0])  # the value with the most items
+    item = next(i for i in range((first + end) // 2, end) if lines[i].startswith("  ") and "," in lines[i])  # a use
+    header = first - 1
+    steps = [
+        ("type in a name", lambda ls: [*ls[:item], ls[item][:4] + "x" + ls[item][4:], *ls[item + 1 :]]),
+        ("add an item", lambda ls: [*ls[: item + 1], ls[item], *ls[item + 1 :]]),
+        ("remove it again", lambda ls: [*ls[: item + 1], *ls[item + 2 :]]),
+        ("a line that is no item", lambda ls: [*ls[:item], "  garbage", *ls[item:]]),
+        ("two lines replaced by one", lambda ls: [*ls[:item], ls[item] + "y", *ls[item + 2 :]]),
+    ]
+    for what, edit in steps:
+        new = edit(lines)
+        blocks.clear()
+        items.clear()
+        got = patch(doc, lines, new)
+        assert got is not None, what
+        fresh = read_buffers("\n".join(new), "values")
+        assert differences(got, fresh) == [], what
+        assert blocks == [], what
+        pre, old_end, new_end = patching.changed_run(lines, new)
+        assert items == [old_end - pre, new_end - pre], what
+        doc, lines = got, new
+    assert any(d.range.start_line == item for d in doc.diagnostics)  # the garbage line, reported where it is
+    name_at = lines[header].index(" ") + 1
+    new = [*lines[:header], lines[header][:name_at] + "x" + lines[header][name_at:], *lines[header + 1 :]]
+    items.clear()
+    got = patch(doc, lines, new)
+    assert got is not None and blocks and not items
+    assert differences(got, read_buffers("\n".join(new), "values")) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    typecode=st.sampled_from(["I", "q"]),
+    values=st.lists(st.integers(0, 2**31 - 1), max_size=40),
+    by=st.integers(-(2**31), 2**31),
+)
+def test_plus_adds_to_every_entry_at_once(typecode, values, by):
+    """`patch.plus` (every entry's sum in one integer addition) equals adding one by one, for entries and sums
+    in its range: up to the top bit of a digit, downwards to 0, and across digits that all carry or borrow."""
+    values = [v + (2**31 if typecode == "I" else 2**62) * (i % 2) for i, v in enumerate(values)]  # high digits too
+    top = 2 ** (32 if typecode == "I" else 63)
+    if any(not 0 <= v + by < top for v in values):
+        by = -min(values, default=0)  # the largest move down they allow (all sums >= 0; one is 0)
+    col = array(typecode, values)
+    got = plus(col, by)
+    assert got.typecode == typecode and list(got) == [v + by for v in values]
+    assert list(col) == values  # the column itself is left as it was

@@ -20,21 +20,28 @@ old block and the new block that way, and:
    or removed (C-speed slices of arrays and lists);
 3. runs the reader's checks of the whole text (`finish`) on it, as the read does.
 
+In the values file an edit among one used value's items reads only the changed lines (`_patch_items`): a value
+may hold thousands of uses, and its block is all of them.
+
 The old model is left as it was (a request or a join may still be reading it). `tests/core/test_buffers_patch.py`
 checks on real dumps that after random edits the patched model equals a fresh read of the final text.
 """
 
 from __future__ import annotations
 
+import sys
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
+from itertools import repeat
+from operator import add
 from typing import TypeVar
 
 from hlo_lsp.core.buffers.columns import NONE, Records
 from hlo_lsp.core.buffers.model import BufferDoc
 from hlo_lsp.core.buffers.read_common import without_cr
 from hlo_lsp.core.buffers.reader import _Reader
+from hlo_lsp.core.buffers.text import FROM
 from hlo_lsp.core.diagnostics import Diagnostic, moved
 from hlo_lsp.core.document import common_prefix, common_suffix
 from hlo_lsp.core.occurrences import COL_BITS, OccurrenceTable
@@ -138,14 +145,31 @@ def _read_block(section: str, kind: str, lines: list[str]) -> BufferDoc | None:
 
 
 def _moved(col, by: int):
-    """A line column moved by ``by`` lines (NONE stays NONE)."""
+    """A line column moved by ``by`` lines (NONE stays NONE): its lines and theirs moved are line numbers."""
     if not by:
         return col
     if isinstance(col, array):
-        if col.typecode == "q":
+        if col.typecode == "q" and NONE in col:
             return array("q", [v if v == NONE else v + by for v in col])
-        return array(col.typecode, [v + by for v in col])
-    return [v + by for v in col]
+        return plus(col, by)
+    return list(map(add, col, repeat(by)))
+
+
+def plus(col: array, by: int) -> array:
+    """``col`` with ``by`` added to each entry, where every entry and every sum is in ``[0, 2**(8*w - 1))``
+    (``w`` the column's item size: line numbers, packed positions). The entries are the 8w-bit digits of one
+    integer and ``by`` is added to every digit at once by adding the integer whose digits are all ``by`` (or
+    subtracting all ``-by``): no digit carries or borrows into the next, since each sum stays in its range. A
+    line added in the values file moves 180,000 occurrences and 37,000 values' lines: this is a few C calls
+    over their bytes, four times as fast as adding them one by one."""
+    if not col or not by:
+        return array(col.typecode, col)
+    order = sys.byteorder
+    digits = int.from_bytes(array(col.typecode, (abs(by),)) * len(col), order)
+    total = int.from_bytes(col, order) + (digits if by > 0 else -digits)
+    out = array(col.typecode)
+    out.frombytes(total.to_bytes(len(col) * col.itemsize, order))
+    return out
 
 
 def _diagnostic_moved(d: Diagnostic, by: int) -> Diagnostic | None:
@@ -187,6 +211,10 @@ def patch(doc: BufferDoc, old: list[str], new: list[str]) -> BufferDoc | None:
     pre, old_end, new_end = changed_run(old, new)
     if pre == len(old) == len(new):
         return doc  # nothing changed
+    if doc.kind == "values":
+        out = _patch_items(doc, old, new, pre, old_end, new_end)
+        if out is not None:
+            return out
     found = _section_at(doc, pre)
     if found is None:
         return None
@@ -209,9 +237,92 @@ def patch(doc: BufferDoc, old: list[str], new: list[str]) -> BufferDoc | None:
         if new_block is not None:
             out = _splice(doc, old_block, new_block, s0, e0, s0 - len(PRIMERS[section]), shift, new)
             if out is not None:
+                _finish(out, new)
                 out.kept_block = (section, new_lines, new_block)
             return out
     return None
+
+
+# a used value's header, as the primer of its item lines (`_patch_items`), then the heading of their list
+_ITEM_PRIMER = ("Used values:", "<0 v @0>")
+_HEADINGS = (" positions:", " uses:")
+
+
+def _patch_items(
+    doc: BufferDoc, old: list[str], new: list[str], pre: int, old_end: int, new_end: int
+) -> BufferDoc | None:
+    """The values file's model patched for an edit among one used value's items (its `` positions:`` and
+    `` uses:`` lines), reading only the changed lines; None when the edit is not that (`patch` then reads the
+    value's whole block: the benchmark's values file has values of 6,000 uses, 30 ms a read line by line).
+
+    The whole read set the value's `` from instruction:`` line (its last one: each sets it), so the value was
+    the reader's current one from its header to that line: only a value's header makes a value current, and
+    every line that leaves the ``Used values:`` section, or closes the value, makes it no value's again (a line
+    at column 0 goes through `finish_value`; an indented one there is an item, a list's heading, a
+    `` from instruction:`` line, or reported by `ValuesReader.used_part`). So the reader's state at a line in
+    between is the value's and its list's (the last heading or `` from instruction:`` line before it), and
+    the changed lines read after a primer that leaves that state (the section's header, a value's, the list's
+    heading) are read as in the whole file. As `patch` does for a block, the old lines read so must give what
+    the whole read recorded for them, and the old and the new lines must leave the reader in one state."""
+    used = doc.used_values
+    v = bisect_right(used.line, pre) - 1
+    if v < 0 or doc.has_cr or used.wide:
+        return None
+    head, last = used.line[v], used.from_line[v]
+    if last == NONE or not head < pre or old_end > last:
+        return None
+    heading = _heading(old, head, pre)
+    if heading not in _HEADINGS:
+        return None  # before the first list, or after a `` from instruction:`` line
+    changed = new[pre:new_end]
+    if any("\r" in line for line in changed):
+        return None
+    primer = (*_ITEM_PRIMER, heading)
+    old_read = _read_items(primer, old[pre:old_end])
+    new_read = _read_items(primer, changed)
+    if old_read is None or new_read is None or old_read[0] != new_read[0]:
+        return None
+    out = _splice(doc, old_read[1], new_read[1], pre, old_end, pre - len(primer), new_end - old_end, new)
+    if out is None:
+        return None
+    out.used_values.from_line[v] = last + new_end - old_end  # the value's own end moves with its items
+    _finish(out, new)
+    return out
+
+
+def _heading(lines: list[str], head: int, pre: int) -> str | None:
+    """The last list heading or `` from instruction:`` line among ``lines[head + 1 : pre]`` (None if none)."""
+    # a value's lists have a heading each, its items start with two spaces: the later heading's first place,
+    # with only such lines after it, is the last one (found by C calls: a list may be 6,000 items)
+    found = [lines.index(h, head + 1, pre) for h in _HEADINGS if h in lines[head + 1 : pre]]
+    if found:
+        at = max(found)
+        if sum(map(str.startswith, lines[at + 1 : pre], repeat("  "))) == pre - at - 1:
+            return lines[at]
+    for ln in range(pre - 1, head, -1):
+        line = lines[ln]
+        if line in _HEADINGS or line.startswith(" from instruction:") and FROM.match(line):
+            return line
+    return None
+
+
+def _read_items(primer: tuple[str, ...], lines: list[str]) -> tuple[tuple, BufferDoc] | None:
+    """``lines`` read after ``primer`` (`_patch_items`): the state they leave the reader in, and a model holding
+    only what they made (their occurrences and diagnostics, on the lines of the read); None when they made a
+    record."""
+    r = _Reader("\n".join((*primer, *lines, "")), "values")
+    read = r.run(finish=False, close=False)  # the value goes on after the lines
+    if len(read.used_values) != 1 or any(d.range.start_line < len(primer) for d in read.diagnostics):
+        return None
+    block = BufferDoc(kind="values")
+    occ = read.occurrences
+    if occ.wide:
+        return None
+    k = bisect_left(occ.pos, len(primer) << COL_BITS)  # without the primer's value header
+    block.occurrences.pos, block.occurrences.ends = occ.pos[k:], occ.ends[k:]
+    block.occurrences.codes, block.occurrences.keys = occ.codes[k:], occ.keys[k:]
+    block.diagnostics = read.diagnostics
+    return _state(r), block
 
 
 def _kept_block(doc: BufferDoc, section: str, old: list[str], s0: int, e0: int) -> BufferDoc | None:
@@ -268,11 +379,7 @@ def _splice(
         return None
     pos, ends, codes, keys = _occurrence_rows(new_block.occurrences, base)
     table = OccurrenceTable()
-    table.pos = (
-        occ.pos[:o0]
-        + pos
-        + (occ.pos[o1:] if not shift else array("q", [p + (shift << COL_BITS) for p in occ.pos[o1:]]))
-    )
+    table.pos = occ.pos[:o0] + pos + (occ.pos[o1:] if not shift else plus(occ.pos[o1:], shift << COL_BITS))
     table.ends = occ.ends[:o0] + ends + occ.ends[o1:]
     table.codes = occ.codes[:o0] + codes + occ.codes[o1:]
     table.keys = occ.keys[:o0] + keys + occ.keys[o1:]
@@ -304,8 +411,7 @@ def _splice(
     out.read_count = len(diagnostics)
     out.end_saw, out.end_lr_parts = doc.end_saw, doc.end_lr_parts
     out.patched = Patched(doc.serial, o0, o1, len(pos))
-    _finish(out, new)
-    return out
+    return out  # the whole text's checks are the caller's (`_finish`), once the model is whole
 
 
 def _splice_records(

@@ -42,11 +42,12 @@ class _Reader(AllocationsReader, ValuesReader, LiveRangeReader, ReportReader):
     per-line dispatch (`top` for a line in column 0, `indented` for the others), `finish` checks what spans
     sections."""
 
-    def run(self, finish: bool = True) -> BufferDoc:
+    def run(self, finish: bool = True, close: bool = True) -> BufferDoc:
         """Read every line (without the checks of the whole text when ``finish`` is False: a fragment read by
-        `patch`). Where the section has a fast loop (the value lines of the listing, the used values,
-        the schedule, the live ranges and the peak list: nearly all of a large file), it reads on until a line it
-        does not take; that line goes through the dispatcher, which may start another section."""
+        `patch`; without closing the last record when ``close`` is False: a fragment that ends inside one).
+        Where the section has a fast loop (the value lines of the listing, the used values, the schedule, the live
+        ranges and the peak list: nearly all of a large file), it reads on until a line it does not take; that
+        line goes through the dispatcher, which may start another section."""
         fast = {
             "alloc": self.value_lines,
             "used": self.used_lines,
@@ -74,8 +75,9 @@ class _Reader(AllocationsReader, ValuesReader, LiveRangeReader, ReportReader):
                 except Exception as exc:  # a reader bug must not take the server down: report it on the line
                     self.internal_error(ln, line, exc)
             ln += 1
-        self.finish_value()
-        self.finish_alloc()
+        if close:
+            self.finish_value()
+            self.finish_alloc()
         doc = self.doc
         doc.read_count = len(doc.diagnostics)
         doc.end_saw = frozenset(self.saw)
