@@ -164,6 +164,16 @@ class TextLines:
             self.split()
         return self._cum
 
+    def know_offsets(self, cum: array) -> None:
+        """Take ``cum`` as the offsets (`offsets`) when they are not built yet: made from the same text by its
+        parts' (a buffer file read in two parts at once, `buffers.halves`), without splitting it again. A
+        ``cum`` of another text's length is refused (ValueError)."""
+        if self._cum:
+            return
+        if self._text is None or len(cum) < 2 or cum[-1] + len(cum) - 2 != len(self._text):
+            raise ValueError("offsets of another text")
+        self._cum = cum
+
     def _block(self, k: int) -> str | None:
         cache = self._cache
         got = cache.get(k)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hlo_lsp.core.buffers.reader import read_buffers
+from hlo_lsp.core.buffers import read_buffers
 
 VALUE = " value: <3 p.1 @0> (size=16,offset=0): f32[4]{0}"
 

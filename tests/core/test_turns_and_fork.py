@@ -300,8 +300,7 @@ def test_a_background_read_of_a_buffer_file_gives_way_within_its_listing(gate, m
     occurrences a piece of C calls at a time (1-6 ms each): read in the background, both ask the gate as they
     go (here at every line, block and piece), so that a hover is not answered between them in 0.2 ms turns of
     the GIL (27 ms); what is read is the same."""
-    from hlo_lsp.core.buffers import read_allocations, read_live_range, read_values
-    from hlo_lsp.core.buffers.reader import read_buffers
+    from hlo_lsp.core.buffers import read_allocations, read_buffers, read_live_range, read_values
     from hlo_lsp.core.process import pieces
 
     path = max(DATA.glob(f"jax-cpu/*/module_*{suffix}"), key=lambda p: p.stat().st_size)

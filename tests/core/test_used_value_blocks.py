@@ -9,8 +9,7 @@ import random
 
 import pytest
 
-from hlo_lsp.core.buffers import read_values
-from hlo_lsp.core.buffers.reader import read_buffers
+from hlo_lsp.core.buffers import read_buffers, read_values
 from tests.fixtures import DATA
 
 LISTINGS = sorted(p for p in DATA.glob("**/*.txt") if "Used values:" in p.read_text(encoding="utf-8", errors="replace"))

@@ -7,6 +7,8 @@
 - `reader` alternates between the current section's fast loop and a per-line dispatch to the section readers:
   `read_allocations`, `read_values`, `read_live_range` (live ranges, the peak list and its stack-trace
   breakdown), `read_report` (memory-usage report), over the state they share (`read_common`).
+- `read`: `read_buffers`, the reader over a whole file, or for a large values or assignment file two reads at
+  once, the later part's in a forked child (`halves`), joined as `patch` splices a block into a model.
 - the join of a module's files: `value` (`BufferValue`, each fact read from the record it was joined from),
   `join` (the documents merged per value key), `bufferset` (`BufferSet`, the lookups); `siblings` (a split set's
   files by name).
@@ -19,7 +21,8 @@ see `hlo_lsp.core.buffers.reader` for the algorithm and `hlo_lsp.core.buffers.bu
 """
 
 from hlo_lsp.core.buffers.model import BufferDoc  # noqa: F401
-from hlo_lsp.core.buffers.reader import SUFFIX_KINDS, kind_from_path, read_buffers  # noqa: F401
+from hlo_lsp.core.buffers.read import read_buffers  # noqa: F401
+from hlo_lsp.core.buffers.reader import SUFFIX_KINDS, kind_from_path  # noqa: F401
 from hlo_lsp.core.buffers.records import (  # noqa: F401
     KINDS,
     Allocation,

@@ -43,7 +43,7 @@ from hlo_lsp.core.buffers.read_common import without_cr
 from hlo_lsp.core.buffers.reader import _Reader
 from hlo_lsp.core.buffers.text import FROM
 from hlo_lsp.core.diagnostics import Diagnostic, moved
-from hlo_lsp.core.document import common_prefix, common_suffix
+from hlo_lsp.core.document import TextLines, common_prefix, common_suffix
 from hlo_lsp.core.occurrences import COL_BITS, OccurrenceTable
 
 # the section a block is read in, and the lines that put the reader there
@@ -124,11 +124,19 @@ def _primed(section: str, kind: str) -> tuple:
 def _read_block(section: str, kind: str, lines: list[str]) -> BufferDoc | None:
     """``lines`` read on their own after ``section``'s primer; None when they leave another state than the
     primer alone (they opened a section, set something of the document's, or end skipping lines)."""
+    lead = next((i for i, line in enumerate(lines) if line), len(lines))  # empty lines are passed over
+    # ended with a newline, as a block is in the file
+    return read_block_text(section, kind, "\n".join((*PRIMERS[section], *lines, "")), lead)
+
+
+def read_block_text(section: str, kind: str, text: str, lead: int = 0) -> BufferDoc | None:
+    """`_read_block` of a block's lines given as ``text``: ``section``'s primer's lines, then the block's, whose
+    first ``lead`` lines are empty."""
     state, empty = _primed(section, kind)
     if not empty:
         return None
     primer = PRIMERS[section]
-    r = _Reader("\n".join((*primer, *lines, "")), kind)  # ended with a newline, as a block is in the file
+    r = _Reader(text, kind)
     doc = r.run(finish=False)
     if _state(r) != state:
         return None
@@ -140,7 +148,6 @@ def _read_block(section: str, kind: str, lines: list[str]) -> BufferDoc | None:
     else:
         records = getattr(doc, _LIST_OF[section])
         first = records.line[0] if len(records) else None
-    lead = next((i for i, line in enumerate(lines) if line), len(lines))  # empty lines are passed over
     return doc if first == len(primer) + lead else None
 
 
@@ -463,12 +470,16 @@ def _splice_diagnostics(doc, old_block, new_block, s0, e0, base, shift) -> list[
     return read[:d0] + kept
 
 
-def _finish(doc: BufferDoc, lines: list[str]) -> None:
+def _finish(doc: BufferDoc, lines: list[str] | TextLines) -> None:
     """The reader's checks of the whole text (`reader._Reader.finish`), on the patched model, over the lines as
-    the reader holds them (without their ``\r`` when the text has one: `read_common.ReaderState`)."""
+    the reader holds them (without their ``\r`` when the text has one: `read_common.ReaderState`). A `TextLines`
+    reads as the list of its lines (`halves`: the whole text, never split there)."""
     r = _Reader.__new__(_Reader)
     r.doc = doc
-    r.lines = without_cr(lines) if doc.has_cr else lines
+    if doc.has_cr:
+        r.lines = without_cr(list(lines))
+    else:
+        r.lines = lines  # type: ignore[assignment]  # (only read by line number, as a list)
     r.saw = set(doc.end_saw)
     r.lr_parts = set(doc.end_lr_parts)
     r.finish()

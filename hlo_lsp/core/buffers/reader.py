@@ -25,14 +25,13 @@ from typing import Any
 
 from hlo_lsp.core.buffers.model import BufferDoc
 from hlo_lsp.core.buffers.read_allocations import AllocationsReader
-from hlo_lsp.core.buffers.read_common import CODE_INTERNAL, CODE_STRUCTURE
+from hlo_lsp.core.buffers.read_common import CODE_STRUCTURE
 from hlo_lsp.core.buffers.read_live_range import LiveRangeReader
 from hlo_lsp.core.buffers.read_report import MEM_HEADER, ReportReader
 from hlo_lsp.core.buffers.read_values import ValuesReader
 from hlo_lsp.core.diagnostics import Diagnostic, Range, error, info
-from hlo_lsp.core.document import TextLines
 from hlo_lsp.core.kinds import SPLIT_SUFFIXES
-from hlo_lsp.core.process import collector, turns
+from hlo_lsp.core.process import turns
 
 _LR_SUBSECTIONS = ("  InstructionSequence:", "  BufferLiveRange:", "  Live ranges at ", "  Stack trace")
 
@@ -205,29 +204,6 @@ def kind_of(saw: set[str], has_values: bool) -> str:
     return "assignment"
 
 
-def read_buffers(text: str | TextLines, kind_hint: str | None = None) -> BufferDoc:
-    """Read any XLA buffer dump (old single file or one split file) into a `BufferDoc`; never raises.
-
-    ``kind_hint`` ('single'|'assignment'|'values'|'live-range'|'memory-report', e.g. from the file name) sets
-    ``doc.kind``; without it the kind follows the sections found. Problems are in ``doc.diagnostics``."""
-    if not isinstance(text, (str, TextLines)):
-        doc = BufferDoc(kind=kind_hint or "assignment")
-        doc.diagnostics.append(error(Range(0, 0, 0, 0), CODE_INTERNAL, "buffer reader was given no text"))
-        return doc
-    # The reader allocates hundreds of thousands of small tuples that never form cycles; pausing the cyclic
-    # garbage collector while it runs saves most of the time it would spend rescanning them. What a large read
-    # made is frozen, as a large module's model is: else the first young and middle collections after it walk
-    # all of it (7 and 12 ms after the benchmark's values file, between its read and its diagnostics)
-    size = len(text) if isinstance(text, str) else text.offsets()[-1]
-    with collector.paused(keep=size >= collector.KEEP_MIN_CHARS):
-        try:
-            return _Reader(text, kind_hint).run()
-        except Exception as exc:  # pragma: no cover - a last resort; the per-line guard should catch everything
-            doc = BufferDoc(kind=kind_hint or "assignment")
-            doc.diagnostics.append(error(Range(0, 0, 0, 0), CODE_INTERNAL, f"internal reader error: {exc!r}"))
-            return doc
-
-
 def kind_from_path(path: str) -> str | None:
     """The document kind a dump file's name implies; None when the name is not a split-set name."""
     for suffix, kind in SUFFIX_KINDS:
@@ -238,4 +214,4 @@ def kind_from_path(path: str) -> str | None:
 
 SUFFIX_KINDS = SPLIT_SUFFIXES  # (suffix, kind), longest suffix first: the one table, in `kinds`
 
-__all__ = ["read_buffers", "kind_from_path", "SUFFIX_KINDS", "Diagnostic"]
+__all__ = ["kind_from_path", "SUFFIX_KINDS", "Diagnostic"]
