@@ -4,6 +4,7 @@ the child cannot help (forking off, the child failing, a later part that is no b
 
 from __future__ import annotations
 
+import re
 import sys
 
 import pytest
@@ -117,3 +118,20 @@ def test_offsets_of_another_text_are_refused():
         lines.know_offsets(TextLines("a\nb\n").offsets())
     lines.know_offsets(TextLines("a\nbc\n").offsets())
     assert list(lines) == ["a", "bc", ""]
+
+
+def test_a_parameter_allocation_after_a_temp_in_the_later_part_is_read_in_two(caplog):
+    """The child's allocations begin with a temp (no parameter shape index) and hold a parameter's (an index tuple)
+    further on: that column mixes None and tuples, and only its strings are interned."""
+    text = FILES["assignment"].read_text()
+    blocks = re.findall(r"^allocation \d+: .*\n(?: value:.*\n)+", text, re.M)
+    temp = max(blocks, key=len)  # the preallocated temp, most of the file
+    parameter = next(b for b in blocks if " parameter " in b.split("\n")[0])
+    text += temp + parameter  # the later part: that temp again, then a parameter's allocation
+    section, start, share = halves._RECORDS["assignment"]
+    at = text.find(start, int(len(text) * (1 - share))) + 1
+    assert text[at:] == temp + parameter
+    got = halves.read_in_two(TextLines(text), "assignment", min_chars=0)
+    assert got is not None and "failed" not in caplog.text
+    assert differences(got, _Reader(text, "assignment").run()) == []
+    assert got.allocations.parameter_shape_index[-2:] == [None, ()]

@@ -99,9 +99,5 @@ def _intern(doc: BufferDoc) -> None:
         records: Records = getattr(doc, name)
         for column in _columns(records):
             col = getattr(records, column)
-            if not isinstance(col, list) or not col or not isinstance(col[0], str | None):
-                continue  # (index tuples)
-            if None in col:
-                setattr(records, column, [s if s is None else intern(s) for s in col])
-            else:
-                setattr(records, column, list(map(intern, col)))
+            if isinstance(col, list):  # (names, keys, shapes; texts or None; a parameter's index tuples)
+                setattr(records, column, [intern(s) if type(s) is str else s for s in col])

@@ -301,16 +301,22 @@ def _heading(lines: list[str], head: int, pre: int) -> str | None:
     """The last list heading or `` from instruction:`` line among ``lines[head + 1 : pre]`` (None if none)."""
     # a value's lists have a heading each, its items start with two spaces: the later heading's first place,
     # with only such lines after it, is the last one (found by C calls: a list may be 6,000 items)
-    found = [lines.index(h, head + 1, pre) for h in _HEADINGS if h in lines[head + 1 : pre]]
-    if found:
-        at = max(found)
-        if sum(map(str.startswith, lines[at + 1 : pre], repeat("  "))) == pre - at - 1:
-            return lines[at]
+    at = max((_first(lines, h, head + 1, pre) for h in _HEADINGS), default=-1)
+    if at >= 0 and sum(map(str.startswith, lines[at + 1 : pre], repeat("  "))) == pre - at - 1:
+        return lines[at]
     for ln in range(pre - 1, head, -1):
         line = lines[ln]
         if line in _HEADINGS or line.startswith(" from instruction:") and FROM.match(line):
             return line
     return None
+
+
+def _first(lines: list[str], line: str, start: int, end: int) -> int:
+    """The first place of ``line`` in ``lines[start:end]``; -1 when it is not there."""
+    try:
+        return lines.index(line, start, end)
+    except ValueError:
+        return -1
 
 
 def _read_items(primer: tuple[str, ...], lines: list[str]) -> tuple[tuple, BufferDoc] | None:
