@@ -605,3 +605,28 @@ def test_users_of_maps_built_while_definitions_are_renamed(every, monkeypatch):
     assert touched
     for name in touched | set(list(users)[:200]):
         assert [u.line for u in mod.users(name)] == [fresh.instructions.line_of[i] for i in users.get(name, ())], name
+
+
+def test_a_summarys_calls_with_equal_operand_shapes_share_one_tuple():
+    """`summarize` keeps each distinct operand-shapes tuple of a computation's calls once (a forked child's
+    part pickles a repeated tuple as a reference): on every real module, the calls' shapes are equal to the
+    shapes read from their rows and no two equal tuples of one summary are distinct objects."""
+    from hlo_lsp.core.hlo.rules.summary import summarize
+
+    shared = 0
+    for path in HLO:
+        mod = read_hlo(path.read_text())
+        for c in mod.computations:
+            s = summarize(mod, c)
+            if s is None or not s.calls:
+                continue
+            rows = computation_rows(mod, c)
+            shapes = dict(zip((r[NAME] for r in rows), (r[SHAPE] for r in rows)))
+            for k, _op, _callees, operands, _result in s.calls:
+                want = tuple(shapes.get(n) for n in operand_names(rows[k][OPERANDS]))
+                assert operands == want, (path.name, c.name, k)
+            by_value: dict = {}
+            for call in s.calls:
+                assert by_value.setdefault(call[3], call[3]) is call[3], (path.name, c.name)
+            shared += len(s.calls) - len(by_value)
+    assert shared > 100  # (the real modules' fusion calls repeat their operand shapes)

@@ -201,7 +201,7 @@ def _join_later(mod: HloModule, first, later, spans: list[tuple[int, int]], outs
     intern = sys.intern
     for (name, line, at, is_entry, signature, end), (lo, root) in zip(later_comps, placed):
         name = intern(name)
-        c = Computation(name, line, at, is_entry, intern(signature), end, range(lo, lo + end - line - 1), root)
+        c = Computation(name, line, at, is_entry, signature, end, range(lo, lo + end - line - 1), root)
         by_comp.setdefault(name, len(comps))
         comps.append(c)
     names += more

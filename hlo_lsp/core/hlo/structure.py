@@ -97,9 +97,11 @@ def bulk_computations(
     mod: HloModule, scan: str, start: int = 0, end: int | None = None
 ) -> list[tuple[int, int]] | None:
     """`bulk_headers` (of ``scan[start:end]``), with each computation made and added to ``mod`` (name, lines,
-    signature; the name and signature interned: callers name the computations again, and fusion signatures
-    repeat): per computation the offsets in ``scan`` of the newline ending its header line and of its closing
-    line's newline, between which its instruction lines are. None as `bulk_headers`."""
+    signature; the name interned: callers name the computations again): per computation the offsets in ``scan`` of
+    the newline ending its header line and of its closing line's newline, between which its instruction lines are.
+    None as `bulk_headers`. (A signature names its parameters, which XLA numbers across the module: the 23 MB
+    benchmark module's 17,569 and the 100 MB synthetic module's 84,390 are all distinct, and interning them took
+    34 ms of the latter's read, sharing nothing.)"""
     found = bulk_headers(mod, scan, start, end)
     if found is None:
         return None
@@ -128,7 +130,7 @@ def bulk_computations(
     lns, ends = at[0::2], at[1::2]
     intern = sys.intern
     names = list(map(intern, names))
-    sigs = list(map(intern, map(str.strip, sigs)))
+    sigs = list(map(str.strip, sigs))
     comps = mod.computations
     by_comp = mod.computation_by_name
     k = len(comps)
