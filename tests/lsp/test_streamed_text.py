@@ -2,7 +2,8 @@
 (quotes, backslashes, `\\n` spelled out, control characters, characters beyond the BMP as surrogate pairs or as
 UTF-8, one long line), however the bytes arrive (pieces of any size, cut inside escapes and UTF-8 sequences), the
 message is the one ``json.loads`` of the whole body makes; a body that is no valid JSON is given whole to the usual
-parse, and the messages after it are read as before."""
+parse (or, when the bytes of some of its text's pieces were let go, as the decoder's error), and the messages after
+it are read as before."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from hlo_lsp.core.document import LineDocument
 from hlo_lsp.lsp import stdio
-from hlo_lsp.lsp.stdio import MessageReader, StreamedBody
+from hlo_lsp.lsp.stdio import BadText, MessageReader, StreamedBody
 
 
 class Trickle:
@@ -117,6 +118,35 @@ def test_bodies_with_no_valid_text_are_parsed_whole_as_before():
         for k, body in enumerate(bad):
             got = _read_all(_frame(body) + _frame(b"[1]"), random.Random(k), 5)
             assert got == [body, b"[1]"], body
+    finally:
+        stdio.STREAM_MIN = old_min
+
+
+def test_a_text_found_no_valid_json_after_its_first_pieces_were_let_go_gives_the_decoders_error():
+    """A piece's bytes are let go once decoded: a text that proves no valid JSON string further on can no longer
+    be given whole, so it comes as a `BadText` (the decoder's error, which the server reports as the usual parse's;
+    ``json.loads`` of the body fails too), the rest of its body is read, and the message after it is read."""
+    stdio.STREAM_MIN, old_min = 0, stdio.STREAM_MIN
+    try:
+        lines = b'line \\n \\u00e9 \\"q\\"\\n' * 5000  # (JSON: escapes, quotes, newlines; past STREAM_HEAD)
+        bad = [
+            b'{"method": "x", "params": {"text": "' + lines + b"never ends}}",
+            b'{"params": {"text": "' + lines + b'a\\qb"}}',
+            b'{"params": {"text": "' + lines + b'a\\u12"}}',
+            b'{"params": {"text": "' + lines + b'a\x01b"}}',
+            b'{"params": {"text": "' + lines + b'a\xffb"}}',
+        ]
+        for k, body in enumerate(bad):
+            try:
+                json.loads(body)
+                raise AssertionError(body)
+            except ValueError:
+                pass
+            for most in (7, 64, 4096):
+                got = _read_all(_frame(body) + _frame(b"[1]"), random.Random(k), most)
+                assert len(got) == 2 and got[1] == b"[1]", (body[-20:], most)
+                assert isinstance(got[0], BadText) and isinstance(got[0].error, ValueError), (body[-20:], most)
+                assert got[0].head() == body[: body.index(b'"text": "') + 9]
     finally:
         stdio.STREAM_MIN = old_min
 

@@ -17,6 +17,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
+from hlo_lsp.lsp import stdio
 from tests.lsp.util import uri
 from tests.robustness.cases import HLO_SEED, split_files
 from tests.robustness.conftest import SERVER, SERVER_ENV
@@ -277,6 +278,7 @@ class RawServer:
             SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=SERVER_ENV
         )
         self.answers: queue.Queue = queue.Queue()
+        self.notices: queue.Queue = queue.Queue()  # the server's notifications
         threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 0
 
@@ -295,6 +297,8 @@ class RawServer:
             msg = json.loads(out.read(length))
             if "id" in msg and "method" not in msg:
                 self.answers.put(msg)
+            elif "id" not in msg:
+                self.notices.put(msg)
 
     def send(self, method: str, params=None, msg_id=None) -> None:
         msg = {"jsonrpc": "2.0", "method": method}
@@ -354,3 +358,46 @@ def test_requests_after_shutdown(tmp_path):
     finally:
         code = server.close()
     assert code == 0, code  # exit after shutdown: a clean exit
+
+
+def test_a_large_open_whose_text_is_no_valid_json_further_on_is_reported_and_the_server_goes_on(tmp_path):
+    """A ``didOpen`` of 2 MB whose text breaks JSON (an escape JSON has not) after its first MB: the text's
+    first pieces were decoded and let go as they arrived (`stdio.MessageReader._streamed`), so the message is
+    reported as one that cannot be parsed; nothing is opened, and the messages after it are answered."""
+    server = RawServer()
+    try:
+        assert "result" in server.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        server.send("initialized", {})
+        bad_uri = uri(tmp_path / "bad.hlo")
+        good = json.dumps(
+            {"textDocument": {"uri": bad_uri, "languageId": "hlo", "version": 1, "text": TEXT * 800}}
+        ).encode()
+        cut = good.index(b"\\n", len(good) // 2) + 2
+        body = (
+            b'{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": ' + good[:cut] + b"\\q" + good[cut:] + b"}"
+        )
+        assert len(body) > 2 * stdio.STREAM_MIN
+        with pytest.raises(ValueError):
+            json.loads(body)
+        server.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body))
+        for i in range(0, len(body), 1 << 18):  # (in pieces, as an editor's write reaches a pipe)
+            server.proc.stdin.write(body[i : i + (1 << 18)])
+            server.proc.stdin.flush()
+        u = uri(tmp_path / HLO.name)
+        server.send(
+            "textDocument/didOpen", {"textDocument": {"uri": u, "languageId": "hlo", "version": 1, "text": TEXT}}
+        )
+        opened = server.request("textDocument/documentSymbol", {"textDocument": {"uri": u}})
+        assert opened is not None and opened.get("result"), opened  # the open after it was handled
+        symbols = server.request("textDocument/documentSymbol", {"textDocument": {"uri": bad_uri}})
+        assert symbols is not None and not symbols.get("result"), symbols  # never opened
+        shown = []
+        while not server.notices.empty():
+            m = server.notices.get_nowait()
+            if m.get("method") == "window/showMessage":
+                shown.append(m["params"])
+        assert any(p["type"] == 1 and "Invalid \\escape" in p["message"] for p in shown), shown
+        assert server.request("shutdown") is not None
+    finally:
+        code = server.close()
+    assert code == 0, code
