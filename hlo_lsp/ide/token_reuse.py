@@ -178,13 +178,16 @@ def _spliced(
     counted from ``prev``, the line of the token before), the first token after them given its new line delta
     (it is on line ``first_after``; None when there is none); None when that token would be on the line of the
     token before it (its start would then be relative to that token)."""
-    tail = old[5 * i1 :]
+    tail = 5 * i1 < len(old)
+    last = mid[-1][0] if mid else prev
+    if tail and (first_after is None or first_after == last):
+        return None
+    encoded = encode(mid, prev)
+    with memoryview(old) as view:  # (a piece at a time: `pieces.joined`)
+        out = pieces.joined(old.typecode, [view[: 5 * i0], encoded, view[5 * i1 :]])
     if tail:
-        last = mid[-1][0] if mid else prev
-        if first_after is None or first_after == last:
-            return None
-        tail[0] = first_after - last
-    return old[: 5 * i0] + encode(mid, prev) + tail
+        out[5 * i0 + len(encoded)] = first_after - last  # type: ignore[operator]
+    return out
 
 
 def _long_module(a) -> bool:
@@ -308,10 +311,10 @@ def _splice(
     gained = sum(1 for t in mid if t[3] == var) - tokens[5 * i0 + 3 : 5 * i1 : 5].count(var)
     if n_instructions - memo.n_instructions != gained:
         return None
-    after = tokens[5 * i1 :]
-    if shift:
-        after[0::5] = array(TOKEN_ROWS, map(shift.__add__, after[0::5]))
-    first_after = _row(after, 0) if after else None
+    first_after = None
+    if 5 * i1 < len(tokens):
+        line, *rest = _row(tokens, i1)
+        first_after = (line + shift, *rest)
     before = _row(tokens, i0 - 1) if i0 else None
     if (
         (before and mid and before > mid[0])
@@ -319,4 +322,9 @@ def _splice(
         or (not mid and before and first_after and before > first_after)
     ):
         return None
-    return tokens[: 5 * i0] + token_rows(mid) + after, i0, i1, mid, comps, n_instructions
+    # copied a piece at a time, and the lines after the run moved in place (`pieces.joined`)
+    with memoryview(tokens) as view:
+        out = pieces.joined(TOKEN_ROWS, [view[: 5 * i0], token_rows(mid), view[5 * i1 :]])
+    if shift:
+        pieces.shifted(out, 5 * (i0 + len(mid)), 5, shift)
+    return out, i0, i1, mid, comps, n_instructions

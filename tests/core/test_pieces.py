@@ -34,3 +34,30 @@ def test_occurrences_sorted_by_key_in_pieces_equal_one_stable_sort(monkeypatch):
         for n in (0, 1, 2, 17, 300):
             keys = [rng.choice(["a", "b", "c", "dd", "é"]) for _ in range(n)]
             assert list(occurrences._by_key(keys)) == sorted(range(n), key=keys.__getitem__)
+
+
+@pytest.mark.parametrize("piece", [1, 3, 64, pieces.ARRAY_PIECE])
+def test_arrays_joined_and_rows_shifted_in_pieces_equal_the_whole(monkeypatch, piece):
+    """`pieces.joined` equals ``a + b + c`` of arrays and slices of them (views given back: the arrays can grow
+    afterwards), and `pieces.shifted` equals an extended slice assignment, for any piece size."""
+    import random
+
+    monkeypatch.setattr(pieces, "ARRAY_PIECE", piece)
+    monkeypatch.setattr(pieces, "PIECE", max(1, piece // 4))
+    rng = random.Random(piece)
+    for typecode in ("i", "q"):
+        for n in (0, 1, 5, 199, 1000):
+            a = array(typecode, (rng.randrange(-(2**31), 2**31) for _ in range(n)))
+            cut, end = sorted(rng.randrange(n + 1) for _ in range(2))
+            mid = array(typecode, (rng.randrange(100) for _ in range(rng.randrange(7))))
+            with memoryview(a) as view:
+                got = pieces.joined(typecode, [view[:cut], mid, view[end:], array(typecode)])
+            assert got == a[:cut] + mid + a[end:] and got.typecode == typecode
+            a.append(1)  # no view of it is left
+            rows = array(typecode, (rng.randrange(1000) for _ in range(5 * n)))
+            for start in {0, 5 * (n // 2), 5 * n}:
+                by = rng.randrange(-50, 50)
+                want = array(typecode, rows)
+                want[start::5] = array(typecode, (x + by for x in rows[start::5]))
+                pieces.shifted(rows, start, 5, by)
+                assert rows == want
