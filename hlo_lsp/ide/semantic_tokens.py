@@ -191,7 +191,7 @@ def _instruction_tokens(mod, names, line_of, col_of, var: int) -> list[Tok5] | N
     loop of 0.5 s. None when a computation's instructions are not a plain run of them or a name starts past
     `MAX_LINE` (then the loop makes them)."""
     rs = [c.instructions for c in mod.computations]
-    if any(not isinstance(r, range) or r.step != 1 for r in rs) or (len(col_of) and max(col_of) >= MAX_LINE):
+    if any(not isinstance(r, range) or r.step != 1 for r in rs) or pieces.largest(col_of) >= MAX_LINE:
         return None
     out: list[Tok5] = []
     step = pieces.PIECE
@@ -246,7 +246,7 @@ def _module_rows(a) -> array | None:
     mod = a.hlo
     names, line_of, col_of = name_columns(mod.instructions)
     comps = mod.computations
-    if not isinstance(line_of, array) or (len(col_of) and max(col_of) >= MAX_LINE):
+    if not isinstance(line_of, array) or pieces.largest(col_of) >= MAX_LINE:
         return None
     for c in comps:
         r = c.instructions
@@ -296,7 +296,7 @@ def _occurrence_rows(index) -> array | None:
     if cols is None:
         return None
     lines, starts, ends, codes = cols
-    if len(starts) and max(starts) >= MAX_LINE:
+    if pieces.largest(starts) >= MAX_LINE:
         return None
     pairs = occurrence_pairs()
     types = bytes(_T[_OCC_TYPE.get(kind, "variable")] for kind, _role in pairs).ljust(256, b"\0")

@@ -61,3 +61,15 @@ def test_arrays_joined_and_rows_shifted_in_pieces_equal_the_whole(monkeypatch, p
                 want[start::5] = array(typecode, (x + by for x in rows[start::5]))
                 pieces.shifted(rows, start, 5, by)
                 assert rows == want
+
+
+@pytest.mark.parametrize("piece", [1, 7, pieces.PIECE])
+def test_the_largest_in_pieces_equals_max(monkeypatch, piece):
+    import random
+
+    monkeypatch.setattr(pieces, "PIECE", piece)
+    rng = random.Random(piece)
+    for n in (0, 1, 6, 7, 8, 500):
+        items = array("i", (rng.randrange(-1000, 1000) for _ in range(n)))
+        assert pieces.largest(items) == max(items, default=-1)
+        assert pieces.largest(list(items), default=-5000) == max(items, default=-5000)

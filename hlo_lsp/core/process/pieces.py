@@ -96,3 +96,10 @@ def shifted(rows: array, start: int, step: int, by: int) -> None:
     add = by.__add__
     for i in range(start, len(rows), span):
         rows[i : i + span : step] = array(rows.typecode, map(add, rows[i : i + span : step]))
+
+
+def largest(items: Sequence[int], default: int = -1) -> int:
+    """``max(items, default=default)``, a piece at a time: one ``max`` over the name columns of the 100 MB
+    module's 642,061 instructions held the GIL 9.5-10.5 ms as its semantic tokens began (13-14 ms in all so)."""
+    tops = [max(items[i : i + PIECE]) for i in starts(0, len(items))]
+    return max(tops) if tops else default
