@@ -37,7 +37,8 @@ def _tuples() -> list[tuple[str, tuple[str | None, ...], str]]:
     mp.setattr(fork, "ENABLED", False)
     try:
         for p in MODULES:
-            summary._ROW_MEMO.clear()
+            summary._ROW_MEMO.clear()  # (memoized per combination: what a test before read is not asked again)
+            summary._LINE_MEMO.clear()
             text = p.read_text()
             read_hlo(text, text.split("\n"))
     finally:
