@@ -11,6 +11,7 @@ import pytest
 
 from hlo_lsp.core.hlo.read import read_hlo
 from hlo_lsp.core.hlo.rules import summary
+from hlo_lsp.core.hlo.text import INDEX_NUMBER
 from hlo_lsp.core.process import fork
 from tests.fixtures import DATA
 
@@ -84,7 +85,7 @@ def test_a_tuple_taken_as_written_is_what_the_inference_answers():
         fast = summary._infer_ok("tuple", shape, operands, attrs)
         assert fast == _inferred(shape, operands, attrs), shape[:200]
         taken += None not in operands and summary._tuple_of(shape, operands)
-        bare = summary._INDEX_COMMENT.sub("", shape)
+        bare = INDEX_NUMBER.sub("", shape)
         assert summary._infer_ok("tuple", bare, operands, attrs) == _inferred(bare, operands, attrs)
         for wrong, ops in _changed(shape, operands):
             if None in ops:

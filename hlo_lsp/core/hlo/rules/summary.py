@@ -30,6 +30,7 @@ from hlo_lsp.core.hlo.rows import (
 )
 from hlo_lsp.core.hlo.rules.inference import FLOATS, REGISTRY, Site, mismatch
 from hlo_lsp.core.hlo.rules.inference.attrs import attr_text
+from hlo_lsp.core.hlo.text import INDEX_NUMBER
 from hlo_lsp.core.memos import memo_table
 from hlo_lsp.core.shapes import parse_shape
 
@@ -238,10 +239,6 @@ def row_inferred_ok(op: str, shape: str, operands: tuple[str | None, ...], attrs
     return ok
 
 
-# the element numbers XLA writes into a long tuple shape (``(f32[4]{0}, ..., /*index=5*/f32[8]{0}, ...)``)
-_INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
-
-
 def _infer_ok(op: str, shape: str, operands: tuple[str | None, ...], attrs: str) -> bool:
     if op == "tuple" and shape[:1] == "(" and None not in operands and _tuple_of(shape, operands):  # type: ignore[arg-type]
         return True
@@ -254,14 +251,15 @@ def _infer_ok(op: str, shape: str, operands: tuple[str | None, ...], attrs: str)
 
 
 def _tuple_of(shape: str, operands: tuple[str, ...]) -> bool:
-    """``shape`` is written as the tuple of the shapes ``operands`` are written with (XLA's element numbers
-    aside): what XLA infers for a tuple of them (`inference.arrays.tuple_`), with no shape parsed. A module's root
-    tuple of 9,001 elements (the 23 MB benchmark module's) took 35-45 ms to parse and compare element by element,
-    on the read's critical path; written any other way, the inference decides."""
+    """``shape`` is written as the tuple of the shapes ``operands`` are written with (the element numbers XLA writes
+    into a long tuple aside, `text.INDEX_NUMBER`: ``(f32[4]{0}, ..., /*index=5*/f32[8]{0}, ...)``): what XLA infers
+    for a tuple of them (`inference.arrays.tuple_`), with no shape parsed. A module's root tuple of 9,001 elements
+    (the 23 MB benchmark module's) took 35-45 ms to parse and compare element by element, on the read's critical
+    path; written any other way, the inference decides."""
     joined = "(" + ", ".join(operands) + ")"
     if "/*" in joined:
-        joined = _INDEX_COMMENT.sub("", joined)
-    return _INDEX_COMMENT.sub("", shape) == joined if "/*" in shape else shape == joined
+        joined = INDEX_NUMBER.sub("", joined)
+    return INDEX_NUMBER.sub("", shape) == joined if "/*" in shape else shape == joined
 
 
 _PLAIN_ARRAY = re.compile(r"[a-z][a-z0-9]*\[([0-9,]*)\](?:\{[^{}]*\})?")
