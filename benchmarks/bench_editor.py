@@ -14,18 +14,18 @@ and ``neovim`` v0.11 profiles, which say what the editor supports: delta tokens,
    is its "first" pulled-diagnostics time, counted from ``didOpen``, the read included), the editor's other
    on-open requests at once, as the editor sends them (VS Code: ``documentSymbol``, ``foldingRange``,
    ``semanticTokens/full`` and ``/range`` for the viewport, ``codeLens``, ``documentLink``, ``inlayHint`` for
-   the viewport, pulled diagnostics; Neovim 0.11: ``semanticTokens/full``, ``inlayHint``; it would pull
-   diagnostics too, but the server offers pull only to a client it can ask to pull again, and pushes them to
-   Neovim: the first and last push are reported). Each is timed from writing it to reading its answer
-   ("first"). While they are in flight, a hover every 100 ms at a random name, an instruction's or a computation's
-   (header, call site) ("hover during": p95, max, over every hover of steps 1-3 and after each while the server's
-   background work, under its ``$/progress``, goes on; each hover's time from ``didOpen`` and latency are in the
-   ``--json`` output).
+   the viewport (the file's first 80 lines: an editor opens a file at its top), pulled diagnostics; Neovim
+   0.11: ``semanticTokens/full``, ``inlayHint``; it would pull diagnostics too, but the server offers pull only
+   to a client it can ask to pull again, and pushes them to Neovim: the first and last push are reported). Each
+   is timed from writing it to reading its answer ("first"). While they are in flight, a hover every 100 ms at
+   a random name, an instruction's or a computation's (header, call site) ("hover during": p95, max, over every
+   hover of steps 1-3 and after each while the server's background work, under its ``$/progress``, goes on;
+   each hover's time from ``didOpen`` and latency are in the ``--json`` output).
 2. **again**: the same requests again, nothing changed; then hovers until the background work is done.
 3. **after edit**: a one-line edit (a space inserted on a middle line), then the editor's after-edit requests
-   (``semanticTokens/full/delta`` with the last result id, ``codeLens``, ``inlayHint``, ``documentSymbol``,
-   ``foldingRange``). The delta applied to the tokens held must equal a fresh ``full`` answer afterwards
-   (checked; a mismatch is reported).
+   (``semanticTokens/full/delta`` with the last result id, ``codeLens``, ``inlayHint`` for the 80 lines at the
+   edited one, ``documentSymbol``, ``foldingRange``). The delta applied to the tokens held must equal a fresh
+   ``full`` answer afterwards (checked; a mismatch is reported).
 4. Hovers once the server is idle (p95), the answers' sizes (bytes of JSON) and the process tree's RSS.
 
 X = XLA's ``hlo_module_from_text`` on the module (the 23 MB module for its buffer files), timed in a
@@ -70,6 +70,7 @@ DEFAULT_FILES = [
 ]
 PROFILES = {"vscode": "visual-studio-code", "neovim": "neovim"}
 VIEW = 80  # lines in the viewport
+TOP = 0  # the viewport's first line on open (until 2026-12-08 the middle of the file, as after the edit)
 ON_OPEN = {
     "vscode": [
         "documentSymbol",
@@ -280,10 +281,12 @@ async def run_case(path: Path, editor: str, xla: float | None, log_dir: Path) ->
             # until its answer's last byte left the server (the relay's stamp), as for every other request
             rec["read_s"] = round(asked + pulled - t0, 2) if pulled is not None else None
         during: list[tuple[float, float]] = []  # (sent, seconds) of every hover from the first diagnostics on
-        first = await s.requests_with_hovers([m for m in on_open if m != PULLED], mid, during)
+        # the viewport: the file's first lines on open and asked again (an editor opens a file at its top: the
+        # 23 MB module's first line, its header, is 812,781 characters), the middle, where the edit is, after it
+        first = await s.requests_with_hovers([m for m in on_open if m != PULLED], TOP, during)
         if client.pulls and rec.get("read_s") is not None:
             first[PULLED] = rec["read_s"]  # from didOpen, the read included
-        again = await s.requests_with_hovers(on_open, mid, during)
+        again = await s.requests_with_hovers(on_open, TOP, during)
         await s.idle_with_hovers(during)
         idle_hovers = [h for h in [await s.hover() for _ in range(40)] if h is not None]
         await s.edit(mid + 1)
