@@ -358,12 +358,32 @@ def _combined(words: str) -> re.Pattern:
 
 
 def _generic(acc: _Line, text: str, pattern: re.Pattern) -> None:
+    """The pattern's tokens of ``text`` where no token of ``acc`` is (those win: names, spans), added to ``acc``.
+    The matches come in order and never overlap: taken as they come, not queued and sorted one by one as
+    `_Line.add` and `_Line.flush` do (the 23 MB module's buffer-assignment file opens on two lines of tuple shapes,
+    137,000 and 184,000 characters: its first 80 lines' 3,488 tokens took 9 ms that way)."""
     acc.flush()  # the names and spans already queued win over everything below
-    for m in pattern.finditer(text):
-        kind = m.lastgroup  # every branch of the pattern is a named group
-        if kind is not None:
-            acc.add(m.start(), m.end(), kind)
-    acc.flush()
+    types = _T
+    found = [(m.start(), m.end(), types[m.lastgroup]) for m in pattern.finditer(text) if m.lastgroup is not None]
+    old = acc.accepted
+    ln = acc.line
+    if not old:
+        acc.accepted = [Token(ln, start, end, typ) for start, end, typ in found if end > start]
+        return
+    merged: list[Token] = []
+    i, n = 0, len(old)
+    last_end = -1  # end of the last token placed in `merged`
+    for start, end, typ in found:
+        while i < n and old[i].start < start:
+            merged.append(old[i])
+            last_end = old[i].end
+            i += 1
+        if end <= start or start < last_end or (i < n and old[i].start < end):
+            continue
+        merged.append(Token(ln, start, end, typ))
+        last_end = end
+    merged.extend(old[i:])
+    acc.accepted = merged
 
 
 _HLO_TOKENS = _combined(_HLO_WORDS)
