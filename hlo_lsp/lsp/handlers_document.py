@@ -27,7 +27,7 @@ from hlo_lsp.core.process import collector, fork, pieces, turns
 from hlo_lsp.core.workspace import ReadError, Workspace
 from hlo_lsp.ide import lens, semantic_tokens, symbols, token_reuse
 from hlo_lsp.lsp.app import SYMBOL_KIND, HloLanguageServer, server
-from hlo_lsp.lsp.convert import col_to_wire, path_to_uri, uri_to_path
+from hlo_lsp.lsp.convert import all_ascii, col_to_wire, path_to_uri, uri_to_path
 from hlo_lsp.lsp.doc_answers import (
     BATCH_QUIET_S,
     BATCH_WAIT_S,
@@ -540,7 +540,7 @@ def _long_rows(w: _Wire, a) -> array | None:
     rows = semantic_tokens.definition_rows(a)
     if rows is None or not rows:
         return None
-    if w.encoding == lsp.PositionEncodingKind.Utf32 or _all_ascii(w.lines, rows[0], rows[-5] + 1):
+    if w.encoding == lsp.PositionEncodingKind.Utf32 or all_ascii(w.lines, rows[0], rows[-5] + 1):
         return rows
     return None
 
@@ -556,7 +556,7 @@ def _encoder(w: _Wire) -> token_reuse.Encoder:
             return array(TOKEN_DATA)
         lines = w.lines
         first, last = toks[0][0], toks[-1][0]
-        if w.encoding == lsp.PositionEncodingKind.Utf32 or _all_ascii(lines, first, last + 1):
+        if w.encoding == lsp.PositionEncodingKind.Utf32 or all_ascii(lines, first, last + 1):
             # code points are wire columns (every line of a machine-written dump is ASCII): no per-token conversion
             data = semantic_tokens.encode_spans(toks, TOKEN_DATA)
         else:
@@ -572,17 +572,6 @@ def _encoder(w: _Wire) -> token_reuse.Encoder:
         return data
 
     return encode
-
-
-def _all_ascii(lines, a: int, b: int) -> bool:
-    """Every line of ``lines[a:b]`` is ASCII, tested in pieces of `pieces.PIECE` lines: one C-level pass over the
-    100 MB module's two million lines held the GIL for 0.4 s (each line's object is a cache miss), and a hover
-    sent meanwhile waited for all of it."""
-    step = pieces.PIECE
-    for i in pieces.starts(a, b, step):
-        if not all(map(str.isascii, lines[i : min(i + step, b)])):
-            return False
-    return True
 
 
 def _token_data_guarded(ls: HloLanguageServer, path: str):
