@@ -81,8 +81,8 @@ def test_the_same_tokens_where_names_and_the_pattern_meet(monkeypatch, tmp_path)
         "}\n\n"
         "ENTRY %e (p: f32[2]) -> f32[2] {\n"
         "  %p = f32[2]{0} parameter(0)\n"
-        "  %t = (f32[2]{0}) tuple(%p), frontend_attributes={k=\"12 /*c*/ 3\"}\n"
-        f"  %long = ({shapes}) custom-call(%p), custom_call_target=\"x\"\n"
+        '  %t = (f32[2]{0}) tuple(%p), frontend_attributes={k="12 /*c*/ 3"}\n'
+        f'  %long = ({shapes}) custom-call(%p), custom_call_target="x"\n'
         "  ROOT %r = f32[2]{0} fusion(%p, %p), kind=kLoop, calls=%f32\n"
         "}\n"
     )
