@@ -48,6 +48,17 @@ def _both_ways(monkeypatch, ws: Workspace, path: str, lines: list[str]) -> tuple
     return fast, slow, len(picked)
 
 
+def _written(monkeypatch, path: Path, text: str):
+    """``text`` written to ``path`` and read; its analysis and the tokens of its lines both ways, once equal."""
+    path.write_text(text)
+    ws = Workspace()
+    ws.open(str(path), text, 1)
+    a = ws.analysis(str(path))
+    fast, slow, _ = _both_ways(monkeypatch, ws, str(path), a.lines)
+    assert fast == slow
+    return a, fast
+
+
 def test_the_same_tokens_on_every_real_dump(monkeypatch):
     files = _dumps()
     assert len(files) >= 40, "the real dumps of tests/data are missing"
@@ -86,15 +97,9 @@ def test_the_same_tokens_where_names_and_the_pattern_meet(monkeypatch, tmp_path)
         "  ROOT %r = f32[2]{0} fusion(%p, %p), kind=kLoop, calls=%f32\n"
         "}\n"
     )
-    p = tmp_path / "names.hlo"
-    p.write_text(text)
-    ws = Workspace()
-    ws.open(str(p), text, 1)
-    a = ws.analysis(str(p))
+    a, fast = _written(monkeypatch, tmp_path / "names.hlo", text)
     assert a.hlo is not None
     assert len(a.lines[11]) > st.MAX_LINE
-    fast, slow, _ = _both_ways(monkeypatch, ws, str(p), a.lines)
-    assert fast == slow
     assert all(t.start < st.MAX_LINE for t in fast)
     on_long = [t for t in fast if t.line == 11]
     assert len(on_long) > st.MAX_LINE // 20  # the shapes and index comments up to the cut
@@ -112,12 +117,6 @@ def test_a_buffer_line_whose_names_read_as_the_pattern_does(monkeypatch, tmp_pat
         f" positions:\n  {name}\n uses:\n"
         f"  {name}, operand 0\n"
     )
-    p = tmp_path / "module_0000.x.cpu_after_optimizations-buffer-assignment.txt"
-    p.write_text(text)
-    ws = Workspace()
-    ws.open(str(p), text, 1)
-    a = ws.analysis(str(p))
+    a, fast = _written(monkeypatch, tmp_path / "module_0000.x.cpu_after_optimizations-buffer-assignment.txt", text)
     assert a.buffers is not None
-    fast, slow, _ = _both_ways(monkeypatch, ws, str(p), a.lines)
-    assert fast == slow
     assert fast

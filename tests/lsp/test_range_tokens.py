@@ -29,25 +29,33 @@ def _with_wide_characters(text: str) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
-def test_viewport_tokens_carry_the_wire_columns(tmp_path, encoding):
-    path = str(tmp_path / SRC.name)
-    text = _with_wide_characters(SRC.read_text())
+def _session(path: str, text: str, encoding: str) -> tuple[SimpleNamespace, list[str]]:
+    """A server's stand-in for `_tokens` (its workspace, converter and line store) with ``text`` open and read."""
     ws = Workspace()
     ws.open(path, text, 1)
     ws.analysis(path, wait=True)
     lines_of = lambda p: ws.document(p).lines  # noqa: E731
-    conv = Converter(encoding, lines_of)
-    ls = SimpleNamespace(ws=ws, conv=conv, lines_of=lines_of)
-    lines = lines_of(path)
+    return SimpleNamespace(ws=ws, conv=Converter(encoding, lines_of), lines_of=lines_of), lines_of(path)
+
+
+def _want(ls: SimpleNamespace, path: str, lines: list[str], start: int, end: int) -> list[tuple[int, ...]]:
+    """The tokens of lines ``start..end`` with their wire columns from `Converter.position`, one column at a time."""
+    conv, want = ls.conv, []
+    for t in semantic_tokens.semantic_tokens(ls.ws, path, start, end):
+        s = conv.position(lines, t.line, t.start).character
+        want.append((t.line, s, conv.position(lines, t.line, t.end).character - s, t.type, t.modifiers))
+    return want
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def test_viewport_tokens_carry_the_wire_columns(tmp_path, encoding):
+    path = str(tmp_path / SRC.name)
+    ls, lines = _session(path, _with_wide_characters(SRC.read_text()), encoding)
     wide = 0
     for start in range(0, len(lines) + 10, 7):
         end = start + 9
-        want = []
-        for t in semantic_tokens.semantic_tokens(ws, path, start, end):
-            s = conv.position(lines, t.line, t.start).character
-            want.append((t.line, s, conv.position(lines, t.line, t.end).character - s, t.type, t.modifiers))
-            wide += not lines[t.line].isascii()
+        want = _want(ls, path, lines, start, end)
+        wide += sum(not lines[t[0]].isascii() for t in want)
         assert _tokens(ls, path_to_uri(path), start, end).data == semantic_tokens.encode(want)
     assert wide > 20
 
@@ -65,37 +73,19 @@ def test_ascii_viewport_tokens_packed_at_once_carry_the_same_columns(tmp_path, e
     text = header + f", frontend_attributes={{layout=({params})}}\n" + rest
     lines_wide = text.split("\n")
     wide_at = len(lines_wide) // 2
-    ws = Workspace()
-    ws.open(path, text, 1)
-    ws.analysis(path, wait=True)
-    lines_of = lambda p: ws.document(p).lines  # noqa: E731
-    conv = Converter(encoding, lines_of)
-    ls = SimpleNamespace(ws=ws, conv=conv, lines_of=lines_of)
-    lines = lines_of(path)
+    ls, lines = _session(path, text, encoding)
     assert len(lines[0]) > semantic_tokens.MAX_LINE and all(x.isascii() for x in lines)
     seen = 0
     for start in range(0, len(lines) + 10, 7):
         end = start + 9
-        want = []
-        for t in semantic_tokens.semantic_tokens(ws, path, start, end):
-            s = conv.position(lines, t.line, t.start).character
-            want.append((t.line, s, conv.position(lines, t.line, t.end).character - s, t.type, t.modifiers))
+        want = _want(ls, path, lines, start, end)
         got = _tokens(ls, path_to_uri(path), start, end).data
         assert got == semantic_tokens.encode(want)
         assert isinstance(got, list) and all(type(x) is int for x in got)
         seen += len(want)
     assert seen > 1000
     # one wide line in the middle: the viewports over it take the per-column way, to the columns it has
-    ws2 = Workspace()
     lines_wide[wide_at] = "/*é中𝔞*/" + lines_wide[wide_at]
-    ws2.open(path, "\n".join(lines_wide), 1)
-    ws2.analysis(path, wait=True)
-    lines_of2 = lambda p: ws2.document(p).lines  # noqa: E731
-    conv2 = Converter(encoding, lines_of2)
-    ls2 = SimpleNamespace(ws=ws2, conv=conv2, lines_of=lines_of2)
-    lines2 = lines_of2(path)
-    want = []
-    for t in semantic_tokens.semantic_tokens(ws2, path, wide_at - 3, wide_at + 3):
-        s = conv2.position(lines2, t.line, t.start).character
-        want.append((t.line, s, conv2.position(lines2, t.line, t.end).character - s, t.type, t.modifiers))
+    ls2, lines2 = _session(path, "\n".join(lines_wide), encoding)
+    want = _want(ls2, path, lines2, wide_at - 3, wide_at + 3)
     assert _tokens(ls2, path_to_uri(path), wide_at - 3, wide_at + 3).data == semantic_tokens.encode(want)
