@@ -545,6 +545,12 @@ def _long_rows(w: _Wire, a) -> array | None:
     return None
 
 
+def wire_token_data(ls: HloLanguageServer, path: str, toks) -> array:
+    """The wire data of ``path``'s tokens ``toks`` (code-point columns) in the negotiated encoding, as every token
+    answer makes it (`_encoder`): the viewport's (`handlers_insight`) as the full and delta tokens'."""
+    return _encoder(_Wire(ls, path))(toks, 0)
+
+
 def _encoder(w: _Wire) -> token_reuse.Encoder:
     """Tokens (code-point columns) -> their wire data in ``w``'s encoding, the first token's line delta
     counted from a given line (`semantic_tokens.encode`), packed (`TOKEN_DATA`): the data of a long document is

@@ -23,8 +23,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 
 from hlo_lsp.ide import completion, inlay, lens, peak_groups, rename, semantic_tokens
 from hlo_lsp.lsp.app import HloLanguageServer, safe, server
-from hlo_lsp.lsp.convert import UTF32, all_ascii, path_to_uri, uri_to_path
-from hlo_lsp.lsp.doc_answers import TOKEN_DATA
+from hlo_lsp.lsp.convert import path_to_uri, uri_to_path
+from hlo_lsp.lsp.handlers_document import wire_token_data
 
 log = logging.getLogger("hlo_lsp")
 REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
@@ -151,21 +151,11 @@ LEGEND = lsp.SemanticTokensLegend(
 
 def _tokens(ls: HloLanguageServer, uri: str, start: int = 0, end: int | None = None) -> lsp.SemanticTokens:
     path = uri_to_path(uri)
-    conv, lines = ls.conv, ls.lines_of(path)
+    # packed as the full tokens are (an ASCII viewport by C iteration: the 3,488 tokens at the top of the 23 MB
+    # module's buffer-assignment file, two lines of tuple shapes, took 4-5 ms of the event loop converted one column
+    # at a time)
     toks = semantic_tokens.semantic_tokens(ls.ws, path, start, end)
-    if toks and lines is not None and (conv.encoding == UTF32 or all_ascii(lines, toks[0].line, toks[-1].line + 1)):
-        # code points are wire columns (every line of a machine-written dump is ASCII): packed by C iteration, as
-        # the full tokens are; the 3,488 tokens of the 23 MB module's buffer-assignment file at its top (two
-        # lines of tuple shapes) took 4-5 ms of the event loop converted one column at a time
-        return lsp.SemanticTokens(data=semantic_tokens.encode_spans(toks, TOKEN_DATA).tolist())
-    character = conv.character
-    wire = []
-    # the wire columns alone (`Converter.character`), no `Position` made per token: the viewport's 515 tokens of 80
-    # lines of the 23 MB module took 1.9-2.8 ms with two each, answered on the event loop
-    for t in toks:
-        s = character(lines, t.line, t.start)
-        wire.append((t.line, s, character(lines, t.line, t.end) - s, t.type, t.modifiers))
-    return lsp.SemanticTokens(data=semantic_tokens.encode(wire))
+    return lsp.SemanticTokens(data=wire_token_data(ls, path, toks).tolist())
 
 
 @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)

@@ -30,12 +30,19 @@ def _with_wide_characters(text: str) -> str:
 
 
 def _session(path: str, text: str, encoding: str) -> tuple[SimpleNamespace, list[str]]:
-    """A server's stand-in for `_tokens` (its workspace, converter and line store) with ``text`` open and read."""
+    """A server's stand-in for `_tokens` (its workspace, converter, line store and negotiated encoding) with
+    ``text`` open and read."""
     ws = Workspace()
     ws.open(path, text, 1)
     ws.analysis(path, wait=True)
     lines_of = lambda p: ws.document(p).lines  # noqa: E731
-    return SimpleNamespace(ws=ws, conv=Converter(encoding, lines_of), lines_of=lines_of), lines_of(path)
+    ls = SimpleNamespace(
+        ws=ws,
+        conv=Converter(encoding, lines_of),
+        lines_of=lines_of,
+        workspace=SimpleNamespace(position_encoding=encoding),
+    )
+    return ls, lines_of(path)
 
 
 def _want(ls: SimpleNamespace, path: str, lines: list[str], start: int, end: int) -> list[tuple[int, ...]]:
