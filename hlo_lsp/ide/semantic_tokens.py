@@ -103,21 +103,7 @@ class _Line:
         if not self.pending:
             return
         self.pending.sort(key=lambda c: c[0])
-        old = self.accepted
-        merged: list[Token] = []
-        i = 0
-        last_end = -1  # end of the last token placed in `merged`
-        for start, end, typ, mods in self.pending:
-            while i < len(old) and old[i].start < start:
-                merged.append(old[i])
-                last_end = old[i].end
-                i += 1
-            if start < last_end or (i < len(old) and old[i].start < end):
-                continue
-            merged.append(Token(self.line, start, end, typ, mods))
-            last_end = end
-        merged.extend(old[i:])
-        self.accepted = merged
+        self.accepted = _merged(self.line, self.accepted, self.pending)
         self.pending = []
 
     @property
@@ -364,26 +350,33 @@ def _generic(acc: _Line, text: str, pattern: re.Pattern) -> None:
     137,000 and 184,000 characters: its first 80 lines' 3,488 tokens took 9 ms that way)."""
     acc.flush()  # the names and spans already queued win over everything below
     types = _T
-    found = [(m.start(), m.end(), types[m.lastgroup]) for m in pattern.finditer(text) if m.lastgroup is not None]
+    found = [(m.start(), m.end(), types[m.lastgroup], 0) for m in pattern.finditer(text) if m.lastgroup is not None]
     old = acc.accepted
-    ln = acc.line
     if not old:
-        acc.accepted = [Token(ln, start, end, typ) for start, end, typ in found if end > start]
+        ln = acc.line
+        acc.accepted = [Token(ln, start, end, typ) for start, end, typ, _ in found if end > start]
         return
+    acc.accepted = _merged(acc.line, old, found)
+
+
+def _merged(line: int, old: list[Token], candidates) -> list[Token]:
+    """``old`` (tokens in order, none overlapping another) with every candidate ``(start, end, type, modifiers)``,
+    taken in start order, that is not empty and overlaps neither a token of ``old`` nor a candidate taken before it
+    (one linear merge: `_Line.flush`, `_generic`)."""
     merged: list[Token] = []
     i, n = 0, len(old)
     last_end = -1  # end of the last token placed in `merged`
-    for start, end, typ in found:
+    for start, end, typ, mods in candidates:
         while i < n and old[i].start < start:
             merged.append(old[i])
             last_end = old[i].end
             i += 1
         if end <= start or start < last_end or (i < n and old[i].start < end):
             continue
-        merged.append(Token(ln, start, end, typ))
+        merged.append(Token(line, start, end, typ, mods))
         last_end = end
     merged.extend(old[i:])
-    acc.accepted = merged
+    return merged
 
 
 _HLO_TOKENS = _combined(_HLO_WORDS)

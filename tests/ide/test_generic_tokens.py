@@ -1,7 +1,7 @@
 """The tokens a line's pattern finds where no name is (`semantic_tokens._generic`) are taken as the pattern gives
-them, in order and never overlapping, instead of being queued and sorted one by one (`_Line.add`, `_Line.flush`):
-the same tokens either way, on every line of the real dumps in tests/data (HLO modules and buffer files) and on
-lines made to put names where the pattern also matches."""
+them, in order and never overlapping, instead of being queued and sorted one by one (the first way, kept here as the
+oracle): the same tokens either way, on every line of the real dumps in tests/data (HLO modules and buffer files)
+and on lines made to put names where the pattern also matches."""
 
 from __future__ import annotations
 
@@ -19,13 +19,30 @@ LONG = 1000
 
 
 def _one_by_one(acc: st._Line, text: str, pattern: re.Pattern) -> None:
-    """The tokenizer's first way: each match queued with `_Line.add`, then one `_Line.flush`."""
+    """The tokenizer's first way, written out here as the oracle: each match queued as `_Line.add` did, the queue
+    sorted by start, then merged with the tokens already taken one candidate at a time."""
     acc.flush()
-    for m in pattern.finditer(text):
-        kind = m.lastgroup
-        if kind is not None:
-            acc.add(m.start(), m.end(), kind)
-    acc.flush()
+    pending = [
+        (m.start(), m.end(), st._T[m.lastgroup], 0)
+        for m in pattern.finditer(text)
+        if m.lastgroup is not None and m.end() > m.start() and m.start() < st.MAX_LINE
+    ]
+    pending.sort(key=lambda c: c[0])
+    old = acc.accepted
+    merged: list[st.Token] = []
+    i = 0
+    last_end = -1
+    for start, end, typ, mods in pending:
+        while i < len(old) and old[i].start < start:
+            merged.append(old[i])
+            last_end = old[i].end
+            i += 1
+        if start < last_end or (i < len(old) and old[i].start < end):
+            continue
+        merged.append(st.Token(acc.line, start, end, typ, mods))
+        last_end = end
+    merged.extend(old[i:])
+    acc.accepted = merged
 
 
 def _dumps() -> list[Path]:
