@@ -105,12 +105,8 @@ class Converter:
             return ""
         return lines[n]
 
-    def character(self, lines: Lines | None, line: int, col: int) -> int:
-        """The wire column of code-point column ``col`` on ``line`` (a `position`'s ``character``, no object made)."""
-        return col_to_wire(self._line(lines, line), col, self.encoding)
-
     def position(self, lines: Lines | None, line: int, col: int) -> lsp.Position:
-        return lsp.Position(line=max(0, line), character=self.character(lines, line, col))
+        return lsp.Position(line=max(0, line), character=col_to_wire(self._line(lines, line), col, self.encoding))
 
     def range(self, lines: Lines | None, r: Range) -> lsp.Range:
         return lsp.Range(
